@@ -1,0 +1,234 @@
+//! The world description: everything a node needs to know about the world
+//! that does not change every step. Served by the world on
+//! `flotilla/<sim>/world/description`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::codec::WireMessage;
+use crate::geometry::Pose2;
+use crate::world_to_nodes::BodyId;
+
+/// Layers are collision and sensing groups: at most 16, one bit each.
+pub const MAX_LAYERS: usize = 16;
+
+/// A set of layers, one bit per layer name (bit `i` = `layer_names[i]`).
+pub type LayerBits = u16;
+
+/// The static description of a world, at one revision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorldDescription {
+    /// Bumped by every spawn, delete, move and reset.
+    pub revision: u64,
+    /// Physics step size in nanoseconds.
+    pub step_ns: u64,
+    /// World seed all random generators derive from.
+    pub seed: u64,
+    /// Path of the world file, for relative model paths.
+    pub world_path: String,
+    /// Every layer name; bit `i` of a [`LayerBits`] is `layer_names[i]`.
+    pub layer_names: Vec<String>,
+    /// Static geometry, one entry per layer entry of the world file.
+    pub layers: Vec<LayerDescription>,
+    /// Every model, in world-file order then spawn order.
+    pub models: Vec<ModelDescription>,
+}
+
+impl WireMessage for WorldDescription {
+    const KIND: &'static str = "WorldDescription";
+}
+
+impl WorldDescription {
+    /// The bits of the named layers; `"all"` means every layer. Unknown names
+    /// are returned as the error.
+    pub fn layer_bits(&self, names: &[String]) -> Result<LayerBits, Vec<String>> {
+        layer_bits(&self.layer_names, names)
+    }
+
+    /// The model with this name.
+    pub fn model(&self, name: &str) -> Option<&ModelDescription> {
+        self.models.iter().find(|m| m.name == name)
+    }
+}
+
+/// Resolves layer names to bits against a list of known names.
+pub fn layer_bits(known: &[String], names: &[String]) -> Result<LayerBits, Vec<String>> {
+    let mut bits = 0;
+    let mut unknown = Vec::new();
+    for name in names {
+        if name == "all" {
+            bits |= ((1u32 << known.len()) - 1) as LayerBits;
+        } else if let Some(i) = known.iter().position(|k| k == name) {
+            bits |= 1 << i;
+        } else {
+            unknown.push(name.clone());
+        }
+    }
+    if unknown.is_empty() {
+        Ok(bits)
+    } else {
+        Err(unknown)
+    }
+}
+
+/// One layer entry: its names and its static line segments in world frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerDescription {
+    /// The names of this entry (the first identifies it).
+    pub names: Vec<String>,
+    /// Bits of all of this entry's names.
+    pub bits: LayerBits,
+    /// Boundary segments in the world frame, metres.
+    pub segments: Vec<Segment>,
+    /// Display colour, RGBA in 0..1.
+    pub color: [f64; 4],
+}
+
+/// A line segment in metres.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    /// Start point.
+    pub a: [f64; 2],
+    /// End point.
+    pub b: [f64; 2],
+}
+
+/// A model: bodies, joints and plugin entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelDescription {
+    /// Unique model name.
+    pub name: String,
+    /// Namespace for topics and frames (`""` for none).
+    pub namespace: String,
+    /// Pose the model was placed at (spawn or last move).
+    pub pose: Pose2,
+    /// Path of the model file it was loaded from.
+    pub model_path: String,
+    /// Bodies, in file order.
+    pub bodies: Vec<BodyDescription>,
+    /// Joints, in file order.
+    pub joints: Vec<JointDescription>,
+    /// Enabled plugin entries, in file order.
+    pub plugins: Vec<PluginDescription>,
+}
+
+impl ModelDescription {
+    /// The body with this name.
+    pub fn body(&self, name: &str) -> Option<&BodyDescription> {
+        self.bodies.iter().find(|b| b.name == name)
+    }
+}
+
+/// Box2D's body types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BodyKind {
+    /// Moved by forces and velocities, collides.
+    Dynamic,
+    /// Never moves (except by teleport).
+    Static,
+    /// Moved by velocities only, not by contacts.
+    Kinematic,
+}
+
+/// A rigid body of a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BodyDescription {
+    /// Id used in state and actuation messages.
+    pub id: BodyId,
+    /// Name, unique in the model.
+    pub name: String,
+    /// Body type.
+    pub kind: BodyKind,
+    /// Pose in the world frame when the description was made.
+    pub pose: Pose2,
+    /// Display colour, RGBA in 0..1.
+    pub color: [f64; 4],
+    /// Linear damping, 1/s.
+    pub linear_damping: f64,
+    /// Angular damping, 1/s.
+    pub angular_damping: f64,
+    /// Footprints (fixtures).
+    pub footprints: Vec<Footprint>,
+}
+
+/// A fixture: a shape with material and layers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Footprint {
+    /// The geometry, in the body frame.
+    pub shape: FootprintShape,
+    /// Layers this footprint collides in and is seen on.
+    pub layers: LayerBits,
+    /// False disables collisions but not sensing.
+    pub collision: bool,
+    /// Density, kg/m².
+    pub density: f64,
+    /// Friction coefficient.
+    pub friction: f64,
+    /// Restitution coefficient.
+    pub restitution: f64,
+    /// Sensor fixtures detect contacts but have no response and are invisible
+    /// to lasers.
+    pub sensor: bool,
+}
+
+/// Footprint geometry in the body frame, metres.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FootprintShape {
+    /// A circle.
+    Circle {
+        /// Centre.
+        center: [f64; 2],
+        /// Radius.
+        radius: f64,
+    },
+    /// A convex polygon of 3 to 8 points.
+    Polygon {
+        /// Vertices.
+        points: Vec<[f64; 2]>,
+    },
+}
+
+/// A joint between two bodies of a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JointDescription {
+    /// Name, unique in the model.
+    pub name: String,
+    /// Revolute or weld, with their parameters.
+    pub kind: JointKind,
+    /// Names of the two bodies.
+    pub bodies: [String; 2],
+    /// Anchor on each body, in that body's frame.
+    pub anchors: [[f64; 2]; 2],
+    /// Whether the two bodies collide with each other.
+    pub collide_connected: bool,
+}
+
+/// Joint types and their parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum JointKind {
+    /// A hinge, optionally limited to `[lower, upper]` radians.
+    Revolute {
+        /// Angle limits in radians.
+        limits: Option<[f64; 2]>,
+    },
+    /// A rigid connection.
+    Weld {
+        /// Reference angle in radians.
+        angle: f64,
+        /// Softness frequency in Hz (0 = rigid).
+        frequency: f64,
+        /// Damping ratio.
+        damping: f64,
+    },
+}
+
+/// A plugin entry of a model, served by whichever node claims it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PluginDescription {
+    /// Plugin type, e.g. `Laser`.
+    pub plugin_type: String,
+    /// Plugin name, unique in the model.
+    pub name: String,
+    /// The whole entry as YAML text (after preprocessing), for the plugin's
+    /// own typed parser.
+    pub params_yaml: String,
+}

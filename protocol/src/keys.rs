@@ -1,0 +1,129 @@
+//! The Zenoh key space (DESIGN.md §2), built in one place.
+//!
+//! Internal keys start with `flotilla/<sim>/`. ROS-facing keys are the ROS 2
+//! names without their leading slash, optionally behind a prefix, so that the
+//! bridge maps `/robot1/scan` ↔ `robot1/scan` ↔ DDS `rt/robot1/scan`.
+
+/// The default simulation id.
+pub const DEFAULT_SIM: &str = "default";
+
+/// Checks that a simulation id, node id or prefix is usable inside a key
+/// expression: non-empty ASCII letters, digits, `_`, `-` and `.`.
+pub fn check_key_chunk(what: &str, value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(format!("{what} must not be empty"));
+    }
+    if let Some(c) = value.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
+        return Err(format!("{what} {value:?} contains {c:?}; use letters, digits, '_', '-' or '.'"));
+    }
+    Ok(())
+}
+
+/// Key builder for one simulation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keys {
+    root: String,
+    ros_prefix: String,
+}
+
+impl Keys {
+    /// Keys of simulation `sim`, with no ROS prefix.
+    pub fn new(sim: &str) -> Keys {
+        Keys { root: format!("flotilla/{sim}"), ros_prefix: String::new() }
+    }
+
+    /// The same keys with every ROS-facing key behind `prefix` (no slashes
+    /// needed; `""` means none).
+    pub fn with_ros_prefix(mut self, prefix: &str) -> Keys {
+        self.ros_prefix = prefix.trim_matches('/').to_string();
+        self
+    }
+
+    /// `flotilla/<sim>/world/description` — queryable, the world description.
+    pub fn world_description(&self) -> String {
+        format!("{}/world/description", self.root)
+    }
+    /// `flotilla/<sim>/world/events` — spawned, deleted, moved, reset.
+    pub fn world_events(&self) -> String {
+        format!("{}/world/events", self.root)
+    }
+    /// `flotilla/<sim>/world/state` — one batched state per step.
+    pub fn world_state(&self) -> String {
+        format!("{}/world/state", self.root)
+    }
+    /// `flotilla/<sim>/world/contacts` — contact begin/end.
+    pub fn world_contacts(&self) -> String {
+        format!("{}/world/contacts", self.root)
+    }
+    /// `flotilla/<sim>/actuation/<node>` — one drive node's commands.
+    pub fn actuation(&self, node: &str) -> String {
+        format!("{}/actuation/{node}", self.root)
+    }
+    /// `flotilla/<sim>/actuation/*` — every drive node's commands.
+    pub fn actuation_all(&self) -> String {
+        format!("{}/actuation/*", self.root)
+    }
+    /// `flotilla/<sim>/control/<verb>` — a control service.
+    pub fn control(&self, verb: &str) -> String {
+        format!("{}/control/{verb}", self.root)
+    }
+    /// `flotilla/<sim>/nodes/<node>` — a node's liveliness token.
+    pub fn node_token(&self, node: &str) -> String {
+        format!("{}/nodes/{node}", self.root)
+    }
+    /// `flotilla/<sim>/nodes/*` — every node's liveliness token.
+    pub fn node_tokens(&self) -> String {
+        format!("{}/nodes/*", self.root)
+    }
+    /// `flotilla/<sim>/claims/<model>/<plugin>` — who serves a plugin instance.
+    pub fn claim(&self, model: &str, plugin: &str) -> String {
+        format!("{}/claims/{model}/{plugin}", self.root)
+    }
+    /// `flotilla/<sim>/lockstep/<node>` — "done with step k".
+    pub fn lockstep(&self, node: &str) -> String {
+        format!("{}/lockstep/{node}", self.root)
+    }
+    /// `flotilla/<sim>/status` — ~2 Hz summary for launchers and dashboards.
+    pub fn status(&self) -> String {
+        format!("{}/status", self.root)
+    }
+
+    /// The ROS-facing key of a fully resolved ROS name (`/robot1/scan` →
+    /// `robot1/scan`, or `<prefix>/robot1/scan`).
+    pub fn ros(&self, ros_name: &str) -> String {
+        let name = ros_name.trim_start_matches('/');
+        if self.ros_prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.ros_prefix)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_keys_follow_the_design() {
+        let k = Keys::new("sim7");
+        assert_eq!(k.world_state(), "flotilla/sim7/world/state");
+        assert_eq!(k.actuation("drive-1"), "flotilla/sim7/actuation/drive-1");
+        assert_eq!(k.claim("robot1", "laser"), "flotilla/sim7/claims/robot1/laser");
+        assert_eq!(k.control("spawn"), "flotilla/sim7/control/spawn");
+    }
+
+    #[test]
+    fn ros_keys_drop_the_leading_slash_and_take_the_prefix() {
+        assert_eq!(Keys::new("s").ros("/robot1/scan"), "robot1/scan");
+        assert_eq!(Keys::new("s").with_ros_prefix("/env3/").ros("/clock"), "env3/clock");
+    }
+
+    #[test]
+    fn key_chunks_are_checked() {
+        assert!(check_key_chunk("sim id", "test_1.a-b").is_ok());
+        for bad in ["", "a/b", "a*", "a b", "$x"] {
+            assert!(check_key_chunk("sim id", bad).is_err(), "{bad:?}");
+        }
+    }
+}

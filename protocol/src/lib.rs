@@ -1,0 +1,37 @@
+//! Flotilla's shared language.
+//!
+//! Every Flotilla process — world, drives, sensors, bridge, launcher — and every
+//! third-party program that wants to take part speaks through the types here:
+//!
+//! * [`keys`]: the Zenoh key space (`flotilla/<sim>/...` internal keys and the
+//!   ROS-facing keys), built in one place so call sites never format keys by hand;
+//! * [`codec`]: the one encoder/decoder for internal payloads (bincode behind a
+//!   schema-version header that is checked on receive);
+//! * [`world_to_nodes`], [`drive_to_world`], [`control`], [`description`]: the
+//!   internal wire types, named by direction;
+//! * [`ros`]: ROS 2 message types, CDR-encoded byte-for-byte as ROS 2 does;
+//! * [`config`] and [`plugins`]: the Flatland YAML reader and the typed parameter
+//!   sets of the plugin types Flotilla implements, shared by the nodes that serve
+//!   them and by `flotilla check`;
+//! * [`args`]: the command-line arguments every binary shares (Zenoh endpoints,
+//!   simulation id).
+
+pub mod args;
+pub mod codec;
+pub mod config;
+pub mod control;
+pub mod description;
+pub mod drive_to_world;
+pub mod geometry;
+pub mod keys;
+pub mod names;
+pub mod plugins;
+pub mod ros;
+pub mod seed;
+pub mod time;
+pub mod update_timer;
+pub mod world_to_nodes;
+
+pub use codec::{decode, encode, DecodeError, SCHEMA_VERSION};
+pub use keys::Keys;
+pub use time::SimTime;

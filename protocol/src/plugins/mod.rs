@@ -1,0 +1,121 @@
+//! Typed parameters of the plugin types Flotilla implements.
+//!
+//! Each parser reads one `plugins:` entry of a model with a
+//! [`Reader`](crate::config::Reader), validates it against the model (bodies,
+//! layers) and rejects unknown entries. The node that serves a plugin type and
+//! `flotilla check` use the same parser, so a world that passes `check` starts.
+
+pub mod diff_drive;
+pub mod dynamics_limits;
+pub mod laser;
+
+use std::path::Path;
+
+use serde_yaml::Value;
+
+use crate::config::{LoadError, Reader};
+use crate::description::{ModelDescription, PluginDescription};
+
+/// What a plugin parser needs to know about the model it belongs to.
+pub struct PluginContext<'a> {
+    /// The model file the entry comes from.
+    pub model_file: &'a Path,
+    /// The model's name.
+    pub model: &'a str,
+    /// Names of the model's bodies.
+    pub bodies: Vec<&'a str>,
+    /// Every layer name of the world (bit `i` = `layer_names[i]`).
+    pub layer_names: &'a [String],
+}
+
+impl<'a> PluginContext<'a> {
+    /// The context of a model from a world description.
+    pub fn of(model: &'a ModelDescription, layer_names: &'a [String]) -> PluginContext<'a> {
+        PluginContext {
+            model_file: Path::new(&model.model_path),
+            model: &model.name,
+            bodies: model.bodies.iter().map(|b| b.name.as_str()).collect(),
+            layer_names,
+        }
+    }
+
+    /// The reader for one plugin entry, with `type`, `name` and `enabled`
+    /// already accounted for.
+    pub fn reader<'v>(&'v self, entry: &'v Value, plugin_name: &str) -> Result<Reader<'v>, LoadError> {
+        let reader = Reader::new(entry, self.model_file, format!("model \"{}\" plugin \"{plugin_name}\"", self.model))?;
+        reader.raw("type");
+        reader.raw("name");
+        reader.raw("enabled");
+        Ok(reader)
+    }
+
+    /// Checks that `body` names a body of the model.
+    pub fn check_body(&self, reader: &Reader, body: &str) -> Result<(), LoadError> {
+        if self.bodies.contains(&body) {
+            Ok(())
+        } else {
+            Err(reader.error(format!("body \"{body}\" does not exist in model \"{}\"", self.model)))
+        }
+    }
+}
+
+/// Parses a plugin entry stored in a description.
+pub fn entry_of(plugin: &PluginDescription, model_file: &Path) -> Result<Value, LoadError> {
+    serde_yaml::from_str(&plugin.params_yaml)
+        .map_err(|e| LoadError::new(model_file, format!("plugin \"{}\"", plugin.name), e.to_string()))
+}
+
+/// The plugin types Flotilla serves and the binary that serves each.
+pub const IMPLEMENTED: &[(&str, &[&str])] = &[
+    ("DiffDrive", &["flotilla-drive", "flotilla-odom"]),
+    ("Laser", &["flotilla-laser"]),
+];
+
+/// The binaries that serve a plugin type, or `None` if no node implements it.
+pub fn binaries_for(plugin_type: &str) -> Option<&'static [&'static str]> {
+    IMPLEMENTED.iter().find(|(t, _)| *t == plugin_type).map(|(_, bins)| *bins)
+}
+
+/// Validates a plugin entry of an implemented type; `Ok(false)` for types no
+/// node implements yet.
+pub fn validate(plugin_type: &str, entry: &Value, name: &str, ctx: &PluginContext) -> Result<bool, LoadError> {
+    match plugin_type {
+        "DiffDrive" => diff_drive::DiffDriveConfig::parse(entry, name, ctx).map(|_| true),
+        "Laser" => laser::LaserConfig::parse(entry, name, ctx).map(|_| true),
+        _ => Ok(false),
+    }
+}
+
+/// Reads an `[x, y, theta]` pose entry.
+pub(crate) fn read_pose(reader: &Reader, key: &str) -> Result<crate::geometry::Pose2, LoadError> {
+    let [x, y, t] = reader.array::<3>(key, Some([0.0; 3]))?;
+    let pose = crate::geometry::Pose2::new(x, y, t);
+    if !pose.is_finite() {
+        return Err(reader.error(format!("\"{key}\" must be finite, got [{x}, {y}, {t}]")));
+    }
+    Ok(pose)
+}
+
+/// Rejects a rate that is negative or NaN (∞ is allowed: every step).
+pub(crate) fn check_rate(reader: &Reader, key: &str, rate_hz: f64) -> Result<(), LoadError> {
+    if rate_hz.is_nan() || rate_hz < 0.0 {
+        Err(reader.error(format!("\"{key}\" must be ≥ 0 Hz or inf, got {rate_hz}")))
+    } else {
+        Ok(())
+    }
+}
+
+/// Rejects a topic name that cannot be a ROS name.
+pub(crate) fn check_topic(reader: &Reader, key: &str, topic: &str) -> Result<(), LoadError> {
+    let ok = !topic.is_empty()
+        && topic.trim_start_matches('/').split('/').all(|part| {
+            !part.is_empty()
+                && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !part.starts_with(|c: char| c.is_ascii_digit())
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(reader.error(format!("\"{key}\" is not a valid ROS topic name: {topic:?}")))
+    }
+}

@@ -1,0 +1,58 @@
+//! ROS 2 message types, CDR-encoded exactly as ROS 2 (rmw) puts them on the
+//! wire: a 4-byte encapsulation header (`00 01 00 00`, little-endian CDR)
+//! followed by the fields with natural alignment counted from after the
+//! header. Any Zenoh client in any language can read these payloads without
+//! ROS, and zenoh-plugin-ros2dds forwards them to DDS unchanged.
+
+pub mod builtin_interfaces;
+mod covariance;
+pub mod geometry_msgs;
+pub mod nav_msgs;
+pub mod rosgraph_msgs;
+pub mod sensor_msgs;
+pub mod std_msgs;
+pub mod tf2_msgs;
+
+pub use covariance::Covariance;
+
+use serde::{de::DeserializeOwned, Serialize};
+
+/// A ROS 2 message type.
+pub trait RosMessage: Serialize + DeserializeOwned {
+    /// The ROS type name, e.g. `geometry_msgs/msg/Twist`.
+    const TYPE_NAME: &'static str;
+}
+
+/// Why a CDR payload could not be decoded.
+#[derive(Debug, thiserror::Error)]
+#[error("{type_name}: malformed CDR payload ({len} bytes): {reason}")]
+pub struct CdrError {
+    /// The ROS type being decoded.
+    pub type_name: &'static str,
+    /// Payload length.
+    pub len: usize,
+    /// What the decoder reported.
+    pub reason: String,
+}
+
+/// Encodes a message as little-endian CDR with the encapsulation header.
+pub fn encode<T: RosMessage>(message: &T) -> Vec<u8> {
+    // Writing plain structs into a Vec with no size limit cannot fail.
+    cdr::serialize::<_, _, cdr::CdrLe>(message, cdr::Infinite)
+        .unwrap_or_else(|e| panic!("{}: CDR encoding into a Vec cannot fail: {e}", T::TYPE_NAME))
+}
+
+/// Decodes a CDR payload (either endianness, as announced by its header).
+pub fn decode<T: RosMessage>(bytes: &[u8]) -> Result<T, CdrError> {
+    let fail = |reason: String| CdrError { type_name: T::TYPE_NAME, len: bytes.len(), reason };
+    if bytes.len() < 4 {
+        return Err(fail("shorter than the 4-byte encapsulation header".into()));
+    }
+    // A bounded reader keeps a garbage sequence length from allocating
+    // gigabytes: no message is larger than its payload.
+    let limit = cdr::Bounded(bytes.len() as u64 * 8 + 64);
+    cdr::deserialize_from::<_, T, _>(bytes, limit).map_err(|e| fail(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests;

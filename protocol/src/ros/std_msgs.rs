@@ -1,0 +1,29 @@
+//! `std_msgs`.
+
+use serde::{Deserialize, Serialize};
+
+use super::builtin_interfaces::Time;
+
+/// `std_msgs/msg/Header`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Header {
+    /// Time stamp (sim time).
+    pub stamp: Time,
+    /// Frame the data is expressed in.
+    pub frame_id: String,
+}
+
+impl super::RosMessage for Header {
+    const TYPE_NAME: &'static str = "std_msgs/msg/Header";
+}
+
+/// `std_msgs/msg/Bool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Bool {
+    /// The value.
+    pub data: bool,
+}
+
+impl super::RosMessage for Bool {
+    const TYPE_NAME: &'static str = "std_msgs/msg/Bool";
+}

@@ -1,0 +1,149 @@
+//! Golden bytes: each expectation was worked out by hand from the CDR rules
+//! (little-endian, `00 01 00 00` header, primitives aligned to their size
+//! relative to the end of the header, strings as u32 length including the NUL
+//! terminator, sequences as u32 count, fixed arrays without a count).
+
+use super::builtin_interfaces::Time;
+use super::geometry_msgs::*;
+use super::nav_msgs::Odometry;
+use super::rosgraph_msgs::Clock;
+use super::sensor_msgs::LaserScan;
+use super::std_msgs::Header;
+use super::tf2_msgs::TFMessage;
+use super::*;
+
+const HDR: [u8; 4] = [0x00, 0x01, 0x00, 0x00];
+const F64_HALF: [u8; 8] = [0, 0, 0, 0, 0, 0, 0xE0, 0x3F];
+const F64_ONE: [u8; 8] = [0, 0, 0, 0, 0, 0, 0xF0, 0x3F];
+
+fn header(sec: i32, frame: &str) -> Header {
+    Header { stamp: Time { sec, nanosec: 0 }, frame_id: frame.into() }
+}
+
+fn round_trip<T: RosMessage + PartialEq + std::fmt::Debug>(msg: &T) -> Vec<u8> {
+    let bytes = encode(msg);
+    assert_eq!(&decode::<T>(&bytes).unwrap(), msg, "{} round trip", T::TYPE_NAME);
+    bytes
+}
+
+#[test]
+fn twist_is_52_bytes() {
+    let mut msg = Twist::default();
+    msg.linear.x = 0.5;
+    msg.angular.z = 1.0;
+    let bytes = round_trip(&msg);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&F64_HALF);
+    expected.extend_from_slice(&[0; 32]);
+    expected.extend_from_slice(&F64_ONE);
+    assert_eq!(bytes, expected);
+    assert_eq!(bytes.len(), 52);
+}
+
+#[test]
+fn time_and_clock_are_sec_then_nanosec() {
+    let time = Time { sec: 1, nanosec: 2 };
+    assert_eq!(round_trip(&time), [0, 1, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0]);
+    assert_eq!(round_trip(&Clock { clock: time }), [0, 1, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0]);
+}
+
+#[test]
+fn header_string_carries_its_terminator() {
+    let msg = Header { stamp: Time { sec: 1, nanosec: 2 }, frame_id: "map".into() };
+    assert_eq!(round_trip(&msg), [0, 1, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, b'm', b'a', b'p', 0]);
+}
+
+#[test]
+fn twist_stamped_pads_to_eight_after_the_frame() {
+    let mut msg = TwistStamped { header: header(3, "a"), twist: Twist::default() };
+    msg.twist.linear.x = 1.0;
+    let bytes = round_trip(&msg);
+    assert_eq!(bytes.len(), 68);
+    assert_eq!(&bytes[..22], &[0, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, b'a', 0, 0, 0, 0, 0]);
+    assert_eq!(&bytes[20..28], &F64_ONE);
+}
+
+#[test]
+fn quaternion_and_pose_are_plain_doubles() {
+    let bytes = round_trip(&Quaternion::default());
+    assert_eq!(bytes.len(), 36);
+    assert_eq!(&bytes[28..], &F64_ONE);
+    let mut pose = Pose::default();
+    pose.position.x = 0.5;
+    let bytes = round_trip(&pose);
+    assert_eq!(bytes.len(), 60);
+    assert_eq!(&bytes[4..12], &F64_HALF);
+    assert_eq!(&bytes[52..60], &F64_ONE);
+}
+
+#[test]
+fn transform_stamped_aligns_child_frame_and_transform() {
+    let msg = TransformStamped { header: header(0, ""), child_frame_id: "b".into(), transform: Transform::default() };
+    let bytes = round_trip(&msg);
+    assert_eq!(bytes.len(), 84);
+    // empty frame_id: length 1, one NUL, then 3 bytes of padding before the child's length
+    assert_eq!(&bytes[12..26], &[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, b'b', 0]);
+    assert_eq!(&bytes[76..84], &F64_ONE);
+    let tf = round_trip(&TFMessage { transforms: vec![msg] });
+    assert_eq!(tf.len(), 92);
+    assert_eq!(&tf[4..8], &[1, 0, 0, 0]);
+}
+
+#[test]
+fn odometry_is_716_bytes_with_two_covariances() {
+    let mut msg = Odometry { header: header(0, "odom"), child_frame_id: "base".into(), ..Default::default() };
+    msg.pose.covariance.0[35] = 1.0;
+    msg.twist.twist.linear.x = 0.5;
+    let bytes = round_trip(&msg);
+    assert_eq!(bytes.len(), 716);
+    assert_eq!(&bytes[24..40], &[5, 0, 0, 0, b'b', b'a', b's', b'e', 0, 0, 0, 0, 0, 0, 0, 0]);
+    // pose (56 bytes) at 36, covariance at 92; yaw-yaw is its last entry
+    assert_eq!(&bytes[92 + 35 * 8..92 + 36 * 8], &F64_ONE);
+    // twist.linear.x right after the pose covariance
+    assert_eq!(&bytes[380..388], &F64_HALF);
+}
+
+#[test]
+fn twist_with_covariance_stamped_is_356_bytes() {
+    let msg = TwistWithCovarianceStamped { header: header(0, "a"), twist: TwistWithCovariance::default() };
+    assert_eq!(round_trip(&msg).len(), 356);
+}
+
+#[test]
+fn laser_scan_floats_and_sequences() {
+    let msg = LaserScan {
+        header: header(0, "laser"),
+        angle_min: -1.0,
+        angle_max: 1.0,
+        angle_increment: 0.5,
+        range_max: 5.0,
+        ranges: vec![1.0, 2.0],
+        ..Default::default()
+    };
+    let bytes = round_trip(&msg);
+    assert_eq!(bytes.len(), 68);
+    assert_eq!(&bytes[24..28], &(-1.0f32).to_le_bytes());
+    assert_eq!(&bytes[52..56], &[2, 0, 0, 0]);
+    assert_eq!(&bytes[56..60], &1.0f32.to_le_bytes());
+    assert_eq!(&bytes[64..68], &[0, 0, 0, 0]);
+}
+
+#[test]
+fn garbage_and_truncated_payloads_are_errors() {
+    let bytes = encode(&TwistStamped::default());
+    for cut in 0..bytes.len() {
+        assert!(decode::<TwistStamped>(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    // a sequence that claims four billion elements
+    let mut huge = HDR.to_vec();
+    huge.extend_from_slice(&[0xff, 0xff, 0xff, 0xff]);
+    assert!(decode::<TFMessage>(&huge).is_err());
+}
+
+#[test]
+fn quaternion_helpers_match_tf2() {
+    let q = Quaternion::from_yaw(1.0);
+    assert!((q.yaw() - 1.0).abs() < 1e-12);
+    let flipped = Quaternion::from_rpy(std::f64::consts::PI, 0.0, 0.3);
+    assert!(flipped.x.abs() > 0.9, "roll of pi puts weight on x: {flipped:?}");
+}

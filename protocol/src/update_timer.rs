@@ -1,0 +1,82 @@
+//! Rates counted in simulation time, as Flatland's `UpdateTimer` does.
+
+/// Decides at which steps a plugin with a given rate runs.
+///
+/// An infinite rate runs at every step; a rate of `r` Hz runs at the first
+/// step and then whenever sim time has advanced by `1/r` s since the previous
+/// due time (with half a step of tolerance, so that 10 Hz at a 5 ms step gives
+/// exactly 10 updates per simulated second). Due times advance by whole
+/// periods, so a rate never drifts.
+#[derive(Debug, Clone)]
+pub struct UpdateTimer {
+    period_ns: Option<u64>,
+    next_due_ns: Option<u64>,
+}
+
+impl UpdateTimer {
+    /// A timer for `rate_hz` (`f64::INFINITY` = every step). Rates that are
+    /// not positive never fire.
+    pub fn new(rate_hz: f64) -> UpdateTimer {
+        let period_ns = if rate_hz.is_infinite() && rate_hz > 0.0 {
+            None
+        } else if rate_hz > 0.0 {
+            Some(((1e9 / rate_hz).round() as u64).max(1))
+        } else {
+            Some(u64::MAX)
+        };
+        UpdateTimer { period_ns, next_due_ns: None }
+    }
+
+    /// Whether an update is due at `now_ns`, given the step size. Marks it done.
+    pub fn check(&mut self, now_ns: u64, step_ns: u64) -> bool {
+        let Some(period) = self.period_ns else { return true };
+        if period == u64::MAX {
+            return false;
+        }
+        let due = *self.next_due_ns.get_or_insert(now_ns);
+        if now_ns + step_ns / 2 < due {
+            return false;
+        }
+        let mut next = due.saturating_add(period);
+        // After a pause or a jump, skip the missed updates instead of bursting.
+        while next + step_ns / 2 <= now_ns {
+            next = next.saturating_add(period);
+        }
+        self.next_due_ns = Some(next);
+        true
+    }
+
+    /// Forget the schedule (world reset or time jump backwards).
+    pub fn reset(&mut self) {
+        self.next_due_ns = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(rate: f64, step_ns: u64, steps: u64) -> usize {
+        let mut timer = UpdateTimer::new(rate);
+        (0..steps).filter(|k| timer.check(k * step_ns, step_ns)).count()
+    }
+
+    #[test]
+    fn ten_hz_gives_ten_updates_per_sim_second() {
+        assert_eq!(count(10.0, 5_000_000, 200), 10);
+        assert_eq!(count(10.0, 5_000_000, 2000), 100);
+        // A step size that does not divide the period still gives the right count.
+        assert_eq!(count(10.0, 3_000_000, 3334), 101);
+    }
+
+    #[test]
+    fn infinite_rate_runs_every_step_and_zero_never() {
+        assert_eq!(count(f64::INFINITY, 5_000_000, 37), 37);
+        assert_eq!(count(0.0, 5_000_000, 37), 0);
+    }
+
+    #[test]
+    fn rate_faster_than_the_step_runs_every_step() {
+        assert_eq!(count(5000.0, 5_000_000, 50), 50);
+    }
+}

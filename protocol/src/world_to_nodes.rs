@@ -1,0 +1,101 @@
+//! Messages the world publishes to every node.
+
+use serde::{Deserialize, Serialize};
+
+use crate::codec::WireMessage;
+use crate::geometry::{Pose2, Twist2};
+use crate::time::SimTime;
+
+/// Numeric id of a body, unique for the lifetime of a world process; stable
+/// across description revisions for bodies that still exist.
+pub type BodyId = u32;
+
+/// The state of every non-static body after one step, in one message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorldState {
+    /// Revision of the world description this state belongs to.
+    pub revision: u64,
+    /// Step number; the state is the result of stepping `step` times.
+    pub step: u64,
+    /// Simulation time of this state (`step × step size`).
+    pub time: SimTime,
+    /// Step size in nanoseconds, so that nodes can count rates.
+    pub step_ns: u64,
+    /// One entry per non-static body, sorted by id.
+    pub bodies: Vec<BodyState>,
+}
+
+impl WireMessage for WorldState {
+    const KIND: &'static str = "WorldState";
+}
+
+/// Pose and velocity of one body.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BodyState {
+    /// The body.
+    pub id: BodyId,
+    /// Pose of the body origin in the world frame.
+    pub pose: Pose2,
+    /// Velocity of the body origin in the world frame.
+    pub twist: Twist2,
+}
+
+/// A change to the world that nodes must apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorldEvent {
+    /// Description revision after the change.
+    pub revision: u64,
+    /// What changed.
+    pub change: WorldChange,
+}
+
+impl WireMessage for WorldEvent {
+    const KIND: &'static str = "WorldEvent";
+}
+
+/// The kinds of world change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum WorldChange {
+    /// A model was added; fetch the description for its bodies and plugins.
+    ModelSpawned {
+        /// Model name.
+        model: String,
+    },
+    /// A model and its bodies are gone.
+    ModelDeleted {
+        /// Model name.
+        model: String,
+    },
+    /// A model was teleported.
+    ModelMoved {
+        /// Model name.
+        model: String,
+        /// The new model pose.
+        pose: Pose2,
+    },
+    /// The world went back to its initial state.
+    WorldReset,
+}
+
+/// A summary the world publishes about twice per wall second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorldStatus {
+    /// Current sim time.
+    pub time: SimTime,
+    /// Current step.
+    pub step: u64,
+    /// Measured sim seconds per wall second over the last interval.
+    pub real_time_factor: f64,
+    /// Whether stepping is paused.
+    pub paused: bool,
+    /// Number of models in the world.
+    pub models: u32,
+    /// Number of live Flotilla nodes (liveliness tokens), the world included.
+    pub nodes: u32,
+    /// The endpoint other programs connect to.
+    pub endpoint: String,
+}
+
+impl WireMessage for WorldStatus {
+    const KIND: &'static str = "WorldStatus";
+}
