@@ -131,3 +131,27 @@ mod tests {
         assert!(args.zenoh_config(Role::Node).unwrap_err().contains("satellite"));
     }
 }
+
+/// Resolves when the process is asked to stop: Ctrl-C (SIGINT) or SIGTERM,
+/// which is what `flotilla run` sends its children.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -17,14 +17,17 @@
 //!   simulation id).
 
 pub mod args;
+pub mod client;
 pub mod codec;
 pub mod config;
 pub mod control;
 pub mod description;
 pub mod drive_to_world;
 pub mod geometry;
+pub mod health;
 pub mod keys;
 pub mod names;
+pub mod node_kit;
 pub mod plugins;
 pub mod ros;
 pub mod seed;

@@ -6,4 +6,5 @@
 //! clock, applies actuation and serves the description and control services.
 
 pub mod loader;
+pub mod node;
 pub mod physics;

@@ -1,1 +1,97 @@
-fn main() {}
+//! `flotilla-world`: loads a Flatland world and runs it.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use flotilla_protocol::args::{open_session, NodeArgs, Role};
+use flotilla_protocol::Keys;
+use flotilla_world::loader::{load_world, ClockMode};
+use flotilla_world::node::{run, WorldNodeConfig};
+use flotilla_world::physics::Physics;
+
+/// The authoritative world process of a Flotilla simulation.
+#[derive(Parser)]
+#[command(name = "flotilla-world", version)]
+struct Args {
+    /// The Flatland world file.
+    world: PathBuf,
+    /// Clock mode: realtime or fast (overrides the world's `properties.clock`).
+    #[arg(long)]
+    clock: Option<ClockMode>,
+    /// Real-time factor in realtime mode (overrides `properties.real_time_factor`).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// World seed (overrides `properties.seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Physics step in seconds (overrides `properties.step_size`).
+    #[arg(long)]
+    step_size: Option<f64>,
+    /// Prefix of every ROS-facing key (overrides `properties.ros_prefix`).
+    #[arg(long)]
+    ros_prefix: Option<String>,
+    #[command(flatten)]
+    node: NodeArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,zenoh=warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    match main_inner(args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("flotilla-world: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn main_inner(args: Args) -> anyhow::Result<()> {
+    let mut spec = load_world(&args.world)?;
+    let s = &mut spec.settings;
+    if let Some(clock) = args.clock {
+        s.clock = clock;
+    }
+    if let Some(rate) = args.rate {
+        s.real_time_factor = rate;
+    }
+    if let Some(seed) = args.seed {
+        s.seed = seed;
+    }
+    if let Some(step) = args.step_size {
+        s.step_size_s = step;
+    }
+    if let Some(prefix) = args.ros_prefix {
+        s.ros_prefix = prefix;
+    }
+    s.validate().map_err(|e| anyhow::anyhow!("{}: {e}", args.world.display()))?;
+    flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
+    let physics = Physics::new(&spec).map_err(anyhow::Error::msg)?;
+    let config = WorldNodeConfig {
+        keys: Keys::new(&args.node.sim).with_ros_prefix(&spec.settings.ros_prefix),
+        clock: spec.settings.clock,
+        real_time_factor: spec.settings.real_time_factor,
+        endpoint: args.node.zenoh.advertised_endpoint(),
+        node_id: format!("world-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async move {
+        let session = open_session(&args.node.zenoh, Role::World).await.map_err(anyhow::Error::msg)?;
+        tracing::info!(
+            "world {} loaded: {} models, {} layers; listening on {}",
+            args.world.display(),
+            spec.models.len(),
+            spec.layers.len(),
+            config.endpoint
+        );
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let result = run(session.clone(), physics, config, shutdown).await;
+        let _ = session.close().await;
+        result
+    })
+}

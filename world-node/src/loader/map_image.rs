@@ -82,7 +82,7 @@ mod tests {
     fn a_single_pixel_is_a_unit_square() {
         let segs = vectorize_occupancy(&[true], 1, 1, 0.5);
         assert_eq!(segs.len(), 4);
-        let total: f64 = segs.iter().map(|s| ((s.b[0] - s.a[0]).abs() + (s.b[1] - s.a[1]).abs())).sum();
+        let total: f64 = segs.iter().map(|s| (s.b[0] - s.a[0]).abs() + (s.b[1] - s.a[1]).abs()).sum();
         assert!((total - 2.0).abs() < 1e-12);
     }
 

@@ -1,0 +1,62 @@
+//! Requests every Flotilla program makes of the world over Zenoh.
+
+use std::time::Duration;
+
+use crate::codec::{decode, encode};
+use crate::control::{ControlReply, ControlRequest};
+use crate::description::WorldDescription;
+use crate::keys::Keys;
+
+/// Asks the world for its description; `None` if no world answered in time.
+pub async fn fetch_description(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Result<WorldDescription, String> {
+    let key = keys.world_description();
+    let replies = session
+        .get(&key)
+        .timeout(timeout)
+        .await
+        .map_err(|e| format!("cannot query {key}: {e}"))?;
+    while let Ok(reply) = replies.recv_async().await {
+        match reply.result() {
+            Ok(sample) => return decode(&sample.payload().to_bytes()).map_err(|e| e.to_string()),
+            Err(err) => return Err(format!("world refused {key}: {}", String::from_utf8_lossy(&err.payload().to_bytes()))),
+        }
+    }
+    Err(format!("no world answered on {key} within {timeout:?}"))
+}
+
+/// Waits until a world answers, retrying every 200 ms, for at most `timeout`.
+pub async fn wait_for_description(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Result<WorldDescription, String> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match fetch_description(session, keys, left.min(Duration::from_secs(2))).await {
+            Ok(d) => return Ok(d),
+            Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+/// Calls a control service and returns the world's reply.
+pub async fn call_control(
+    session: &zenoh::Session,
+    keys: &Keys,
+    verb: &str,
+    request: &ControlRequest,
+    timeout: Duration,
+) -> Result<ControlReply, String> {
+    let key = keys.control(verb);
+    let replies = session
+        .get(&key)
+        .payload(encode(request))
+        .timeout(timeout)
+        .await
+        .map_err(|e| format!("cannot query {key}: {e}"))?;
+    match replies.recv_async().await {
+        Ok(reply) => match reply.result() {
+            Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|e| e.to_string()),
+            Err(err) => Err(String::from_utf8_lossy(&err.payload().to_bytes()).into_owned()),
+        },
+        Err(_) => Err(format!("no world answered on {key} within {timeout:?}")),
+    }
+}
