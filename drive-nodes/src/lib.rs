@@ -1,1 +1,11 @@
-//! placeholder
+//! Flotilla's drive processes.
+//!
+//! A drive turns `cmd_vel` into the velocity the world holds a body at. The
+//! models here are plain structs — [`limits::DynamicsLimits`] (Flatland's
+//! acceleration, deceleration and velocity limits) and
+//! [`diff_drive::DiffDrive`] — with a `step(input, dt)` API and no Zenoh;
+//! [`node`] adapts them to the world's state and actuation keys.
+
+pub mod diff_drive;
+pub mod limits;
+pub mod node;

@@ -1,1 +1,56 @@
-fn main() {}
+//! `flotilla-drive`: serves the DiffDrive plugins of a running world.
+
+use clap::Parser;
+use flotilla_drive::node::{run, DriveNodeConfig};
+use flotilla_protocol::args::{open_session, shutdown_signal, NodeArgs, Role};
+use flotilla_protocol::node_kit::node_id;
+use flotilla_protocol::Keys;
+
+/// Drive node of a Flotilla simulation: turns cmd_vel into body velocities.
+#[derive(Parser)]
+#[command(name = "flotilla-drive", version)]
+struct Args {
+    /// Serve only models whose name matches this glob (e.g. `robot_*`).
+    #[arg(long)]
+    models: Option<String>,
+    /// Prefix of every ROS-facing key (must match the world's).
+    #[arg(long, default_value = "")]
+    ros_prefix: String,
+    #[command(flatten)]
+    node: NodeArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,zenoh=warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let result = (|| -> anyhow::Result<()> {
+        let models = args
+            .models
+            .as_deref()
+            .map(|g| globset::Glob::new(g).map(|g| g.compile_matcher()))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--models: {e}"))?;
+        let config = DriveNodeConfig {
+            keys: Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix),
+            node_id: node_id("drive"),
+            models,
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+        runtime.block_on(async {
+            let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
+            let result = run(session.clone(), config, shutdown_signal()).await;
+            let _ = session.close().await;
+            result
+        })
+    })();
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("flotilla-drive: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

@@ -88,7 +88,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
             config.endpoint
         );
         let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
+            flotilla_protocol::args::shutdown_signal().await;
         };
         let result = run(session.clone(), physics, config, shutdown).await;
         let _ = session.close().await;

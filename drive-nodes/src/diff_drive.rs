@@ -1,0 +1,123 @@
+//! Flatland's DiffDrive as a model: a commanded forward speed and yaw rate,
+//! shaped by dynamics limits and zeroed when the command goes stale.
+
+use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
+
+use crate::limits::DynamicsLimits;
+
+/// One differential-drive robot's command state.
+#[derive(Debug, Clone)]
+pub struct DiffDrive {
+    linear: DynamicsLimits,
+    angular: DynamicsLimits,
+    timeout_ns: Option<u64>,
+    target_mps: f64,
+    target_radps: f64,
+    commanded_at_ns: Option<u64>,
+    velocity_mps: f64,
+    yaw_rate_radps: f64,
+}
+
+/// The velocity a drive asks the world to hold its body at.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DriveOutput {
+    /// Forward speed of the body origin, m/s.
+    pub forward_mps: f64,
+    /// Yaw rate, rad/s.
+    pub yaw_rate_radps: f64,
+}
+
+impl DiffDrive {
+    /// A drive at rest.
+    pub fn new(config: &DiffDriveConfig) -> DiffDrive {
+        DiffDrive {
+            linear: DynamicsLimits::new(config.linear_dynamics),
+            angular: DynamicsLimits::new(config.angular_dynamics),
+            timeout_ns: (config.cmd_vel_timeout_s > 0.0).then(|| (config.cmd_vel_timeout_s * 1e9).round() as u64),
+            target_mps: 0.0,
+            target_radps: 0.0,
+            commanded_at_ns: None,
+            velocity_mps: 0.0,
+            yaw_rate_radps: 0.0,
+        }
+    }
+
+    /// A `cmd_vel` arrived at sim time `now_ns`. Non-finite commands are
+    /// refused (returns false) and change nothing.
+    pub fn command(&mut self, forward_mps: f64, yaw_rate_radps: f64, now_ns: u64) -> bool {
+        if !(forward_mps.is_finite() && yaw_rate_radps.is_finite()) {
+            return false;
+        }
+        self.target_mps = forward_mps;
+        self.target_radps = yaw_rate_radps;
+        self.commanded_at_ns = Some(now_ns);
+        true
+    }
+
+    /// Whether the last command is older than the timeout at `now_ns`.
+    pub fn is_stale(&self, now_ns: u64) -> bool {
+        match (self.timeout_ns, self.commanded_at_ns) {
+            (Some(timeout), Some(at)) => now_ns.saturating_sub(at) > timeout,
+            _ => false,
+        }
+    }
+
+    /// Advances by one step of `dt_s` at sim time `now_ns`: the velocity to
+    /// hold during the next step.
+    pub fn step(&mut self, now_ns: u64, dt_s: f64) -> DriveOutput {
+        let (target_v, target_w) = if self.is_stale(now_ns) { (0.0, 0.0) } else { (self.target_mps, self.target_radps) };
+        self.velocity_mps = self.linear.step(self.velocity_mps, target_v, dt_s);
+        self.yaw_rate_radps = self.angular.step(self.yaw_rate_radps, target_w, dt_s);
+        DriveOutput { forward_mps: self.velocity_mps, yaw_rate_radps: self.yaw_rate_radps }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_protocol::plugins::dynamics_limits::DynamicsLimitsConfig;
+
+    fn config(accel: f64, timeout_s: f64) -> DiffDriveConfig {
+        let yaml = format!(
+            "{{body: base, cmd_vel_timeout: {timeout_s}, linear_dynamics: {{acceleration_limit: {accel}}}}}"
+        );
+        let layers = vec![];
+        let ctx = flotilla_protocol::plugins::PluginContext {
+            model_file: std::path::Path::new("m.yaml"),
+            model: "m",
+            bodies: vec!["base"],
+            layer_names: &layers,
+        };
+        DiffDriveConfig::parse(&serde_yaml::from_str(&yaml).unwrap(), "d", &ctx).unwrap()
+    }
+
+    const STEP_NS: u64 = 5_000_000;
+
+    #[test]
+    fn acceleration_limit_ramps_the_speed() {
+        let mut drive = DiffDrive::new(&config(1.0, 0.0));
+        drive.command(1.0, 0.0, 0);
+        let speeds: Vec<f64> = (1..=200).map(|k| drive.step(k * STEP_NS, 0.005).forward_mps).collect();
+        assert!((speeds[0] - 0.005).abs() < 1e-12);
+        assert!((speeds[99] - 0.5).abs() < 1e-9, "half a second at 1 m/s²");
+        assert!((speeds[199] - 1.0).abs() < 1e-9);
+        assert_eq!(DynamicsLimitsConfig::default().velocity_limit, 0.0);
+    }
+
+    #[test]
+    fn a_stale_command_stops_the_robot() {
+        let mut drive = DiffDrive::new(&config(0.0, 0.5));
+        drive.command(0.8, 0.3, 0);
+        assert_eq!(drive.step(100 * STEP_NS, 0.005), DriveOutput { forward_mps: 0.8, yaw_rate_radps: 0.3 });
+        assert_eq!(drive.step(101 * STEP_NS, 0.005), DriveOutput::default(), "0.505 s after the command");
+        drive.command(0.2, 0.0, 101 * STEP_NS);
+        assert_eq!(drive.step(102 * STEP_NS, 0.005).forward_mps, 0.2);
+    }
+
+    #[test]
+    fn nan_commands_are_refused() {
+        let mut drive = DiffDrive::new(&config(0.0, 0.0));
+        assert!(!drive.command(f64::NAN, 0.0, 0));
+        assert_eq!(drive.step(STEP_NS, 0.005), DriveOutput::default());
+    }
+}

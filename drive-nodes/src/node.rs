@@ -1,0 +1,233 @@
+//! The drive node: serves every `DiffDrive` plugin instance it selects.
+//!
+//! On each world state (step k) it advances every drive model by one step and
+//! publishes one batched [`Actuation`] with the velocity of each driven body
+//! for step k+1. `cmd_vel` arrives as CDR `geometry_msgs/Twist` or
+//! `TwistStamped` on the model-namespaced ROS key.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_protocol::client::fetch_description;
+use flotilla_protocol::codec::encode;
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
+use flotilla_protocol::health::BadMessages;
+use flotilla_protocol::names::resolve_topic;
+use flotilla_protocol::node_kit::forward;
+use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
+use flotilla_protocol::plugins::{entry_of, PluginContext};
+use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
+use flotilla_protocol::ros::{self, CdrError};
+use flotilla_protocol::world_to_nodes::{BodyId, WorldEvent, WorldState};
+use flotilla_protocol::Keys;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+
+use crate::diff_drive::DiffDrive;
+
+/// How to run a drive node.
+pub struct DriveNodeConfig {
+    /// Keys of the simulation.
+    pub keys: Keys,
+    /// This node's id.
+    pub node_id: String,
+    /// Serve only models whose name matches (None = every model).
+    pub models: Option<globset::GlobMatcher>,
+}
+
+enum Input {
+    State(WorldState),
+    Event(WorldEvent),
+    Command { instance: String, forward_mps: f64, yaw_rate_radps: f64 },
+}
+
+struct Instance {
+    body: BodyId,
+    drive: DiffDrive,
+    _cmd_vel: zenoh::pubsub::Subscriber<()>,
+}
+
+/// Decodes a `cmd_vel` payload: `Twist` (exactly 52 bytes) or `TwistStamped`.
+pub fn decode_cmd_vel(bytes: &[u8]) -> Result<Twist, CdrError> {
+    if bytes.len() == 52 {
+        ros::decode::<Twist>(bytes)
+    } else {
+        ros::decode::<TwistStamped>(bytes).map(|stamped| stamped.twist)
+    }
+}
+
+/// Runs the drive node until `shutdown` completes.
+pub async fn run(session: zenoh::Session, config: DriveNodeConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    let keys = &config.keys;
+    let _token = session
+        .liveliness()
+        .declare_token(keys.node_token(&config.node_id))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (tx, mut rx) = unbounded_channel();
+    let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
+    let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
+    let actuation_key = keys.actuation(&config.node_id);
+    let publisher = session
+        .declare_publisher(actuation_key.clone())
+        .congestion_control(zenoh::qos::CongestionControl::Block)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+
+    tokio::pin!(shutdown);
+    let description = tokio::select! {
+        _ = &mut shutdown => return Ok(()),
+        d = wait_for_world(&session, keys) => d,
+    };
+    let mut instances = BTreeMap::new();
+    rebuild(&session, &config, &description, &tx, &mut instances).await;
+    let mut revision = description.revision;
+    let mut now_ns = 0u64;
+    let mut commands = Vec::new();
+
+    loop {
+        let input = tokio::select! {
+            biased;
+            _ = &mut shutdown => break,
+            input = rx.recv() => match input { Some(i) => i, None => break },
+        };
+        match input {
+            Input::Command { instance, forward_mps, yaw_rate_radps } => {
+                if let Some(i) = instances.get_mut(&instance) {
+                    i.drive.command(forward_mps, yaw_rate_radps, now_ns);
+                }
+            }
+            Input::Event(event) => {
+                if event.revision > revision {
+                    if let Ok(d) = fetch_description(&session, keys, Duration::from_secs(5)).await {
+                        revision = d.revision;
+                        rebuild(&session, &config, &d, &tx, &mut instances).await;
+                    }
+                }
+            }
+            Input::State(state) => {
+                now_ns = state.time.nanos;
+                let dt_s = state.step_ns as f64 * 1e-9;
+                commands.clear();
+                for instance in instances.values_mut() {
+                    let out = instance.drive.step(now_ns, dt_s);
+                    commands.push(BodyCommand {
+                        body: instance.body,
+                        local_vx_mps: out.forward_mps,
+                        local_vy_mps: 0.0,
+                        omega_radps: out.yaw_rate_radps,
+                    });
+                }
+                if instances.is_empty() {
+                    continue;
+                }
+                let actuation = Actuation { node: config.node_id.clone(), step: state.step, commands: std::mem::take(&mut commands) };
+                if let Err(e) = publisher.put(encode(&actuation)).await {
+                    tracing::warn!("cannot publish actuation: {e}");
+                }
+                commands = actuation.commands;
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn wait_for_world(session: &zenoh::Session, keys: &Keys) -> WorldDescription {
+    let mut warned = false;
+    loop {
+        match fetch_description(session, keys, Duration::from_secs(2)).await {
+            Ok(d) => return d,
+            Err(e) => {
+                if !warned {
+                    tracing::info!("waiting for the world: {e}");
+                    warned = true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
+/// Selects the DiffDrive instances to serve and (re)subscribes their cmd_vel,
+/// keeping the state of instances that still exist.
+async fn rebuild(
+    session: &zenoh::Session,
+    config: &DriveNodeConfig,
+    description: &WorldDescription,
+    tx: &UnboundedSender<Input>,
+    instances: &mut BTreeMap<String, Instance>,
+) {
+    let mut next = BTreeMap::new();
+    for model in &description.models {
+        if config.models.as_ref().is_some_and(|glob| !glob.is_match(&model.name)) {
+            continue;
+        }
+        let ctx = PluginContext::of(model, &description.layer_names);
+        for plugin in model.plugins.iter().filter(|p| p.plugin_type == "DiffDrive") {
+            let parsed = entry_of(plugin, ctx.model_file).and_then(|entry| DiffDriveConfig::parse(&entry, &plugin.name, &ctx));
+            let drive_config = match parsed {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::error!("skipping {}/{}: {e}", model.name, plugin.name);
+                    continue;
+                }
+            };
+            let Some(body) = model.body(&drive_config.body) else { continue };
+            let key = format!("{}/{}", model.name, plugin.name);
+            if let Some(existing) = instances.remove(&key) {
+                if existing.body == body.id {
+                    next.insert(key, existing);
+                    continue;
+                }
+            }
+            let topic = config.keys.ros(&resolve_topic(&model.namespace, &drive_config.twist_sub));
+            match subscribe_cmd_vel(session, &topic, key.clone(), tx.clone()).await {
+                Ok(sub) => {
+                    tracing::info!("serving DiffDrive {key}: cmd_vel on {topic}");
+                    next.insert(key, Instance { body: body.id, drive: DiffDrive::new(&drive_config), _cmd_vel: sub });
+                }
+                Err(e) => tracing::error!("cannot serve {key}: {e}"),
+            }
+        }
+    }
+    *instances = next;
+}
+
+async fn subscribe_cmd_vel(
+    session: &zenoh::Session,
+    topic: &str,
+    instance: String,
+    tx: UnboundedSender<Input>,
+) -> Result<zenoh::pubsub::Subscriber<()>, String> {
+    let bad = Arc::new(BadMessages::new(topic.to_string()));
+    session
+        .declare_subscriber(topic.to_string())
+        .callback(move |sample| match decode_cmd_vel(&sample.payload().to_bytes()) {
+            Ok(t) if t.linear.x.is_finite() && t.angular.z.is_finite() => {
+                let _ = tx.send(Input::Command { instance: instance.clone(), forward_mps: t.linear.x, yaw_rate_radps: t.angular.z });
+            }
+            Ok(t) => bad.record(&format!("non-finite command {t:?}")),
+            Err(e) => bad.record(&e),
+        })
+        .await
+        .map_err(|e| format!("cannot subscribe to {topic}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_protocol::ros::std_msgs::Header;
+
+    #[test]
+    fn cmd_vel_accepts_twist_and_twist_stamped() {
+        let mut twist = Twist::default();
+        twist.linear.x = 0.4;
+        twist.angular.z = -0.2;
+        assert_eq!(decode_cmd_vel(&ros::encode(&twist)).unwrap(), twist);
+        let stamped = TwistStamped { header: Header { frame_id: "base_link".into(), ..Default::default() }, twist };
+        assert_eq!(decode_cmd_vel(&ros::encode(&stamped)).unwrap(), twist);
+        assert!(decode_cmd_vel(&[0, 1, 0, 0, 1, 2, 3]).is_err());
+    }
+}

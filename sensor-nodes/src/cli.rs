@@ -1,0 +1,56 @@
+//! The command line shared by the sensor binaries.
+
+use clap::Parser;
+use flotilla_protocol::args::{open_session, shutdown_signal, NodeArgs, Role};
+use flotilla_protocol::node_kit::node_id;
+use flotilla_protocol::Keys;
+
+use crate::serve::{serve, PluginServer, Selection};
+
+/// Options of every sensor node.
+#[derive(Parser)]
+pub struct SensorArgs {
+    /// Serve only models whose name matches this glob (e.g. `robot_*`).
+    #[arg(long)]
+    pub models: Option<String>,
+    /// Prefix of every ROS-facing key (must match the world's).
+    #[arg(long, default_value = "")]
+    pub ros_prefix: String,
+    /// Simulation id and Zenoh options.
+    #[command(flatten)]
+    pub node: NodeArgs,
+}
+
+/// Parses arguments, opens Zenoh and serves until SIGINT/SIGTERM; the
+/// process exit code says how it went.
+pub fn main<S: PluginServer>(binary: &str, kind: &str, server: S) -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,zenoh=warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let args = SensorArgs::parse();
+    let result = (|| -> anyhow::Result<()> {
+        let models = args
+            .models
+            .as_deref()
+            .map(|g| globset::Glob::new(g).map(|g| g.compile_matcher()))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--models: {e}"))?;
+        flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
+        let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+        runtime.block_on(async {
+            let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
+            let result = serve(session.clone(), keys, node_id(kind), Selection { models }, server, shutdown_signal()).await;
+            let _ = session.close().await;
+            result
+        })
+    })();
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{binary}: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! The laser node's logic: every selected `Laser` instance, scanned when due.
+
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::names::resolve_topic;
+use flotilla_protocol::plugins::laser::LaserConfig;
+use flotilla_protocol::plugins::{entry_of, PluginContext};
+use flotilla_protocol::ros::tf2_msgs::TFMessage;
+use flotilla_protocol::ros::{self};
+use flotilla_protocol::seed::plugin_seed;
+use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_protocol::Keys;
+
+use super::Laser;
+use crate::scene::Scene;
+use crate::serve::{Outbox, PluginServer, Selection};
+
+struct Instance {
+    key: String,
+    body: BodyId,
+    namespace: String,
+    scan_key: String,
+    laser: Laser,
+}
+
+/// Serves `Laser` plugin instances.
+#[derive(Default)]
+pub struct LaserServer {
+    scene: Option<Scene>,
+    instances: Vec<Instance>,
+    tf_key: String,
+    layers_revision: Option<Vec<String>>,
+}
+
+impl PluginServer for LaserServer {
+    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, selection: &Selection) {
+        // Walls only change with the world file; rebuild them only then.
+        if self.layers_revision.as_ref() != Some(&description.layer_names) || self.scene.is_none() {
+            self.scene = Some(Scene::new(description));
+            self.layers_revision = Some(description.layer_names.clone());
+        } else if let Some(scene) = &mut self.scene {
+            scene.set_bodies(description);
+        }
+        self.tf_key = keys.ros("/tf");
+        let reflectance = description.layer_bits(&["reflectance".to_string()]).unwrap_or(0);
+        let mut old: Vec<Instance> = std::mem::take(&mut self.instances);
+        for model in description.models.iter().filter(|m| selection.serves(&m.name)) {
+            let ctx = PluginContext::of(model, &description.layer_names);
+            for plugin in model.plugins.iter().filter(|p| p.plugin_type == "Laser") {
+                let key = format!("{}/{}", model.name, plugin.name);
+                let config = match entry_of(plugin, ctx.model_file).and_then(|e| LaserConfig::parse(&e, &plugin.name, &ctx)) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tracing::error!("skipping {key}: {e}");
+                        continue;
+                    }
+                };
+                let Some(body) = model.body(&config.body) else { continue };
+                // Keep a running instance (its timer and noise stream) when it is unchanged.
+                if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body.id && *i.laser.config() == config) {
+                    self.instances.push(old.swap_remove(pos));
+                    continue;
+                }
+                let scan_key = keys.ros(&resolve_topic(&model.namespace, &config.topic));
+                tracing::info!("serving Laser {key}: {} beams on {scan_key}", config.beam_count());
+                let seed = plugin_seed(description.seed, &model.name, &plugin.name);
+                self.instances.push(Instance {
+                    key,
+                    body: body.id,
+                    namespace: model.namespace.clone(),
+                    scan_key,
+                    laser: Laser::new(config, seed, reflectance),
+                });
+            }
+        }
+    }
+
+    fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
+        let Some(scene) = &mut self.scene else { return };
+        scene.update(state);
+        let mut transforms = Vec::new();
+        for instance in &mut self.instances {
+            if !instance.laser.due(state.time.nanos, state.step_ns) {
+                continue;
+            }
+            let Some(pose) = scene.body_pose(instance.body) else { continue };
+            instance.laser.scan(scene, pose);
+            out.put(instance.scan_key.clone(), ros::encode(&instance.laser.message(state.time, &instance.namespace)));
+            if instance.laser.config().broadcast_tf {
+                transforms.push(instance.laser.mount_transform(state.time, &instance.namespace));
+            }
+        }
+        if !transforms.is_empty() {
+            out.put(self.tf_key.clone(), ros::encode(&TFMessage { transforms }));
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The odometry node's logic: every selected `DiffDrive` instance's
+//! odometry, ground truth, twist and odom → body transform.
+
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::names::resolve_topic;
+use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
+use flotilla_protocol::plugins::{entry_of, PluginContext};
+use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
+use flotilla_protocol::seed::plugin_seed;
+use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_protocol::Keys;
+
+use super::Odom;
+use crate::serve::{Outbox, PluginServer, Selection};
+
+struct Instance {
+    key: String,
+    body: BodyId,
+    odom_key: String,
+    ground_truth_key: String,
+    twist_key: String,
+    odom: Odom,
+}
+
+/// Serves the odometry of `DiffDrive` plugin instances.
+#[derive(Default)]
+pub struct OdomServer {
+    instances: Vec<Instance>,
+    tf_key: String,
+}
+
+impl PluginServer for OdomServer {
+    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, selection: &Selection) {
+        self.tf_key = keys.ros("/tf");
+        let mut old = std::mem::take(&mut self.instances);
+        for model in description.models.iter().filter(|m| selection.serves(&m.name)) {
+            let ctx = PluginContext::of(model, &description.layer_names);
+            for plugin in model.plugins.iter().filter(|p| p.plugin_type == "DiffDrive") {
+                let key = format!("{}/{}", model.name, plugin.name);
+                let config = match entry_of(plugin, ctx.model_file).and_then(|e| DiffDriveConfig::parse(&e, &plugin.name, &ctx)) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tracing::error!("skipping {key}: {e}");
+                        continue;
+                    }
+                };
+                let Some(body) = model.body(&config.body) else { continue };
+                if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body.id && *i.odom.config() == config) {
+                    self.instances.push(old.swap_remove(pos));
+                    continue;
+                }
+                let topic = |name: &str| keys.ros(&resolve_topic(&model.namespace, name));
+                tracing::info!("serving DiffDrive odometry {key} on {}", topic(&config.odom_pub));
+                self.instances.push(Instance {
+                    key,
+                    body: body.id,
+                    odom_key: topic(&config.odom_pub),
+                    ground_truth_key: topic(&config.ground_truth_pub),
+                    twist_key: topic(&config.twist_pub),
+                    odom: Odom::new(config, &model.namespace, plugin_seed(description.seed, &model.name, &plugin.name)),
+                });
+            }
+        }
+    }
+
+    fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
+        let mut transforms = Vec::new();
+        for instance in &mut self.instances {
+            if !instance.odom.due(state.time.nanos, state.step_ns) {
+                continue;
+            }
+            // bodies are sorted by id in the state
+            let Ok(i) = state.bodies.binary_search_by_key(&instance.body, |b| b.id) else { continue };
+            let body = state.bodies[i];
+            let output = instance.odom.update(state.time, body.pose, body.twist);
+            let config = instance.odom.config();
+            if config.enable_odom_pub {
+                out.put(instance.ground_truth_key.clone(), ros::encode(&output.ground_truth));
+                out.put(instance.odom_key.clone(), ros::encode(&output.odometry));
+            }
+            if config.enable_twist_pub {
+                out.put(instance.twist_key.clone(), ros::encode(&output.twist));
+            }
+            if config.enable_odom_tf_pub {
+                transforms.push(output.transform);
+            }
+        }
+        if !transforms.is_empty() {
+            out.put(self.tf_key.clone(), ros::encode(&TFMessage { transforms }));
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Body footprints in the world frame, with Box2D's ray-cast semantics.
+
+use super::Vec2;
+
+/// A convex polygon with counter-clockwise vertices and outward normals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConvexPolygon {
+    vertices: Vec<Vec2>,
+    normals: Vec<Vec2>,
+}
+
+impl ConvexPolygon {
+    /// The convex hull of `points` (Box2D also takes the hull); `None` when
+    /// the points enclose no area.
+    pub fn hull(points: &[Vec2]) -> Option<ConvexPolygon> {
+        let mut pts: Vec<Vec2> = points.to_vec();
+        pts.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+        pts.dedup();
+        if pts.len() < 3 {
+            return None;
+        }
+        let turn = |o: Vec2, a: Vec2, b: Vec2| (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+        let mut hull: Vec<Vec2> = Vec::with_capacity(pts.len() * 2);
+        for pass in 0..2 {
+            let start = hull.len();
+            let iter: Box<dyn Iterator<Item = &Vec2>> = if pass == 0 { Box::new(pts.iter()) } else { Box::new(pts.iter().rev()) };
+            for &p in iter {
+                while hull.len() >= start + 2 && turn(hull[hull.len() - 2], hull[hull.len() - 1], p) <= 0.0 {
+                    hull.pop();
+                }
+                hull.push(p);
+            }
+            hull.pop();
+        }
+        if hull.len() < 3 {
+            return None;
+        }
+        let n = hull.len();
+        let normals = (0..n)
+            .map(|i| {
+                let (a, b) = (hull[i], hull[(i + 1) % n]);
+                let e = [b[0] - a[0], b[1] - a[1]];
+                let len = (e[0] * e[0] + e[1] * e[1]).sqrt();
+                [e[1] / len, -e[0] / len]
+            })
+            .collect();
+        Some(ConvexPolygon { vertices: hull, normals })
+    }
+
+    /// The vertices, counter-clockwise.
+    pub fn vertices(&self) -> &[Vec2] {
+        &self.vertices
+    }
+
+    /// Distance along a unit ray to where it enters the polygon (Box2D's
+    /// clipping algorithm: a ray starting inside never enters, so no hit).
+    pub fn ray(&self, origin: Vec2, dir: Vec2, max_m: f64) -> Option<f64> {
+        let (mut lower, mut upper) = (0.0f64, max_m);
+        let mut entered = false;
+        for (v, n) in self.vertices.iter().zip(&self.normals) {
+            let numerator = n[0] * (v[0] - origin[0]) + n[1] * (v[1] - origin[1]);
+            let denominator = n[0] * dir[0] + n[1] * dir[1];
+            if denominator == 0.0 {
+                if numerator < 0.0 {
+                    return None;
+                }
+            } else if denominator < 0.0 && numerator < lower * denominator {
+                lower = numerator / denominator;
+                entered = true;
+            } else if denominator > 0.0 && numerator < upper * denominator {
+                upper = numerator / denominator;
+            }
+            if upper < lower {
+                return None;
+            }
+        }
+        entered.then_some(lower)
+    }
+}
+
+/// A footprint placed in the world.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// A circle.
+    Circle {
+        /// Centre, m.
+        center: Vec2,
+        /// Radius, m.
+        radius: f64,
+    },
+    /// A convex polygon.
+    Polygon(ConvexPolygon),
+}
+
+impl Shape {
+    /// Distance along a unit ray to the shape, if hit within `max_m` from
+    /// outside.
+    pub fn ray(&self, origin: Vec2, dir: Vec2, max_m: f64) -> Option<f64> {
+        match self {
+            Shape::Circle { center, radius } => {
+                let s = [origin[0] - center[0], origin[1] - center[1]];
+                let c = s[0] * s[0] + s[1] * s[1] - radius * radius;
+                if c < 0.0 {
+                    return None; // starts inside
+                }
+                let b = s[0] * dir[0] + s[1] * dir[1];
+                let disc = b * b - c;
+                if disc < 0.0 {
+                    return None;
+                }
+                let t = -b - disc.sqrt();
+                (t >= 0.0 && t <= max_m).then_some(t)
+            }
+            Shape::Polygon(polygon) => polygon.ray(origin, dir, max_m),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn square() -> ConvexPolygon {
+        // deliberately clockwise and with a duplicate: the hull fixes both
+        ConvexPolygon::hull(&[[-0.5, -0.5], [-0.5, 0.5], [0.5, 0.5], [0.5, -0.5], [0.5, 0.5]]).unwrap()
+    }
+
+    #[test]
+    fn polygon_is_hit_from_outside_only() {
+        let p = square();
+        assert_eq!(p.vertices().len(), 4);
+        assert_eq!(p.ray([-2.0, 0.0], [1.0, 0.0], 10.0), Some(1.5));
+        assert_eq!(p.ray([0.0, 0.0], [1.0, 0.0], 10.0), None, "starts inside");
+        assert_eq!(p.ray([-2.0, 2.0], [1.0, 0.0], 10.0), None);
+        assert_eq!(p.ray([-2.0, 0.0], [1.0, 0.0], 1.0), None, "out of range");
+    }
+
+    #[test]
+    fn circle_is_hit_from_outside_only() {
+        let c = Shape::Circle { center: [3.0, 0.0], radius: 1.0 };
+        assert_eq!(c.ray([0.0, 0.0], [1.0, 0.0], 10.0), Some(2.0));
+        assert_eq!(c.ray([3.0, 0.0], [1.0, 0.0], 10.0), None);
+        assert_eq!(c.ray([0.0, 2.0], [1.0, 0.0], 10.0), None);
+    }
+
+    #[test]
+    fn degenerate_polygons_have_no_hull() {
+        assert!(ConvexPolygon::hull(&[[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]).is_none());
+    }
+}

@@ -1,0 +1,165 @@
+//! What a laser can see: the static walls of every layer and the footprints
+//! of every body, placed at the poses of the latest world state.
+
+use std::collections::HashMap;
+
+use flotilla_protocol::description::{FootprintShape, LayerBits, WorldDescription};
+use flotilla_protocol::geometry::Pose2;
+use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+
+use crate::raycast::{ConvexPolygon, Hit, SegmentGrid, Shape, Vec2};
+
+/// Grid cell size for wall segments, m: a few map pixels wide, so a beam
+/// tests a handful of segments per cell.
+pub const GRID_CELL_M: f64 = 0.5;
+
+#[derive(Debug, Clone)]
+enum LocalShape {
+    Circle { center: Vec2, radius: f64 },
+    Polygon(Vec<Vec2>),
+}
+
+#[derive(Debug, Clone)]
+struct SceneBody {
+    pose: Pose2,
+    /// Largest distance from the body origin to any footprint point, m.
+    reach_m: f64,
+    footprints: Vec<(LocalShape, LayerBits)>,
+}
+
+/// Static walls plus movable bodies.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    walls: SegmentGrid,
+    bodies: Vec<SceneBody>,
+    index: HashMap<BodyId, usize>,
+    candidates: Vec<(Shape, LayerBits)>,
+}
+
+impl Scene {
+    /// Builds the scene of a description (bodies at their description poses).
+    pub fn new(description: &WorldDescription) -> Scene {
+        let walls = description
+            .layers
+            .iter()
+            .flat_map(|layer| layer.segments.iter().map(move |s| (s.a, s.b, layer.bits)))
+            .collect();
+        let mut scene = Scene {
+            walls: SegmentGrid::new(walls, GRID_CELL_M),
+            bodies: Vec::new(),
+            index: HashMap::new(),
+            candidates: Vec::new(),
+        };
+        scene.set_bodies(description);
+        scene
+    }
+
+    /// Replaces the bodies (after a spawn, delete or move), keeping the walls.
+    pub fn set_bodies(&mut self, description: &WorldDescription) {
+        self.bodies.clear();
+        self.index.clear();
+        for model in &description.models {
+            for body in &model.bodies {
+                let mut reach: f64 = 0.0;
+                let footprints = body
+                    .footprints
+                    .iter()
+                    .filter(|f| !f.sensor) // sensors are invisible to lasers
+                    .map(|f| {
+                        let shape = match &f.shape {
+                            FootprintShape::Circle { center, radius } => {
+                                reach = reach.max(center[0].hypot(center[1]) + radius);
+                                LocalShape::Circle { center: *center, radius: *radius }
+                            }
+                            FootprintShape::Polygon { points } => {
+                                for p in points {
+                                    reach = reach.max(p[0].hypot(p[1]));
+                                }
+                                LocalShape::Polygon(points.clone())
+                            }
+                        };
+                        (shape, f.layers)
+                    })
+                    .collect();
+                self.index.insert(body.id, self.bodies.len());
+                self.bodies.push(SceneBody { pose: body.pose, reach_m: reach, footprints });
+            }
+        }
+    }
+
+    /// Moves every body to its pose in `state`.
+    pub fn update(&mut self, state: &WorldState) {
+        for b in &state.bodies {
+            if let Some(&i) = self.index.get(&b.id) {
+                self.bodies[i].pose = b.pose;
+            }
+        }
+    }
+
+    /// The current pose of a body.
+    pub fn body_pose(&self, id: BodyId) -> Option<Pose2> {
+        self.index.get(&id).map(|&i| self.bodies[i].pose)
+    }
+
+    /// Number of wall segments.
+    pub fn wall_count(&self) -> usize {
+        self.walls.len()
+    }
+
+    /// Collects the footprints on `layers` that could be within `range_m` of
+    /// `origin`, placed in the world. Call once per scan, then [`Scene::cast`].
+    pub fn prepare(&mut self, origin: Vec2, range_m: f64, layers: LayerBits) {
+        self.candidates.clear();
+        for body in &self.bodies {
+            let d = (body.pose.x_m - origin[0]).hypot(body.pose.y_m - origin[1]);
+            if d - body.reach_m > range_m {
+                continue;
+            }
+            for (shape, bits) in &body.footprints {
+                if bits & layers == 0 {
+                    continue;
+                }
+                let placed = match shape {
+                    LocalShape::Circle { center, radius } => {
+                        Some(Shape::Circle { center: body.pose.transform_point(*center), radius: *radius })
+                    }
+                    LocalShape::Polygon(points) => {
+                        let world: Vec<Vec2> = points.iter().map(|p| body.pose.transform_point(*p)).collect();
+                        ConvexPolygon::hull(&world).map(Shape::Polygon)
+                    }
+                };
+                if let Some(s) = placed {
+                    self.candidates.push((s, *bits));
+                }
+            }
+        }
+    }
+
+    /// The nearest wall or prepared footprint on `layers` along a unit ray.
+    pub fn cast(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
+        let mut best = self.walls.cast(origin, dir, range_m, layers);
+        for (shape, bits) in &self.candidates {
+            let limit = best.map_or(range_m, |h| h.distance_m);
+            if let Some(t) = shape.ray(origin, dir, limit) {
+                if best.is_none_or(|h| t < h.distance_m) {
+                    best = Some(Hit { distance_m: t, layers: *bits });
+                }
+            }
+        }
+        best
+    }
+
+    /// [`Scene::cast`] with every wall tested (reference for tests and benches).
+    pub fn cast_brute_force(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
+        let mut best = self.walls.cast_brute_force(origin, dir, range_m, layers);
+        for (shape, bits) in &self.candidates {
+            let limit = best.map_or(range_m, |h| h.distance_m);
+            if let Some(t) = shape.ray(origin, dir, limit) {
+                if best.is_none_or(|h| t < h.distance_m) {
+                    best = Some(Hit { distance_m: t, layers: *bits });
+                }
+            }
+        }
+        best
+    }
+}

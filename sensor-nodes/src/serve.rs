@@ -1,0 +1,162 @@
+//! The loop every sensor node runs: announce itself, wait for the world,
+//! select its plugin instances, then turn each world state into outputs.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::time::Duration;
+
+use flotilla_protocol::client::fetch_description;
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::node_kit::forward;
+use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState};
+use flotilla_protocol::Keys;
+use tokio::sync::mpsc::unbounded_channel;
+
+/// Which models a node serves.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Only models whose name matches (None = all).
+    pub models: Option<globset::GlobMatcher>,
+}
+
+impl Selection {
+    /// Whether this node serves the model.
+    pub fn serves(&self, model: &str) -> bool {
+        self.models.as_ref().is_none_or(|glob| glob.is_match(model))
+    }
+}
+
+/// Messages produced while handling one state: (key, payload) pairs.
+#[derive(Default)]
+pub struct Outbox {
+    items: Vec<(String, Vec<u8>)>,
+}
+
+impl Outbox {
+    /// Queues a payload for a key.
+    pub fn put(&mut self, key: String, payload: Vec<u8>) {
+        self.items.push((key, payload));
+    }
+
+    /// Takes every queued message.
+    pub fn drain(&mut self) -> std::vec::Drain<'_, (String, Vec<u8>)> {
+        self.items.drain(..)
+    }
+
+    /// Number of queued messages.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// A sensor node's logic, free of Zenoh.
+pub trait PluginServer {
+    /// (Re)selects the plugin instances to serve from a description.
+    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, selection: &Selection);
+    /// Handles one world state, queuing outputs.
+    fn on_state(&mut self, state: &WorldState, out: &mut Outbox);
+}
+
+enum Input {
+    State(WorldState),
+    Event(WorldEvent),
+}
+
+/// Runs `server` as node `node_id` until `shutdown` completes.
+pub async fn serve<S: PluginServer>(
+    session: zenoh::Session,
+    keys: Keys,
+    node_id: String,
+    selection: Selection,
+    mut server: S,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let _token = session
+        .liveliness()
+        .declare_token(keys.node_token(&node_id))
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (tx, mut rx) = unbounded_channel();
+    let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
+    let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
+
+    tokio::pin!(shutdown);
+    let mut revision = tokio::select! {
+        _ = &mut shutdown => return Ok(()),
+        d = wait_for_world(&session, &keys) => {
+            server.rebuild(&d, &keys, &selection);
+            d.revision
+        }
+    };
+    let mut publishers: HashMap<String, zenoh::pubsub::Publisher<'static>> = HashMap::new();
+    let mut outbox = Outbox::default();
+    loop {
+        let input = tokio::select! {
+            biased;
+            _ = &mut shutdown => break,
+            input = rx.recv() => match input { Some(i) => i, None => break },
+        };
+        match input {
+            Input::Event(event) if event.revision > revision => {
+                match fetch_description(&session, &keys, Duration::from_secs(5)).await {
+                    Ok(d) => {
+                        revision = d.revision;
+                        server.rebuild(&d, &keys, &selection);
+                    }
+                    Err(e) => tracing::warn!("cannot refresh the world description: {e}"),
+                }
+            }
+            Input::Event(_) => {}
+            Input::State(state) => {
+                if state.revision > revision {
+                    // A change we have not heard about (missed event, world restart).
+                    if let Ok(d) = fetch_description(&session, &keys, Duration::from_secs(5)).await {
+                        revision = d.revision;
+                        server.rebuild(&d, &keys, &selection);
+                    }
+                }
+                server.on_state(&state, &mut outbox);
+                for (key, payload) in outbox.drain() {
+                    if !publishers.contains_key(&key) {
+                        match session.declare_publisher(key.clone()).await {
+                            Ok(p) => {
+                                publishers.insert(key.clone(), p);
+                            }
+                            Err(e) => {
+                                tracing::warn!("cannot publish on {key}: {e}");
+                                continue;
+                            }
+                        }
+                    }
+                    if let Some(publisher) = publishers.get(&key) {
+                        if let Err(e) = publisher.put(payload).await {
+                            tracing::warn!("cannot publish on {key}: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn wait_for_world(session: &zenoh::Session, keys: &Keys) -> WorldDescription {
+    let mut warned = false;
+    loop {
+        match fetch_description(session, keys, Duration::from_secs(2)).await {
+            Ok(d) => return d,
+            Err(e) => {
+                if !warned {
+                    tracing::info!("waiting for the world: {e}");
+                    warned = true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
