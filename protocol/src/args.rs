@@ -10,8 +10,9 @@ pub const DEFAULT_ENDPOINT: &str = "tcp/127.0.0.1:7450";
 #[derive(Debug, Clone, Args, Default)]
 pub struct ZenohArgs {
     /// Endpoint to connect to (repeatable), e.g. `tcp/10.0.0.5:7450`.
-    /// Defaults to the world's loopback endpoint for nodes.
-    #[arg(long = "connect", short = 'e', value_name = "ENDPOINT")]
+    /// Defaults to `$FLOTILLA_ENDPOINT` (set by `flotilla run` for the
+    /// programs it starts), else the world's loopback endpoint.
+    #[arg(long = "connect", short = 'e', value_name = "ENDPOINT", env = "FLOTILLA_ENDPOINT", value_delimiter = ',')]
     pub connect: Vec<String>,
     /// Endpoint to listen on (repeatable). The world defaults to
     /// `tcp/127.0.0.1:7450`.

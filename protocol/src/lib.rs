@@ -25,6 +25,7 @@ pub mod description;
 pub mod drive_to_world;
 pub mod geometry;
 pub mod health;
+pub mod logging;
 pub mod keys;
 pub mod names;
 pub mod node_kit;

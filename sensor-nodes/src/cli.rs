@@ -24,10 +24,7 @@ pub struct SensorArgs {
 /// Parses arguments, opens Zenoh and serves until SIGINT/SIGTERM; the
 /// process exit code says how it went.
 pub fn main<S: PluginServer>(binary: &str, kind: &str, server: S) -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,zenoh=warn".into()))
-        .with_writer(std::io::stderr)
-        .init();
+    flotilla_protocol::logging::init("info,zenoh=warn");
     let args = SensorArgs::parse();
     let result = (|| -> anyhow::Result<()> {
         let models = args

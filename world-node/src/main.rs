@@ -35,10 +35,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,zenoh=warn".into()))
-        .with_writer(std::io::stderr)
-        .init();
+    flotilla_protocol::logging::init("info,zenoh=warn");
     let args = Args::parse();
     match main_inner(args) {
         Ok(()) => std::process::ExitCode::SUCCESS,

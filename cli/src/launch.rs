@@ -1,0 +1,317 @@
+//! `flotilla run`: start the world and every node its plugins need as child
+//! processes, restart any that crashes, show a live status line, stop
+//! everything cleanly on Ctrl-C or SIGTERM.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use flotilla_protocol::args::{open_session, shutdown_signal, NodeArgs, Role, ZenohArgs, DEFAULT_ENDPOINT};
+use flotilla_protocol::codec::decode;
+use flotilla_protocol::plugins::binaries_for;
+use flotilla_protocol::world_to_nodes::WorldStatus;
+use flotilla_protocol::Keys;
+use flotilla_world::loader::load_world;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::status_line::{format_status, Console};
+
+/// Arguments of `flotilla run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The Flatland world file.
+    world: PathBuf,
+    /// Clock mode: realtime or fast.
+    #[arg(long)]
+    clock: Option<String>,
+    /// Real-time factor in realtime mode (2.0 = twice as fast as real time).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// World seed for every random generator.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Prefix of every ROS-facing key.
+    #[arg(long)]
+    ros_prefix: Option<String>,
+    /// Another program to start and supervise with the simulation
+    /// (repeatable; run with `sh -c`, with FLOTILLA_ENDPOINT and FLOTILLA_SIM set).
+    #[arg(long = "exec", value_name = "COMMAND")]
+    exec: Vec<String>,
+    /// Stop everything after this many wall seconds.
+    #[arg(long = "for", value_name = "SECONDS")]
+    for_s: Option<f64>,
+    #[command(flatten)]
+    node: NodeArgs,
+}
+
+/// A supervised child process.
+struct Supervised {
+    name: String,
+    program: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    child: Option<Child>,
+    started: Instant,
+    restarts: u32,
+    restart_at: Option<Instant>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// Where the binaries of this installation are: next to `flotilla`.
+fn sibling(binary: &str) -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the flotilla binary")?;
+    let path = exe.parent().unwrap_or(Path::new(".")).join(binary);
+    if !path.exists() {
+        bail!("cannot find {} next to {} (build the whole workspace: cargo build --workspace)", binary, exe.display());
+    }
+    Ok(path)
+}
+
+/// The endpoint nodes should connect to, given the world's listen endpoint:
+/// a wildcard host becomes loopback.
+fn connect_endpoint(listen: &str) -> String {
+    listen.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1")
+}
+
+/// Runs a world until Ctrl-C, SIGTERM or `--for`.
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    // Validate everything first: a bad world stops here, nothing starts.
+    let spec = load_world(&args.world)?;
+    flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
+    let listen = args.node.zenoh.listen.first().cloned().unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+    let endpoint = connect_endpoint(&listen);
+    let sim = args.node.sim.clone();
+    let ros_prefix = args.ros_prefix.clone().unwrap_or_else(|| spec.settings.ros_prefix.clone());
+
+    let mut binaries = BTreeSet::new();
+    let mut unserved = BTreeSet::new();
+    for model in &spec.models {
+        for plugin in &model.plugins {
+            match binaries_for(&plugin.plugin_type) {
+                Some(bins) => binaries.extend(bins.iter().copied()),
+                None => {
+                    unserved.insert(plugin.plugin_type.clone());
+                }
+            }
+        }
+    }
+
+    let mut world_args = vec![args.world.to_string_lossy().into_owned(), "--sim".into(), sim.clone(), "--listen".into(), listen.clone()];
+    for extra in args.node.zenoh.listen.iter().skip(1) {
+        world_args.extend(["--listen".into(), extra.clone()]);
+    }
+    for c in &args.node.zenoh.connect {
+        world_args.extend(["--connect".into(), c.clone()]);
+    }
+    if let Some(config) = &args.node.zenoh.config {
+        world_args.extend(["--config".into(), config.to_string_lossy().into_owned()]);
+    }
+    if let Some(mode) = &args.node.zenoh.mode {
+        world_args.extend(["--mode".into(), mode.clone()]);
+    }
+    for (flag, value) in [("--clock", args.clock.clone()), ("--rate", args.rate.map(|r| r.to_string())), ("--seed", args.seed.map(|s| s.to_string()))] {
+        if let Some(v) = value {
+            world_args.extend([flag.to_string(), v]);
+        }
+    }
+    world_args.extend(["--ros-prefix".into(), ros_prefix.clone()]);
+
+    let node_args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = vec!["--sim".into(), sim.clone(), "--connect".into(), endpoint.clone(), "--ros-prefix".into(), ros_prefix.clone()];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let mut children = vec![supervised("world", sibling("flotilla-world")?, world_args, vec![])];
+    for binary in &binaries {
+        let name = binary.trim_start_matches("flotilla-").to_string();
+        children.push(supervised(&name, sibling(binary)?, node_args(&[]), vec![]));
+    }
+    let env = vec![("FLOTILLA_ENDPOINT".to_string(), endpoint.clone()), ("FLOTILLA_SIM".to_string(), sim.clone())];
+    for (i, command) in args.exec.iter().enumerate() {
+        children.push(supervised(&format!("exec{}", i + 1), PathBuf::from("sh"), vec!["-c".into(), command.clone()], env.clone()));
+    }
+
+    let console = Arc::new(Mutex::new(Console::new()));
+    {
+        let mut c = console.lock().unwrap_or_else(|e| e.into_inner());
+        c.log(&format!(
+            "flotilla: running {} (sim \"{sim}\") — connect other programs to {endpoint} (e.g. --connect {endpoint} --sim {sim})",
+            args.world.display()
+        ));
+        if !unserved.is_empty() {
+            c.log(&format!(
+                "flotilla: warning: no node implements plugin type(s) {} yet; those plugins do nothing",
+                unserved.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(supervise(children, console, endpoint, sim, args.for_s))
+}
+
+fn supervised(name: &str, program: PathBuf, args: Vec<String>, env: Vec<(String, String)>) -> Supervised {
+    Supervised {
+        name: name.to_string(),
+        program,
+        args,
+        env,
+        child: None,
+        started: Instant::now(),
+        restarts: 0,
+        restart_at: None,
+        tail: Arc::new(Mutex::new(VecDeque::new())),
+    }
+}
+
+fn start(s: &mut Supervised, console: &Arc<Mutex<Console>>) -> anyhow::Result<()> {
+    let mut command = Command::new(&s.program);
+    command.args(&s.args).envs(s.env.iter().cloned()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().with_context(|| format!("starting {}", s.program.display()))?;
+    for stream in [child.stdout.take().map(|o| Box::new(o) as Box<dyn tokio::io::AsyncRead + Unpin + Send>), child.stderr.take().map(|e| Box::new(e) as Box<dyn tokio::io::AsyncRead + Unpin + Send>)]
+        .into_iter()
+        .flatten()
+    {
+        let console = console.clone();
+        let tail = s.tail.clone();
+        let name = s.name.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stream).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                {
+                    let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                    if t.len() >= 20 {
+                        t.pop_front();
+                    }
+                    t.push_back(line.clone());
+                }
+                console.lock().unwrap_or_else(|e| e.into_inner()).log(&format!("[{name}] {line}"));
+            }
+        });
+    }
+    s.started = Instant::now();
+    s.child = Some(child);
+    Ok(())
+}
+
+fn terminate(child: &Child) {
+    if let Some(pid) = child.id() {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM);
+    }
+}
+
+async fn supervise(
+    mut children: Vec<Supervised>,
+    console: Arc<Mutex<Console>>,
+    endpoint: String,
+    sim: String,
+    for_s: Option<f64>,
+) -> anyhow::Result<()> {
+    let log = |line: String| console.lock().unwrap_or_else(|e| e.into_inner()).log(&line);
+    for child in &mut children {
+        start(child, &console)?;
+    }
+
+    // Our own Zenoh client, for the status line.
+    let zenoh_args = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };
+    let session = open_session(&zenoh_args, Role::Node).await.map_err(anyhow::Error::msg)?;
+    let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
+    let _status_sub = session
+        .declare_subscriber(Keys::new(&sim).status())
+        .callback(move |sample| {
+            if let Ok(status) = decode::<WorldStatus>(&sample.payload().to_bytes()) {
+                let _ = status_tx.send(status);
+            }
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+
+    let deadline = for_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let signal = shutdown_signal();
+    tokio::pin!(signal);
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
+    let mut world_seen = false;
+    let mut failure: Option<anyhow::Error> = None;
+    loop {
+        tokio::select! {
+            _ = &mut signal => {
+                log("flotilla: stopping".into());
+                break;
+            }
+            Some(status) = status_rx.recv() => {
+                world_seen = true;
+                let up = children.iter().filter(|c| c.child.is_some()).count();
+                console.lock().unwrap_or_else(|e| e.into_inner()).status(format_status(&status, up, children.len()));
+            }
+            _ = tick.tick() => {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
+                for c in &mut children {
+                    if let Some(at) = c.restart_at {
+                        if Instant::now() >= at {
+                            c.restart_at = None;
+                            if let Err(e) = start(c, &console) {
+                                log(format!("flotilla: cannot restart {}: {e:#}", c.name));
+                            }
+                        }
+                        continue;
+                    }
+                    let Some(child) = c.child.as_mut() else { continue };
+                    let Ok(Some(exit)) = child.try_wait() else { continue };
+                    c.child = None;
+                    let lived = c.started.elapsed();
+                    if c.name == "world" && !world_seen && !exit.success() {
+                        let tail = c.tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect::<Vec<_>>().join("\n");
+                        failure = Some(anyhow::anyhow!("the world exited ({exit}) before it started:\n{tail}"));
+                        break;
+                    }
+                    if c.name.starts_with("exec") && exit.success() {
+                        log(format!("flotilla: {} finished", c.name));
+                        continue;
+                    }
+                    // Back off when a process dies again and again right after starting.
+                    c.restarts = if lived > Duration::from_secs(10) { 1 } else { c.restarts + 1 };
+                    let delay = Duration::from_millis(100 * 2u64.pow(c.restarts.min(6) - 1)).min(Duration::from_secs(5));
+                    log(format!("flotilla: {} exited ({exit}); restarting in {} ms", c.name, delay.as_millis()));
+                    c.restart_at = Some(Instant::now() + delay);
+                }
+                if failure.is_some() {
+                    break;
+                }
+            }
+        }
+    }
+
+    // Nodes first, the world last, so that nodes do not log a lost world.
+    for c in children.iter().rev() {
+        if let Some(child) = &c.child {
+            terminate(child);
+        }
+        if c.name == "world" {
+            break;
+        }
+    }
+    let grace = Instant::now() + Duration::from_secs(5);
+    for c in children.iter_mut().rev() {
+        if let Some(child) = &mut c.child {
+            if c.name == "world" {
+                terminate(child);
+            }
+            let left = grace.saturating_duration_since(Instant::now());
+            if tokio::time::timeout(left, child.wait()).await.is_err() {
+                let _ = child.kill().await;
+            }
+        }
+    }
+    let _ = session.close().await;
+    console.lock().unwrap_or_else(|e| e.into_inner()).finish();
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
