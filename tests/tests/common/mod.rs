@@ -1,0 +1,178 @@
+//! The harness of the end-to-end tests: start real binaries on a free
+//! loopback port with a unique simulation id, talk to them over Zenoh, and
+//! never wait without a timeout.
+
+#![allow(dead_code, reason = "each test binary uses a different part of the harness")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use flotilla_protocol::args::{Role, ZenohArgs};
+use flotilla_protocol::ros::{self, RosMessage};
+use flotilla_protocol::Keys;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// A path under the workspace's `configs/`.
+pub fn config(rel: &str) -> String {
+    root().join("configs").join(rel).to_string_lossy().into_owned()
+}
+
+/// A Flotilla binary built next to this test (`target/<profile>/`).
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let path = dir.join(name);
+    assert!(path.exists(), "{} is missing: build the binaries first (cargo build --workspace --bins)", path.display());
+    path
+}
+
+/// A free TCP port on loopback.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A simulation id no other test uses.
+pub fn unique_sim(name: &str) -> String {
+    format!("{name}-{}-{}", std::process::id(), free_port())
+}
+
+/// Where a test's child processes write their logs.
+pub fn log_dir(sim: &str) -> PathBuf {
+    let dir = root().join("target").join("e2e-logs").join(sim);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A running simulation: its processes and a Zenoh session connected to it.
+pub struct Sim {
+    pub sim: String,
+    pub endpoint: String,
+    pub keys: Keys,
+    pub session: zenoh::Session,
+    children: Vec<(String, Child)>,
+}
+
+impl Sim {
+    /// Starts `flotilla-world WORLD` and the given node binaries.
+    pub async fn start(test: &str, world: &str, nodes: &[&str], world_args: &[&str]) -> Sim {
+        let sim = unique_sim(test);
+        let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+        let logs = log_dir(&sim);
+        let mut children = Vec::new();
+        let mut args = vec![world, "--sim", &sim, "--listen", &endpoint];
+        args.extend_from_slice(world_args);
+        children.push(("world".to_string(), spawn(&bin("flotilla-world"), &args, &logs.join("world.log"))));
+        for node in nodes {
+            let child = spawn(&bin(node), &["--sim", &sim, "--connect", &endpoint], &logs.join(format!("{node}.log")));
+            children.push((node.to_string(), child));
+        }
+        let session = connect(&endpoint).await;
+        let keys = Keys::new(&sim);
+        // The world answers its description once it is up.
+        flotilla_protocol::client::wait_for_description(&session, &keys, Duration::from_secs(30))
+            .await
+            .unwrap_or_else(|e| panic!("world did not come up (logs in {}): {e}", logs.display()));
+        Sim { sim, endpoint, keys, session, children }
+    }
+
+    /// Subscribes to a ROS topic, decoding every message.
+    pub async fn subscribe<T: RosMessage + Send + 'static>(&self, ros_name: &str) -> Topic<T> {
+        let key = self.keys.ros(ros_name);
+        let (tx, rx) = unbounded_channel();
+        let subscriber = self
+            .session
+            .declare_subscriber(&key)
+            .callback(move |sample| {
+                let _ = tx.send(ros::decode::<T>(&sample.payload().to_bytes()).expect("well-formed CDR"));
+            })
+            .await
+            .unwrap();
+        Topic { key, rx, _subscriber: subscriber }
+    }
+
+    /// Publishes a CDR message on a ROS topic.
+    pub async fn publish<T: RosMessage>(&self, ros_name: &str, message: &T) {
+        self.session.put(self.keys.ros(ros_name), ros::encode(message)).await.unwrap();
+    }
+
+    /// Runs the `flotilla` CLI against this simulation; returns (success, output).
+    pub fn cli(&self, args: &[&str]) -> (bool, String) {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend_from_slice(&["--sim", &self.sim, "--connect", &self.endpoint]);
+        let out = Command::new(bin("flotilla")).args(&all).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text)
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        for (_, child) in self.children.iter_mut().rev() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A subscription with a timeout on every receive.
+pub struct Topic<T> {
+    pub key: String,
+    rx: UnboundedReceiver<T>,
+    _subscriber: zenoh::pubsub::Subscriber<()>,
+}
+
+impl<T> Topic<T> {
+    /// The next message, or a panic naming the key after `timeout`.
+    pub async fn next(&mut self, timeout: Duration) -> T {
+        match tokio::time::timeout(timeout, self.rx.recv()).await {
+            Ok(Some(m)) => m,
+            _ => panic!("no message on {} within {timeout:?}", self.key),
+        }
+    }
+
+    /// The first message for which `accept` holds, within `timeout`.
+    pub async fn until(&mut self, timeout: Duration, mut accept: impl FnMut(&T) -> bool) -> T {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match tokio::time::timeout(left, self.rx.recv()).await {
+                Ok(Some(m)) if accept(&m) => return m,
+                Ok(Some(_)) => continue,
+                _ => panic!("no matching message on {} within {timeout:?}", self.key),
+            }
+        }
+    }
+
+    /// Drops everything received so far.
+    pub fn clear(&mut self) {
+        while self.rx.try_recv().is_ok() {}
+    }
+}
+
+/// A Zenoh client session on `endpoint`, multicast off.
+pub async fn connect(endpoint: &str) -> zenoh::Session {
+    let args = ZenohArgs { connect: vec![endpoint.to_string()], ..Default::default() };
+    let config = args.zenoh_config(Role::Node).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), zenoh::open(config))
+        .await
+        .expect("connecting to the world timed out")
+        .expect("zenoh session")
+}
+
+/// Starts a binary with its output in a log file.
+pub fn spawn(program: &Path, args: &[&str], log: &Path) -> Child {
+    let file = std::fs::File::create(log).unwrap();
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()))
+}

@@ -1,0 +1,102 @@
+//! A diff-drive robot in a walled room, driven over Zenoh by this test the way
+//! any controller would: CDR Twist on its cmd_vel key. World, drive and
+//! odometry run as separate processes.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Sim;
+use flotilla_protocol::ros::geometry_msgs::Twist;
+use flotilla_protocol::ros::nav_msgs::Odometry;
+
+const T: Duration = Duration::from_secs(20);
+
+fn twist(v: f64, w: f64) -> Twist {
+    let mut t = Twist::default();
+    t.linear.x = v;
+    t.angular.z = w;
+    t
+}
+
+fn stamp_s(o: &Odometry) -> f64 {
+    f64::from(o.header.stamp.sec) + f64::from(o.header.stamp.nanosec) * 1e-9
+}
+
+/// Keeps sending a command at 20 Hz (wall), as a controller would, until dropped.
+fn keep_commanding(sim: &Sim, v: f64, w: f64) -> tokio::task::JoinHandle<()> {
+    let session = sim.session.clone();
+    let key = sim.keys.ros("/robot/cmd_vel");
+    tokio::spawn(async move {
+        loop {
+            let _ = session.put(&key, flotilla_protocol::ros::encode(&twist(v, w))).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ground_truth_follows_v_t_and_omega_t() {
+    let world = common::config("tests/room/world.yaml");
+    let sim = Sim::start("odom", &world, &["flotilla-drive", "flotilla-odom"], &["--rate", "2"]).await;
+    let mut truth = sim.subscribe::<Odometry>("/robot/odometry/ground_truth").await;
+    let first = truth.next(T).await;
+    assert_eq!(first.header.frame_id, "map");
+    assert_eq!(first.child_frame_id, "robot_base");
+
+    // Straight ahead at 0.5 m/s: x grows by v·Δt.
+    let driving = keep_commanding(&sim, 0.5, 0.0);
+    let a = truth.until(T, |o| (o.twist.twist.linear.x - 0.5).abs() < 1e-6).await;
+    let b = truth.until(T, |o| stamp_s(o) >= stamp_s(&a) + 2.0).await;
+    driving.abort();
+    let dt = stamp_s(&b) - stamp_s(&a);
+    let dx = b.pose.pose.position.x - a.pose.pose.position.x;
+    assert!((dx - 0.5 * dt).abs() <= 0.01 * 0.5 * dt, "moved {dx} m in {dt} s at 0.5 m/s");
+
+    // Turning on the spot at 1 rad/s: yaw grows by ω·Δt.
+    let turning = keep_commanding(&sim, 0.0, 1.0);
+    let a = truth.until(T, |o| (o.twist.twist.angular.z - 1.0).abs() < 1e-6 && o.twist.twist.linear.x.abs() < 1e-6).await;
+    let mut yaw = a.pose.pose.orientation.yaw();
+    let mut turned = 0.0;
+    let start = stamp_s(&a);
+    let b = loop {
+        let o = truth.next(T).await;
+        let now = o.pose.pose.orientation.yaw();
+        turned += flotilla_protocol::geometry::wrap_angle(now - yaw);
+        yaw = now;
+        if stamp_s(&o) >= start + 2.0 {
+            break o;
+        }
+    };
+    turning.abort();
+    let dt = stamp_s(&b) - start;
+    assert!((turned - dt).abs() <= 0.01 * dt, "turned {turned} rad in {dt} s at 1 rad/s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acceleration_limit_shapes_the_ramp() {
+    let world = common::config("tests/room/ramp.world.yaml");
+    let sim = Sim::start("ramp", &world, &["flotilla-drive", "flotilla-odom"], &["--rate", "2"]).await;
+    let mut truth = sim.subscribe::<Odometry>("/robot/odometry/ground_truth").await;
+    truth.next(T).await;
+    let driving = keep_commanding(&sim, 1.0, 0.0);
+    let mut ramp = Vec::new();
+    let full = loop {
+        let o = truth.next(T).await;
+        let v = o.twist.twist.linear.x;
+        assert!(v <= 1.0 + 1e-9, "never above the command: {v}");
+        if (0.1..0.9).contains(&v) {
+            ramp.push((stamp_s(&o), v));
+        }
+        if (v - 1.0).abs() < 1e-9 {
+            break o;
+        }
+    };
+    driving.abort();
+    let (t0, v0) = ramp[0];
+    let (t1, v1) = ramp[ramp.len() - 1];
+    let slope = (v1 - v0) / (t1 - t0);
+    assert!((slope - 0.5).abs() < 0.025, "ramp of {slope} m/s² instead of 0.5");
+    assert!(ramp.len() > 50, "a gradual ramp, sampled at 50 Hz: {} samples", ramp.len());
+    assert!(stamp_s(&full) - t0 > 1.5, "full speed after about 2 s");
+}
