@@ -100,7 +100,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     }
 
-    let mut world_args = vec![args.world.to_string_lossy().into_owned(), "--sim".into(), sim.clone(), "--listen".into(), listen.clone()];
+    let mut world_args =
+        vec![args.world.to_string_lossy().into_owned(), "--sim".into(), sim.clone(), "--listen".into(), listen.clone()];
     for extra in args.node.zenoh.listen.iter().skip(1) {
         world_args.extend(["--listen".into(), extra.clone()]);
     }
@@ -113,7 +114,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(mode) = &args.node.zenoh.mode {
         world_args.extend(["--mode".into(), mode.clone()]);
     }
-    for (flag, value) in [("--clock", args.clock.clone()), ("--rate", args.rate.map(|r| r.to_string())), ("--seed", args.seed.map(|s| s.to_string()))] {
+    for (flag, value) in [
+        ("--clock", args.clock.clone()),
+        ("--rate", args.rate.map(|r| r.to_string())),
+        ("--seed", args.seed.map(|s| s.to_string())),
+    ] {
         if let Some(v) = value {
             world_args.extend([flag.to_string(), v]);
         }
@@ -121,7 +126,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     world_args.extend(["--ros-prefix".into(), ros_prefix.clone()]);
 
     let node_args = |extra: &[&str]| -> Vec<String> {
-        let mut a: Vec<String> = vec!["--sim".into(), sim.clone(), "--connect".into(), endpoint.clone(), "--ros-prefix".into(), ros_prefix.clone()];
+        let mut a: Vec<String> = vec![
+            "--sim".into(),
+            sim.clone(),
+            "--connect".into(),
+            endpoint.clone(),
+            "--ros-prefix".into(),
+            ros_prefix.clone(),
+        ];
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
@@ -132,7 +144,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     let env = vec![("FLOTILLA_ENDPOINT".to_string(), endpoint.clone()), ("FLOTILLA_SIM".to_string(), sim.clone())];
     for (i, command) in args.exec.iter().enumerate() {
-        children.push(supervised(&format!("exec{}", i + 1), PathBuf::from("sh"), vec!["-c".into(), command.clone()], env.clone()));
+        children.push(supervised(
+            &format!("exec{}", i + 1),
+            PathBuf::from("sh"),
+            vec!["-c".into(), command.clone()],
+            env.clone(),
+        ));
     }
 
     let console = Arc::new(Mutex::new(Console::new()));
@@ -170,11 +187,19 @@ fn supervised(name: &str, program: PathBuf, args: Vec<String>, env: Vec<(String,
 
 fn start(s: &mut Supervised, console: &Arc<Mutex<Console>>) -> anyhow::Result<()> {
     let mut command = Command::new(&s.program);
-    command.args(&s.args).envs(s.env.iter().cloned()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+        .args(&s.args)
+        .envs(s.env.iter().cloned())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = command.spawn().with_context(|| format!("starting {}", s.program.display()))?;
-    for stream in [child.stdout.take().map(|o| Box::new(o) as Box<dyn tokio::io::AsyncRead + Unpin + Send>), child.stderr.take().map(|e| Box::new(e) as Box<dyn tokio::io::AsyncRead + Unpin + Send>)]
-        .into_iter()
-        .flatten()
+    for stream in [
+        child.stdout.take().map(|o| Box::new(o) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+        child.stderr.take().map(|e| Box::new(e) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+    ]
+    .into_iter()
+    .flatten()
     {
         let console = console.clone();
         let tail = s.tail.clone();

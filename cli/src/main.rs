@@ -109,7 +109,9 @@ fn main() -> std::process::ExitCode {
         }
         Command::Pause { node } => control::simple(&node, flotilla_protocol::control::ControlRequest::Pause),
         Command::Resume { node } => control::simple(&node, flotilla_protocol::control::ControlRequest::Resume),
-        Command::Step { steps, node } => control::simple(&node, flotilla_protocol::control::ControlRequest::Step { steps }),
+        Command::Step { steps, node } => {
+            control::simple(&node, flotilla_protocol::control::ControlRequest::Step { steps })
+        }
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -59,14 +59,47 @@ impl Console {
 pub fn format_status(status: &WorldStatus, processes_up: usize, processes: usize) -> String {
     let t = status.time.as_secs_f64();
     format!(
-        "t = {:>9.2} s  {:>6.2}× real time  step {:>8}  {} models  {} nodes live  {}/{} processes up{}",
+        "t = {:>9.2} s  {:>6.2}× real time  step {:>8}  {} robots ({} models)  {} nodes live  {}/{} processes up{}",
         t,
         status.real_time_factor,
         status.step,
+        status.robots,
         status.models,
         status.nodes,
         processes_up,
         processes,
         if status.paused { "  PAUSED" } else { "" }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_protocol::time::SimTime;
+
+    #[test]
+    fn status_line_shows_time_rate_robots_and_nodes() {
+        let status = WorldStatus {
+            time: SimTime { nanos: 12_345_000_000 },
+            step: 2469,
+            real_time_factor: 3.5,
+            paused: true,
+            models: 7,
+            robots: 6,
+            nodes: 4,
+            endpoint: "tcp/127.0.0.1:7450".into(),
+        };
+        let line = format_status(&status, 5, 5);
+        for part in [
+            "12.35 s",
+            "3.50× real time",
+            "step     2469",
+            "6 robots (7 models)",
+            "4 nodes live",
+            "5/5 processes up",
+            "PAUSED",
+        ] {
+            assert!(line.contains(part), "{line:?} lacks {part:?}");
+        }
+    }
 }

@@ -65,7 +65,8 @@ impl DiffDrive {
     /// Advances by one step of `dt_s` at sim time `now_ns`: the velocity to
     /// hold during the next step.
     pub fn step(&mut self, now_ns: u64, dt_s: f64) -> DriveOutput {
-        let (target_v, target_w) = if self.is_stale(now_ns) { (0.0, 0.0) } else { (self.target_mps, self.target_radps) };
+        let (target_v, target_w) =
+            if self.is_stale(now_ns) { (0.0, 0.0) } else { (self.target_mps, self.target_radps) };
         self.velocity_mps = self.linear.step(self.velocity_mps, target_v, dt_s);
         self.yaw_rate_radps = self.angular.step(self.yaw_rate_radps, target_w, dt_s);
         DriveOutput { forward_mps: self.velocity_mps, yaw_rate_radps: self.yaw_rate_radps }
@@ -78,9 +79,8 @@ mod tests {
     use flotilla_protocol::plugins::dynamics_limits::DynamicsLimitsConfig;
 
     fn config(accel: f64, timeout_s: f64) -> DiffDriveConfig {
-        let yaml = format!(
-            "{{body: base, cmd_vel_timeout: {timeout_s}, linear_dynamics: {{acceleration_limit: {accel}}}}}"
-        );
+        let yaml =
+            format!("{{body: base, cmd_vel_timeout: {timeout_s}, linear_dynamics: {{acceleration_limit: {accel}}}}}");
         let layers = vec![];
         let ctx = flotilla_protocol::plugins::PluginContext {
             model_file: std::path::Path::new("m.yaml"),

@@ -5,6 +5,8 @@
 //! acceleration, deceleration and velocity limits) and
 //! [`diff_drive::DiffDrive`] — with a `step(input, dt)` API and no Zenoh;
 //! [`node`] adapts them to the world's state and actuation keys.
+//!
+//! Dependencies beyond the workspace's core set: `globset` for `--models`.
 
 pub mod diff_drive;
 pub mod limits;

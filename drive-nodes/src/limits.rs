@@ -75,7 +75,11 @@ mod tests {
     use super::*;
 
     fn limits(accel: f64, decel: f64, vel: f64) -> DynamicsLimits {
-        DynamicsLimits::new(DynamicsLimitsConfig { acceleration_limit: accel, deceleration_limit: decel, velocity_limit: vel })
+        DynamicsLimits::new(DynamicsLimitsConfig {
+            acceleration_limit: accel,
+            deceleration_limit: decel,
+            velocity_limit: vel,
+        })
     }
 
     fn near(a: f64, b: f64) {

@@ -59,7 +59,11 @@ pub fn decode_cmd_vel(bytes: &[u8]) -> Result<Twist, CdrError> {
 }
 
 /// Runs the drive node until `shutdown` completes.
-pub async fn run(session: zenoh::Session, config: DriveNodeConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+pub async fn run(
+    session: zenoh::Session,
+    config: DriveNodeConfig,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
     let keys = &config.keys;
     let _token = session
         .liveliness()
@@ -123,7 +127,11 @@ pub async fn run(session: zenoh::Session, config: DriveNodeConfig, shutdown: imp
                 if instances.is_empty() {
                     continue;
                 }
-                let actuation = Actuation { node: config.node_id.clone(), step: state.step, commands: std::mem::take(&mut commands) };
+                let actuation = Actuation {
+                    node: config.node_id.clone(),
+                    step: state.step,
+                    commands: std::mem::take(&mut commands),
+                };
                 if let Err(e) = publisher.put(encode(&actuation)).await {
                     tracing::warn!("cannot publish actuation: {e}");
                 }
@@ -166,7 +174,8 @@ async fn rebuild(
         }
         let ctx = PluginContext::of(model, &description.layer_names);
         for plugin in model.plugins.iter().filter(|p| p.plugin_type == "DiffDrive") {
-            let parsed = entry_of(plugin, ctx.model_file).and_then(|entry| DiffDriveConfig::parse(&entry, &plugin.name, &ctx));
+            let parsed =
+                entry_of(plugin, ctx.model_file).and_then(|entry| DiffDriveConfig::parse(&entry, &plugin.name, &ctx));
             let drive_config = match parsed {
                 Ok(c) => c,
                 Err(e) => {
@@ -206,7 +215,11 @@ async fn subscribe_cmd_vel(
         .declare_subscriber(topic.to_string())
         .callback(move |sample| match decode_cmd_vel(&sample.payload().to_bytes()) {
             Ok(t) if t.linear.x.is_finite() && t.angular.z.is_finite() => {
-                let _ = tx.send(Input::Command { instance: instance.clone(), forward_mps: t.linear.x, yaw_rate_radps: t.angular.z });
+                let _ = tx.send(Input::Command {
+                    instance: instance.clone(),
+                    forward_mps: t.linear.x,
+                    yaw_rate_radps: t.angular.z,
+                });
             }
             Ok(t) => bad.record(&format!("non-finite command {t:?}")),
             Err(e) => bad.record(&e),

@@ -57,9 +57,7 @@ impl ZenohArgs {
             None => zenoh::Config::default(),
         };
         let set = |config: &mut zenoh::Config, key: &str, value: String| {
-            config
-                .insert_json5(key, &value)
-                .map_err(|e| format!("Zenoh option {key} = {value}: {e}"))
+            config.insert_json5(key, &value).map_err(|e| format!("Zenoh option {key} = {value}: {e}"))
         };
         // Loopback has no multicast here and in many containers; Flotilla's
         // single-machine default needs none.
@@ -112,27 +110,6 @@ pub async fn open_session(args: &ZenohArgs, role: Role) -> Result<zenoh::Session
     zenoh::open(config).await.map_err(|e| format!("cannot open Zenoh session: {e}"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn world_listens_and_nodes_connect_by_default() {
-        let world = ZenohArgs::default().zenoh_config(Role::World).unwrap();
-        assert!(world.get_json("listen/endpoints").unwrap().contains("127.0.0.1:7450"));
-        assert!(world.get_json("mode").unwrap().contains("router"));
-        let node = ZenohArgs::default().zenoh_config(Role::Node).unwrap();
-        assert!(node.get_json("connect/endpoints").unwrap().contains("127.0.0.1:7450"));
-        assert_eq!(node.get_json("scouting/multicast/enabled").unwrap(), "false");
-    }
-
-    #[test]
-    fn bad_mode_is_rejected() {
-        let args = ZenohArgs { mode: Some("satellite".into()), ..Default::default() };
-        assert!(args.zenoh_config(Role::Node).unwrap_err().contains("satellite"));
-    }
-}
-
 /// Resolves when the process is asked to stop: Ctrl-C (SIGINT) or SIGTERM,
 /// which is what `flotilla run` sends its children.
 pub async fn shutdown_signal() {
@@ -154,5 +131,26 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_listens_and_nodes_connect_by_default() {
+        let world = ZenohArgs::default().zenoh_config(Role::World).unwrap();
+        assert!(world.get_json("listen/endpoints").unwrap().contains("127.0.0.1:7450"));
+        assert!(world.get_json("mode").unwrap().contains("router"));
+        let node = ZenohArgs::default().zenoh_config(Role::Node).unwrap();
+        assert!(node.get_json("connect/endpoints").unwrap().contains("127.0.0.1:7450"));
+        assert_eq!(node.get_json("scouting/multicast/enabled").unwrap(), "false");
+    }
+
+    #[test]
+    fn bad_mode_is_rejected() {
+        let args = ZenohArgs { mode: Some("satellite".into()), ..Default::default() };
+        assert!(args.zenoh_config(Role::Node).unwrap_err().contains("satellite"));
     }
 }

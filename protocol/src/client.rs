@@ -8,24 +8,28 @@ use crate::description::WorldDescription;
 use crate::keys::Keys;
 
 /// Asks the world for its description; `None` if no world answered in time.
-pub async fn fetch_description(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Result<WorldDescription, String> {
+pub async fn fetch_description(
+    session: &zenoh::Session,
+    keys: &Keys,
+    timeout: Duration,
+) -> Result<WorldDescription, String> {
     let key = keys.world_description();
-    let replies = session
-        .get(&key)
-        .timeout(timeout)
-        .await
-        .map_err(|e| format!("cannot query {key}: {e}"))?;
-    while let Ok(reply) = replies.recv_async().await {
-        match reply.result() {
-            Ok(sample) => return decode(&sample.payload().to_bytes()).map_err(|e| e.to_string()),
-            Err(err) => return Err(format!("world refused {key}: {}", String::from_utf8_lossy(&err.payload().to_bytes()))),
-        }
+    let replies = session.get(&key).timeout(timeout).await.map_err(|e| format!("cannot query {key}: {e}"))?;
+    if let Ok(reply) = replies.recv_async().await {
+        return match reply.result() {
+            Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|e| e.to_string()),
+            Err(err) => Err(format!("world refused {key}: {}", String::from_utf8_lossy(&err.payload().to_bytes()))),
+        };
     }
     Err(format!("no world answered on {key} within {timeout:?}"))
 }
 
 /// Waits until a world answers, retrying every 200 ms, for at most `timeout`.
-pub async fn wait_for_description(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Result<WorldDescription, String> {
+pub async fn wait_for_description(
+    session: &zenoh::Session,
+    keys: &Keys,
+    timeout: Duration,
+) -> Result<WorldDescription, String> {
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());

@@ -18,7 +18,12 @@ pub struct BadMessages {
 impl BadMessages {
     /// A counter for messages on `what` (a key or a topic).
     pub fn new(what: impl Into<String>) -> BadMessages {
-        BadMessages { what: what.into(), count: AtomicU64::new(0), last_log: Mutex::new(None), interval: Duration::from_secs(1) }
+        BadMessages {
+            what: what.into(),
+            count: AtomicU64::new(0),
+            last_log: Mutex::new(None),
+            interval: Duration::from_secs(1),
+        }
     }
 
     /// Records one dropped message and logs if the last log line is old enough.

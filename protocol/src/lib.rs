@@ -15,6 +15,10 @@
 //!   them and by `flotilla check`;
 //! * [`args`]: the command-line arguments every binary shares (Zenoh endpoints,
 //!   simulation id).
+//!
+//! Dependencies beyond the workspace's core set: `thiserror` for error types
+//! that carry data, `tokio` for the request helpers' timers, `tracing` and
+//! `tracing-subscriber` for the one logging set-up every binary shares.
 
 pub mod args;
 pub mod client;
@@ -25,8 +29,8 @@ pub mod description;
 pub mod drive_to_world;
 pub mod geometry;
 pub mod health;
-pub mod logging;
 pub mod keys;
+pub mod logging;
 pub mod names;
 pub mod node_kit;
 pub mod plugins;

@@ -40,7 +40,7 @@ pub fn step_size_ns(step_size_s: f64) -> Result<u64, String> {
         return Err(format!("step size must be a positive number of seconds (got {step_size_s})"));
     }
     let ns = (step_size_s * 1e9).round();
-    if ns < 1.0 || ns > 3.6e12 {
+    if !(1.0..=3.6e12).contains(&ns) {
         return Err(format!("step size must be between 1 ns and 1 hour (got {step_size_s} s)"));
     }
     Ok(ns as u64)

@@ -90,6 +90,8 @@ pub struct WorldStatus {
     pub paused: bool,
     /// Number of models in the world.
     pub models: u32,
+    /// Number of robots: models with a drive plugin.
+    pub robots: u32,
     /// Number of live Flotilla nodes (liveliness tokens), the world included.
     pub nodes: u32,
     /// The endpoint other programs connect to.

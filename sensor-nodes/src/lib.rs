@@ -3,6 +3,11 @@
 //! The models — [`raycast`] (the ray-casting kernel), [`scene`] (walls and
 //! bodies), [`laser::Laser`], [`odom::Odom`] — are plain structs with no Zenoh;
 //! [`serve`] is the one loop every sensor node runs around them.
+//!
+//! Dependencies beyond the workspace's core set: `rand`, `rand_chacha` and
+//! `rand_distr` for seeded, platform-independent Gaussian noise (ChaCha8 gives
+//! the same stream everywhere); `globset` for `--models`; `criterion` for the
+//! laser benchmark.
 
 pub mod cli;
 pub mod laser;

@@ -76,11 +76,8 @@ pub async fn serve<S: PluginServer>(
     mut server: S,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let _token = session
-        .liveliness()
-        .declare_token(keys.node_token(&node_id))
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let _token =
+        session.liveliness().declare_token(keys.node_token(&node_id)).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let (tx, mut rx) = unbounded_channel();
     let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;

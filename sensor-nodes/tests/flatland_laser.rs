@@ -21,7 +21,8 @@ struct Scan {
 }
 
 fn scans(world: &str) -> Vec<Scan> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/flatland/laser_tests/range_test").join(world);
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/flatland/laser_tests/range_test").join(world);
     let description = Physics::new(&load_world(&path).unwrap()).unwrap().description();
     let mut scene = Scene::new(&description);
     let model = &description.models[0];
@@ -48,13 +49,14 @@ fn scans(world: &str) -> Vec<Scan> {
         .collect()
 }
 
-fn assert_ranges(scan: &Scan, expected: &[f32]) {
+/// Expected ranges in metres as Flatland's test states them (f64 literals).
+fn assert_ranges(scan: &Scan, expected: &[f64]) {
     assert_eq!(scan.ranges.len(), expected.len(), "{}: {:?}", scan.topic, scan.ranges);
     for (got, want) in scan.ranges.iter().zip(expected) {
         if want.is_nan() {
             assert!(got.is_nan(), "{}: {:?} != {expected:?}", scan.topic, scan.ranges);
         } else {
-            assert!((got - want).abs() < 1e-5, "{}: {:?} != {expected:?}", scan.topic, scan.ranges);
+            assert!((f64::from(*got) - want).abs() < 1e-5, "{}: {:?} != {expected:?}", scan.topic, scan.ranges);
         }
     }
 }
@@ -76,7 +78,7 @@ fn range_test_world() {
 
     assert_eq!((s[2].topic.as_str(), s[2].frame.as_str()), ("/r/scan_back", "r_laser_back"));
     assert_eq!(s[2].range_max, 4.0);
-    assert_ranges(&s[2], &[f32::NAN, 3.2, 3.5, f32::NAN, f32::NAN]);
+    assert_ranges(&s[2], &[f64::NAN, 3.2, 3.5, f64::NAN, f64::NAN]);
 }
 
 #[test]

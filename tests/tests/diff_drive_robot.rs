@@ -55,7 +55,8 @@ async fn ground_truth_follows_v_t_and_omega_t() {
 
     // Turning on the spot at 1 rad/s: yaw grows by ω·Δt.
     let turning = keep_commanding(&sim, 0.0, 1.0);
-    let a = truth.until(T, |o| (o.twist.twist.angular.z - 1.0).abs() < 1e-6 && o.twist.twist.linear.x.abs() < 1e-6).await;
+    let a =
+        truth.until(T, |o| (o.twist.twist.angular.z - 1.0).abs() < 1e-6 && o.twist.twist.linear.x.abs() < 1e-6).await;
     let mut yaw = a.pose.pose.orientation.yaw();
     let mut turned = 0.0;
     let start = stamp_s(&a);

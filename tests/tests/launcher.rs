@@ -20,7 +20,8 @@ async fn a_killed_laser_is_restarted_and_scans_resume() {
     let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
     let log = common::log_dir(&sim).join("flotilla-run.log");
     let world = common::config("tests/room/world.yaml");
-    let mut launcher = common::spawn(&common::bin("flotilla"), &["run", &world, "--sim", &sim, "--listen", &endpoint], &log);
+    let mut launcher =
+        common::spawn(&common::bin("flotilla"), &["run", &world, "--sim", &sim, "--listen", &endpoint], &log);
 
     let session = common::connect(&endpoint).await;
     let keys = flotilla_protocol::Keys::new(&sim);
@@ -56,7 +57,8 @@ async fn a_killed_laser_is_restarted_and_scans_resume() {
     assert!(text.contains("laser exited"), "the launcher reports the crash:\n{text}");
 
     // SIGTERM stops everything cleanly.
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(launcher.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(launcher.id() as i32), nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
     let deadline = Instant::now() + T;
     let status = loop {
         if let Some(status) = launcher.try_wait().unwrap() {
@@ -73,7 +75,14 @@ async fn a_killed_laser_is_restarted_and_scans_resume() {
 fn run_with_a_bad_world_exits_with_the_cause() {
     let world = common::root().join("../shared/fixtures/flatland/load_world_tests/model_invalid_E/world.yaml");
     let out = Command::new(common::bin("flotilla"))
-        .args(["run", world.to_str().unwrap(), "--sim", &common::unique_sim("bad"), "--listen", &format!("tcp/127.0.0.1:{}", common::free_port())])
+        .args([
+            "run",
+            world.to_str().unwrap(),
+            "--sim",
+            &common::unique_sim("bad"),
+            "--listen",
+            &format!("tcp/127.0.0.1:{}", common::free_port()),
+        ])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -85,12 +94,23 @@ fn run_with_a_bad_world_exits_with_the_cause() {
 #[test]
 fn check_validates_and_names_unimplemented_plugin_types() {
     let fixtures = common::root().join("../shared/fixtures/flatland");
-    let ok = Command::new(common::bin("flotilla")).args(["check"]).arg(fixtures.join("conestogo_office_test/world.yaml")).output().unwrap();
+    let ok = Command::new(common::bin("flotilla"))
+        .args(["check"])
+        .arg(fixtures.join("conestogo_office_test/world.yaml"))
+        .output()
+        .unwrap();
     assert!(ok.status.success());
     let text = String::from_utf8_lossy(&ok.stdout);
-    assert!(text.contains("Laser: 1 instance(s)") && text.contains("no node implements plugin type TricycleDrive"), "{text}");
+    assert!(
+        text.contains("Laser: 1 instance(s)") && text.contains("no node implements plugin type TricycleDrive"),
+        "{text}"
+    );
 
-    let bad = Command::new(common::bin("flotilla")).args(["check"]).arg(fixtures.join("laser_tests/invalid_B/world.yaml")).output().unwrap();
+    let bad = Command::new(common::bin("flotilla"))
+        .args(["check"])
+        .arg(fixtures.join("laser_tests/invalid_B/world.yaml"))
+        .output()
+        .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("laser_center"));
 }

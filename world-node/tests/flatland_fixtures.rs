@@ -48,9 +48,13 @@ fn simple_test_a_loads_everything() {
     let weld = &turtlebot.joints[0];
     assert_eq!(weld.name, "left_wheel_weld");
     assert!(weld.collide_connected);
-    assert!(matches!(weld.kind, flotilla_protocol::description::JointKind::Weld { frequency, .. } if frequency == 10.0));
+    assert!(
+        matches!(weld.kind, flotilla_protocol::description::JointKind::Weld { frequency, .. } if frequency == 10.0)
+    );
     let antenna = &turtlebot.joints[3];
-    assert!(matches!(antenna.kind, flotilla_protocol::description::JointKind::Revolute { limits: Some([lo, hi]) } if lo == -0.002 && hi == 3.735));
+    assert!(
+        matches!(antenna.kind, flotilla_protocol::description::JointKind::Revolute { limits: Some([lo, hi]) } if lo == -0.002 && hi == 3.735)
+    );
     // body poses are placed relative to the model pose
     let left = turtlebot.body("left_wheel").unwrap();
     assert!((left.pose.x_m - (3.0 + 1.0)).abs() < 1e-4, "{:?}", left.pose);
@@ -79,7 +83,12 @@ fn world_invalid_a_has_no_properties() {
 
 #[test]
 fn world_invalid_b_color_needs_four_elements() {
-    assert_names(&load_err("world_invalid_B"), "world.yaml", "layers index 0", &["\"color\" must have exactly 4 elements"]);
+    assert_names(
+        &load_err("world_invalid_B"),
+        "world.yaml",
+        "layers index 0",
+        &["\"color\" must have exactly 4 elements"],
+    );
 }
 
 #[test]
@@ -109,7 +118,12 @@ fn world_invalid_e_duplicate_model() {
 #[test]
 fn world_invalid_f_more_than_sixteen_layers() {
     let err = load_err("world_invalid_F");
-    assert_names(&err, "world.yaml", "layers index 11", &["cannot add 3 more layers", "layer_15, layer_16, layer_17", "14 exist", "maximum is 16"]);
+    assert_names(
+        &err,
+        "world.yaml",
+        "layers index 11",
+        &["cannot add 3 more layers", "layer_15, layer_16, layer_17", "14 exist", "maximum is 16"],
+    );
 }
 
 #[test]
@@ -141,7 +155,12 @@ fn map_invalid_e_scale_missing() {
 
 #[test]
 fn model_invalid_a_bodies_not_a_list() {
-    assert_names(&load_err("model_invalid_A"), "turtlebot.model.yaml", "model \"turtlebot\"", &["\"bodies\" must be a list"]);
+    assert_names(
+        &load_err("model_invalid_A"),
+        "turtlebot.model.yaml",
+        "model \"turtlebot\"",
+        &["\"bodies\" must be a list"],
+    );
 }
 
 #[test]
@@ -196,17 +215,32 @@ fn model_invalid_f_footprint_typo() {
 
 #[test]
 fn model_invalid_g_body_typo() {
-    assert_names(&load_err("model_invalid_G"), "turtlebot.model.yaml", "model \"turtlebot\" body \"base\"", &["unrecognized entry random_paramter"]);
+    assert_names(
+        &load_err("model_invalid_G"),
+        "turtlebot.model.yaml",
+        "model \"turtlebot\" body \"base\"",
+        &["unrecognized entry random_paramter"],
+    );
 }
 
 #[test]
 fn model_invalid_h_duplicate_body() {
-    assert_names(&load_err("model_invalid_H"), "turtlebot.model.yaml", "model \"turtlebot\"", &["body named \"base\" already exists in model \"turtlebot\""]);
+    assert_names(
+        &load_err("model_invalid_H"),
+        "turtlebot.model.yaml",
+        "model \"turtlebot\"",
+        &["body named \"base\" already exists in model \"turtlebot\""],
+    );
 }
 
 #[test]
 fn model_invalid_i_duplicate_joint() {
-    assert_names(&load_err("model_invalid_I"), "turtlebot.model.yaml", "model \"turtlebot\"", &["joint named \"wheel_weld\" already exists in model \"turtlebot\""]);
+    assert_names(
+        &load_err("model_invalid_I"),
+        "turtlebot.model.yaml",
+        "model \"turtlebot\"",
+        &["joint named \"wheel_weld\" already exists in model \"turtlebot\""],
+    );
 }
 
 #[test]

@@ -76,7 +76,8 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async move {
         let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
-        let description = wait_for_description(&session, &keys, Duration::from_secs(60)).await.map_err(anyhow::Error::msg)?;
+        let description =
+            wait_for_description(&session, &keys, Duration::from_secs(60)).await.map_err(anyhow::Error::msg)?;
         let mut subscribers = Vec::new();
         for model in &description.models {
             let topic_of = |plugin_type: &str, key: &str, default: &str| -> Option<String> {
@@ -85,7 +86,9 @@ fn main() -> anyhow::Result<()> {
                 let topic = entry.get(key).and_then(|v| v.as_str()).unwrap_or(default).to_string();
                 Some(keys.ros(&resolve_topic(&model.namespace, &topic)))
             };
-            let (Some(scan_key), Some(cmd_key)) = (topic_of("Laser", "topic", "scan"), topic_of("DiffDrive", "twist_sub", "cmd_vel")) else {
+            let (Some(scan_key), Some(cmd_key)) =
+                (topic_of("Laser", "topic", "scan"), topic_of("DiffDrive", "twist_sub", "cmd_vel"))
+            else {
                 continue;
             };
             let publisher = session.declare_publisher(cmd_key.clone()).await.map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -123,7 +126,14 @@ mod tests {
 
     fn scan(ranges: Vec<f32>) -> LaserScan {
         let n = ranges.len() as f32;
-        LaserScan { angle_min: -1.5, angle_max: 1.5, angle_increment: 3.0 / (n - 1.0), range_max: 10.0, ranges, ..Default::default() }
+        LaserScan {
+            angle_min: -1.5,
+            angle_max: 1.5,
+            angle_increment: 3.0 / (n - 1.0),
+            range_max: 10.0,
+            ranges,
+            ..Default::default()
+        }
     }
 
     #[test]

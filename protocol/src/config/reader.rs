@@ -235,10 +235,9 @@ impl<'a> Reader<'a> {
                         (Err(e), _) | (_, Err(e)) => Err(self.error(format!("\"{key}\" index {i}: {e}"))),
                     }
                 }
-                other => Err(self.error(format!(
-                    "\"{key}\" index {i} must be a point [x, y], got {}",
-                    describe(other)
-                ))),
+                other => {
+                    Err(self.error(format!("\"{key}\" index {i} must be a point [x, y], got {}", describe(other))))
+                }
             })
             .collect()
     }

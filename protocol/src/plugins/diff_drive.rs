@@ -109,16 +109,16 @@ impl DiffDriveConfig {
             check_topic(&r, key, topic)?;
         }
         check_rate(&r, "pub_rate", config.pub_rate_hz)?;
-        for (key, noise) in [("odom_pose_noise", config.odom_pose_noise), ("odom_twist_noise", config.odom_twist_noise)] {
+        for (key, noise) in [("odom_pose_noise", config.odom_pose_noise), ("odom_twist_noise", config.odom_twist_noise)]
+        {
             if noise.iter().any(|v| !v.is_finite() || *v < 0.0) {
                 return Err(r.error(format!("\"{key}\" holds variances, which must be finite and ≥ 0, got {noise:?}")));
             }
         }
         if !config.cmd_vel_timeout_s.is_finite() || config.cmd_vel_timeout_s < 0.0 {
-            return Err(r.error(format!(
-                "\"cmd_vel_timeout\" must be ≥ 0 s (0 = never), got {}",
-                config.cmd_vel_timeout_s
-            )));
+            return Err(
+                r.error(format!("\"cmd_vel_timeout\" must be ≥ 0 s (0 = never), got {}", config.cmd_vel_timeout_s))
+            );
         }
         Ok(config)
     }
@@ -131,7 +131,8 @@ mod tests {
 
     fn parse(text: &str) -> Result<DiffDriveConfig, LoadError> {
         let layers = vec!["l".to_string()];
-        let ctx = PluginContext { model_file: Path::new("m.yaml"), model: "bot", bodies: vec!["base"], layer_names: &layers };
+        let ctx =
+            PluginContext { model_file: Path::new("m.yaml"), model: "bot", bodies: vec!["base"], layer_names: &layers };
         DiffDriveConfig::parse(&serde_yaml::from_str(text).unwrap(), "drive", &ctx)
     }
 
@@ -142,7 +143,10 @@ mod tests {
         assert_eq!(c.odom_pub, "odometry/filtered");
         assert_eq!((c.odom_frame_id.as_str(), c.ground_truth_frame_id.as_str()), ("odom", "map"));
         // the covariance defaults to the noise variances on its diagonal
-        assert_eq!((c.odom_pose_covariance.0[0], c.odom_pose_covariance.0[7], c.odom_pose_covariance.0[35]), (0.1, 0.2, 0.3));
+        assert_eq!(
+            (c.odom_pose_covariance.0[0], c.odom_pose_covariance.0[7], c.odom_pose_covariance.0[35]),
+            (0.1, 0.2, 0.3)
+        );
         assert_eq!(c.linear_dynamics, DynamicsLimitsConfig::default());
     }
 
@@ -156,7 +160,10 @@ mod tests {
     fn bad_values_are_named() {
         assert!(parse("{body: base, odom_pose_noise: [-1, 0, 0]}").unwrap_err().message.contains("odom_pose_noise"));
         assert!(parse("{body: base, odom_pose_covariance: [1, 2]}").unwrap_err().message.contains("exactly 36"));
-        assert!(parse("{body: base, linear_dynamics: {acceleration_limt: 1}}").unwrap_err().message.contains("acceleration_limt"));
+        assert!(parse("{body: base, linear_dynamics: {acceleration_limt: 1}}")
+            .unwrap_err()
+            .message
+            .contains("acceleration_limt"));
         assert!(parse("{body: base, twist_sub: 'bad topic'}").unwrap_err().message.contains("twist_sub"));
     }
 }

@@ -125,7 +125,9 @@ impl LaserConfig {
             angle_increment_rad,
         };
         if config.beam_count() > MAX_BEAMS {
-            return Err(r.error(format!("{} beams per scan is more than the maximum of {MAX_BEAMS}", config.beam_count())));
+            return Err(
+                r.error(format!("{} beams per scan is more than the maximum of {MAX_BEAMS}", config.beam_count()))
+            );
         }
         Ok(config)
     }
@@ -137,7 +139,12 @@ mod tests {
     use std::path::Path;
 
     fn ctx(layers: &[String]) -> PluginContext<'_> {
-        PluginContext { model_file: Path::new("robot.model.yaml"), model: "robot1", bodies: vec!["base_link"], layer_names: layers }
+        PluginContext {
+            model_file: Path::new("robot.model.yaml"),
+            model: "robot1",
+            bodies: vec!["base_link"],
+            layer_names: layers,
+        }
     }
 
     fn parse(text: &str) -> Result<LaserConfig, LoadError> {
@@ -166,7 +173,8 @@ mod tests {
 
     #[test]
     fn unknown_layer_body_and_entry_are_named() {
-        let e = parse("{body: base_link, range: 5, layers: [nope], angle: {min: 0, max: 1, increment: 0.5}}").unwrap_err();
+        let e =
+            parse("{body: base_link, range: 5, layers: [nope], angle: {min: 0, max: 1, increment: 0.5}}").unwrap_err();
         assert!(e.message.contains("{nope}"), "{e}");
         let e = parse("{body: wheel, range: 5, angle: {min: 0, max: 1, increment: 0.5}}").unwrap_err();
         assert!(e.message.contains("body \"wheel\""), "{e}");

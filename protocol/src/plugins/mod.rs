@@ -66,10 +66,11 @@ pub fn entry_of(plugin: &PluginDescription, model_file: &Path) -> Result<Value, 
 }
 
 /// The plugin types Flotilla serves and the binary that serves each.
-pub const IMPLEMENTED: &[(&str, &[&str])] = &[
-    ("DiffDrive", &["flotilla-drive", "flotilla-odom"]),
-    ("Laser", &["flotilla-laser"]),
-];
+pub const IMPLEMENTED: &[(&str, &[&str])] =
+    &[("DiffDrive", &["flotilla-drive", "flotilla-odom"]), ("Laser", &["flotilla-laser"])];
+
+/// Plugin types that make a model a robot (something driven by `cmd_vel`).
+pub const DRIVE_TYPES: &[&str] = &["DiffDrive", "TricycleDrive", "BicycleDrive", "AckermannDrive", "OmniDrive"];
 
 /// The binaries that serve a plugin type, or `None` if no node implements it.
 pub fn binaries_for(plugin_type: &str) -> Option<&'static [&'static str]> {

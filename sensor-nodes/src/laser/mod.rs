@@ -47,7 +47,8 @@ impl Laser {
                 [angle.cos(), angle.sin()]
             })
             .collect();
-        let noise = (config.noise_std_dev_m > 0.0).then(|| Normal::new(0.0, config.noise_std_dev_m).expect("validated ≥ 0"));
+        let noise =
+            (config.noise_std_dev_m > 0.0).then(|| Normal::new(0.0, config.noise_std_dev_m).expect("validated ≥ 0"));
         Laser {
             timer: UpdateTimer::new(config.update_rate_hz),
             rng: ChaCha8Rng::seed_from_u64(seed),

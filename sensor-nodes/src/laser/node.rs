@@ -47,16 +47,19 @@ impl PluginServer for LaserServer {
             let ctx = PluginContext::of(model, &description.layer_names);
             for plugin in model.plugins.iter().filter(|p| p.plugin_type == "Laser") {
                 let key = format!("{}/{}", model.name, plugin.name);
-                let config = match entry_of(plugin, ctx.model_file).and_then(|e| LaserConfig::parse(&e, &plugin.name, &ctx)) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        tracing::error!("skipping {key}: {e}");
-                        continue;
-                    }
-                };
+                let config =
+                    match entry_of(plugin, ctx.model_file).and_then(|e| LaserConfig::parse(&e, &plugin.name, &ctx)) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            tracing::error!("skipping {key}: {e}");
+                            continue;
+                        }
+                    };
                 let Some(body) = model.body(&config.body) else { continue };
                 // Keep a running instance (its timer and noise stream) when it is unchanged.
-                if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body.id && *i.laser.config() == config) {
+                if let Some(pos) =
+                    old.iter().position(|i| i.key == key && i.body == body.id && *i.laser.config() == config)
+                {
                     self.instances.push(old.swap_remove(pos));
                     continue;
                 }

@@ -84,7 +84,10 @@ impl Odom {
         let local = [c * twist.vx_mps + s * twist.vy_mps, -s * twist.vx_mps + c * twist.vy_mps];
         let reported = if self.config.twist_in_local_frame { local } else { [twist.vx_mps, twist.vy_mps] };
         let header = |frame: &str| Header { stamp: stamp.to_ros(), frame_id: frame.to_string() };
-        let pose_msg = |x: f64, y: f64, yaw: f64| Pose { position: Point { x, y, z: 0.0 }, orientation: Quaternion::from_yaw(yaw) };
+        let pose_msg = |x: f64, y: f64, yaw: f64| Pose {
+            position: Point { x, y, z: 0.0 },
+            orientation: Quaternion::from_yaw(yaw),
+        };
         let twist_msg = |vx: f64, vy: f64, w: f64| Twist {
             linear: Vector3 { x: vx, y: vy, z: 0.0 },
             angular: Vector3 { x: 0.0, y: 0.0, z: w },
@@ -93,8 +96,14 @@ impl Odom {
         let ground_truth = Odometry {
             header: header(&self.config.ground_truth_frame_id),
             child_frame_id: self.body_frame.clone(),
-            pose: PoseWithCovariance { pose: pose_msg(pose.x_m, pose.y_m, pose.theta_rad), covariance: Covariance::default() },
-            twist: TwistWithCovariance { twist: twist_msg(reported[0], reported[1], twist.omega_radps), covariance: Covariance::default() },
+            pose: PoseWithCovariance {
+                pose: pose_msg(pose.x_m, pose.y_m, pose.theta_rad),
+                covariance: Covariance::default(),
+            },
+            twist: TwistWithCovariance {
+                twist: twist_msg(reported[0], reported[1], twist.omega_radps),
+                covariance: Covariance::default(),
+            },
         };
         let noisy = [0, 1, 2, 3, 4, 5].map(|i| self.draw(i));
         let odometry = Odometry {
@@ -121,7 +130,10 @@ impl Odom {
         let transform = TransformStamped {
             header: odometry.header.clone(),
             child_frame_id: self.body_frame.clone(),
-            transform: Transform { translation: Vector3 { x: p.position.x, y: p.position.y, z: 0.0 }, rotation: p.orientation },
+            transform: Transform {
+                translation: Vector3 { x: p.position.x, y: p.position.y, z: 0.0 },
+                rotation: p.orientation,
+            },
         };
         OdomOutput { ground_truth, odometry, twist: twist_out, transform }
     }
@@ -134,7 +146,12 @@ mod tests {
 
     fn odom(yaml: &str, seed: u64) -> Odom {
         let layers = vec![];
-        let ctx = PluginContext { model_file: std::path::Path::new("m.yaml"), model: "bot", bodies: vec!["base"], layer_names: &layers };
+        let ctx = PluginContext {
+            model_file: std::path::Path::new("m.yaml"),
+            model: "bot",
+            bodies: vec!["base"],
+            layer_names: &layers,
+        };
         Odom::new(DiffDriveConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "drive", &ctx).unwrap(), "r1", seed)
     }
 
@@ -159,7 +176,9 @@ mod tests {
         let yaml = "{body: base, odom_pose_noise: [0.01, 0.04, 0.0]}";
         let run = |seed| {
             let mut o = odom(yaml, seed);
-            (0..2000).map(|_| o.update(SimTime::ZERO, Pose2::default(), Twist2::default()).odometry.pose.pose.position).collect::<Vec<_>>()
+            (0..2000)
+                .map(|_| o.update(SimTime::ZERO, Pose2::default(), Twist2::default()).odometry.pose.pose.position)
+                .collect::<Vec<_>>()
         };
         assert_eq!(run(7), run(7), "same seed, same noise");
         assert_ne!(run(7), run(8));

@@ -37,7 +37,9 @@ impl PluginServer for OdomServer {
             let ctx = PluginContext::of(model, &description.layer_names);
             for plugin in model.plugins.iter().filter(|p| p.plugin_type == "DiffDrive") {
                 let key = format!("{}/{}", model.name, plugin.name);
-                let config = match entry_of(plugin, ctx.model_file).and_then(|e| DiffDriveConfig::parse(&e, &plugin.name, &ctx)) {
+                let config = match entry_of(plugin, ctx.model_file)
+                    .and_then(|e| DiffDriveConfig::parse(&e, &plugin.name, &ctx))
+                {
                     Ok(c) => c,
                     Err(e) => {
                         tracing::error!("skipping {key}: {e}");
@@ -45,7 +47,9 @@ impl PluginServer for OdomServer {
                     }
                 };
                 let Some(body) = model.body(&config.body) else { continue };
-                if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body.id && *i.odom.config() == config) {
+                if let Some(pos) =
+                    old.iter().position(|i| i.key == key && i.body == body.id && *i.odom.config() == config)
+                {
                     self.instances.push(old.swap_remove(pos));
                     continue;
                 }

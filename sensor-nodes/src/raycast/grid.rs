@@ -35,7 +35,9 @@ impl SegmentGrid {
         let origin = [lo[0] - cell_m, lo[1] - cell_m];
         let cols = (((hi[0] - origin[0]) / cell_m).ceil() as usize + 1).clamp(1, 1 << 14);
         let rows = (((hi[1] - origin[1]) / cell_m).ceil() as usize + 1).clamp(1, 1 << 14);
-        let cell_m = cell_m.max((hi[0] - origin[0]) / (cols - 1).max(1) as f64).max((hi[1] - origin[1]) / (rows - 1).max(1) as f64);
+        let cell_m = cell_m
+            .max((hi[0] - origin[0]) / (cols - 1).max(1) as f64)
+            .max((hi[1] - origin[1]) / (rows - 1).max(1) as f64);
 
         let mut grid = SegmentGrid { segments, origin, cell_m, cols, rows, cell_start: vec![], cell_items: vec![] };
         let mut per_cell: Vec<Vec<u32>> = vec![Vec::new(); cols * rows];

@@ -23,7 +23,8 @@ impl ConvexPolygon {
         let mut hull: Vec<Vec2> = Vec::with_capacity(pts.len() * 2);
         for pass in 0..2 {
             let start = hull.len();
-            let iter: Box<dyn Iterator<Item = &Vec2>> = if pass == 0 { Box::new(pts.iter()) } else { Box::new(pts.iter().rev()) };
+            let iter: Box<dyn Iterator<Item = &Vec2>> =
+                if pass == 0 { Box::new(pts.iter()) } else { Box::new(pts.iter().rev()) };
             for &p in iter {
                 while hull.len() >= start + 2 && turn(hull[hull.len() - 2], hull[hull.len() - 1], p) <= 0.0 {
                     hull.pop();

@@ -34,7 +34,10 @@ pub fn evaluate(source: &str) -> Result<Value, String> {
         Lua::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => Value::from(n as i64),
         Lua::Num(n) => Value::from(n),
         Lua::Str(s) if s.is_empty() => Value::String(s),
-        Lua::Str(s) => serde_yaml::from_str::<Value>(&s).ok().filter(|v| !v.is_mapping() && !v.is_sequence()).unwrap_or(Value::String(s)),
+        Lua::Str(s) => serde_yaml::from_str::<Value>(&s)
+            .ok()
+            .filter(|v| !v.is_mapping() && !v.is_sequence())
+            .unwrap_or(Value::String(s)),
     })
 }
 

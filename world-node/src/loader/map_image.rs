@@ -13,7 +13,13 @@ use flotilla_protocol::geometry::Pose2;
 /// A pixel is an obstacle when its brightness (0..1) is below
 /// `occupied_thresh`, Flatland's rule; `negate` inverts brightness first, as
 /// map_server does. The image's bottom-left corner sits at `origin`.
-pub fn load(path: &Path, resolution_m: f64, occupied_thresh: f64, negate: bool, origin: Pose2) -> Result<Vec<Segment>, String> {
+pub fn load(
+    path: &Path,
+    resolution_m: f64,
+    occupied_thresh: f64,
+    negate: bool,
+    origin: Pose2,
+) -> Result<Vec<Segment>, String> {
     let image = image::open(path).map_err(|e| e.to_string())?.to_luma8();
     let (width, height) = (image.width() as usize, image.height() as usize);
     let occupied: Vec<bool> = image
@@ -36,7 +42,11 @@ pub fn load(path: &Path, resolution_m: f64, occupied_thresh: f64, negate: bool, 
 /// metres in the map frame (origin at the bottom-left corner, y up).
 pub fn vectorize_occupancy(occupied: &[bool], width: usize, height: usize, resolution_m: f64) -> Vec<Segment> {
     let cell = |row: isize, col: isize| -> bool {
-        row >= 0 && col >= 0 && (row as usize) < height && (col as usize) < width && occupied[row as usize * width + col as usize]
+        row >= 0
+            && col >= 0
+            && (row as usize) < height
+            && (col as usize) < width
+            && occupied[row as usize * width + col as usize]
     };
     let to_world = |col: usize, row: usize| [col as f64 * resolution_m, (height as f64 - row as f64) * resolution_m];
     let mut segments = Vec::new();

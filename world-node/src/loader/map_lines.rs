@@ -23,7 +23,11 @@ pub fn load(path: &Path, scale: f64, origin: Pose2) -> Result<Vec<Segment>, Load
             return Err(LoadError::new(
                 path,
                 "",
-                format!("cannot read a line segment from line {} of {name}: expected x1 y1 x2 y2, got {:?}", i + 1, line.trim()),
+                format!(
+                    "cannot read a line segment from line {} of {name}: expected x1 y1 x2 y2, got {:?}",
+                    i + 1,
+                    line.trim()
+                ),
             ));
         }
         let a = origin.transform_point([numbers[0] * scale, numbers[1] * scale]);

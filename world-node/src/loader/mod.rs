@@ -33,7 +33,8 @@ pub fn resolve_path(relative_to: &Path, written: &str) -> PathBuf {
 /// Reads and preprocesses a YAML file.
 pub(crate) fn read_yaml(path: &Path, entity: &str) -> Result<serde_yaml::Value, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        let why = if e.kind() == std::io::ErrorKind::NotFound { "file does not exist".to_string() } else { e.to_string() };
+        let why =
+            if e.kind() == std::io::ErrorKind::NotFound { "file does not exist".to_string() } else { e.to_string() };
         LoadError::new(path, entity, format!("cannot read {}: {why}", path.display()))
     })?;
     let value: serde_yaml::Value =

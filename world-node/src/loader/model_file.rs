@@ -38,7 +38,9 @@ pub fn load_model(
         return Err(model.error("\"bodies\" must have at least one body"));
     }
     if body_entries.len() > MAX_BODIES_PER_MODEL {
-        return Err(model.error(format!("{} bodies is more than the maximum of {MAX_BODIES_PER_MODEL}", body_entries.len())));
+        return Err(
+            model.error(format!("{} bodies is more than the maximum of {MAX_BODIES_PER_MODEL}", body_entries.len()))
+        );
     }
     let mut bodies: Vec<BodyDescription> = Vec::new();
     for (i, entry) in body_entries.iter().enumerate() {
@@ -110,7 +112,12 @@ pub fn load_model(
     Ok(ModelDescription { plugins: plugins.into_iter().map(|(p, _)| p).collect(), ..description })
 }
 
-fn read_body(body: &Reader, name: String, model_pose: Pose2, layer_names: &[String]) -> Result<BodyDescription, LoadError> {
+fn read_body(
+    body: &Reader,
+    name: String,
+    model_pose: Pose2,
+    layer_names: &[String],
+) -> Result<BodyDescription, LoadError> {
     let [x, y, t] = body.array::<3>("pose", Some([0.0; 3]))?;
     let kind = match body.opt("type", "dynamic".to_string())?.as_str() {
         "dynamic" => BodyKind::Dynamic,
@@ -159,8 +166,11 @@ fn read_footprint(fp: &Reader, layer_names: &[String]) -> Result<Footprint, Load
         "circle" => {
             let radius: f64 = fp.req("radius")?;
             let center = fp.array::<2>("center", Some([0.0, 0.0]))?;
-            if !(radius.is_finite() && radius > 0.0) || !center.iter().all(|v| v.is_finite()) {
+            if !(radius.is_finite() && radius > 0.0) {
                 return Err(fp.error(format!("\"radius\" must be a positive number of metres, got {radius}")));
+            }
+            if !center.iter().all(|v| v.is_finite()) {
+                return Err(fp.error(format!("\"center\" must be finite, got {center:?}")));
             }
             FootprintShape::Circle { center, radius }
         }
@@ -189,7 +199,9 @@ fn read_footprint(fp: &Reader, layer_names: &[String]) -> Result<Footprint, Load
         sensor: fp.opt("sensor", false)?,
     };
     fp.finish()?;
-    for (key, v) in [("density", footprint.density), ("friction", footprint.friction), ("restitution", footprint.restitution)] {
+    for (key, v) in
+        [("density", footprint.density), ("friction", footprint.friction), ("restitution", footprint.restitution)]
+    {
         if !v.is_finite() || v < 0.0 {
             return Err(fp.error(format!("\"{key}\" must be a finite number ≥ 0, got {v}")));
         }
@@ -235,7 +247,9 @@ fn read_joint(joint: &Reader, name: String, bodies: &[BodyDescription]) -> Resul
             joint.raw("limits");
             if let Some([lo, hi]) = limits {
                 if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-                    return Err(joint.error(format!("\"limits\" must be [lower, upper] with lower ≤ upper, got [{lo}, {hi}]")));
+                    return Err(
+                        joint.error(format!("\"limits\" must be [lower, upper] with lower ≤ upper, got [{lo}, {hi}]"))
+                    );
                 }
             }
             JointKind::Revolute { limits }

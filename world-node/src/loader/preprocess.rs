@@ -63,7 +63,11 @@ fn scalar(s: String, file: &Path, depth: usize) -> Result<Value, LoadError> {
 
 fn included_path(written: &str, file: &Path, depth: usize) -> Result<std::path::PathBuf, LoadError> {
     if depth >= MAX_DEPTH {
-        return Err(LoadError::new(file, "", format!("includes nested more than {MAX_DEPTH} deep (does {written} include itself?)")));
+        return Err(LoadError::new(
+            file,
+            "",
+            format!("includes nested more than {MAX_DEPTH} deep (does {written} include itself?)"),
+        ));
     }
     Ok(resolve_path(file, written.trim_matches('"').trim_matches('\'')))
 }
@@ -86,7 +90,8 @@ fn include_documents(written: &str, file: &Path, depth: usize) -> Result<Vec<Val
     let text = read(&path, file)?;
     let mut out = Vec::new();
     for document in serde_yaml::Deserializer::from_str(&text) {
-        let value = Value::deserialize(document).map_err(|e| LoadError::new(&path, "", format!("invalid YAML: {e}")))?;
+        let value =
+            Value::deserialize(document).map_err(|e| LoadError::new(&path, "", format!("invalid YAML: {e}")))?;
         out.push(walk(value, &path, depth + 1)?);
     }
     Ok(out)

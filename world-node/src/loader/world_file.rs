@@ -32,9 +32,8 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     let root = read_yaml(path, "world")?;
     let world = Reader::new(&root, path, "world")?;
 
-    let properties = world
-        .sub("properties", "properties")?
-        .ok_or_else(|| world.error("entry \"properties\" does not exist"))?;
+    let properties =
+        world.sub("properties", "properties")?.ok_or_else(|| world.error("entry \"properties\" does not exist"))?;
     let settings = WorldSettings::parse(&properties)?;
 
     let layer_entries = world.seq("layers")?.ok_or_else(|| world.error("entry \"layers\" does not exist"))?;
@@ -162,15 +161,18 @@ fn load_layer_map(map_path: &Path, layer: &str) -> Result<Vec<flotilla_protocol:
         map.raw("mode");
         map.finish()?;
         if !(resolution.is_finite() && resolution > 0.0) {
-            return Err(map.error(format!("\"resolution\" must be a positive number of metres per pixel, got {resolution}")));
+            return Err(
+                map.error(format!("\"resolution\" must be a positive number of metres per pixel, got {resolution}"))
+            );
         }
         if !(0.0..=1.0).contains(&occupied_thresh) {
             return Err(map.error(format!("\"occupied_thresh\" must be within 0..1, got {occupied_thresh}")));
         }
         let image_path = resolve_path(map_path, &image);
         let origin = Pose2::new(origin[0], origin[1], origin[2]);
-        map_image::load(&image_path, resolution, occupied_thresh, negate, origin)
-            .map_err(|message| map.error(format!("cannot load {} in layer \"{layer}\": {message}", image_path.display())))
+        map_image::load(&image_path, resolution, occupied_thresh, negate, origin).map_err(|message| {
+            map.error(format!("cannot load {} in layer \"{layer}\": {message}", image_path.display()))
+        })
     } else {
         Err(map.error(format!("unknown map \"type\" {kind:?}; expected line_segments or a map_server image map")))
     }

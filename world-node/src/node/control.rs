@@ -19,11 +19,19 @@ pub struct RunState {
 pub const MAX_STEPS_PER_REQUEST: u64 = 10_000_000;
 
 /// Carries out a request; returns the reply and the world change to announce.
-pub fn handle(physics: &mut Physics, run: &mut RunState, request: ControlRequest) -> (ControlReply, Option<WorldChange>) {
+pub fn handle(
+    physics: &mut Physics,
+    run: &mut RunState,
+    request: ControlRequest,
+) -> (ControlReply, Option<WorldChange>) {
     let result = match request {
-        ControlRequest::Spawn { yaml_path, name, namespace, pose } => spawn(physics, &yaml_path, &name, &namespace, pose)
-            .map(|()| Some(WorldChange::ModelSpawned { model: name })),
-        ControlRequest::Delete { name } => physics.remove_model(&name).map(|()| Some(WorldChange::ModelDeleted { model: name })),
+        ControlRequest::Spawn { yaml_path, name, namespace, pose } => {
+            spawn(physics, &yaml_path, &name, &namespace, pose)
+                .map(|()| Some(WorldChange::ModelSpawned { model: name }))
+        }
+        ControlRequest::Delete { name } => {
+            physics.remove_model(&name).map(|()| Some(WorldChange::ModelDeleted { model: name }))
+        }
         ControlRequest::Move { name, pose } => {
             physics.move_model(&name, pose).map(|()| Some(WorldChange::ModelMoved { model: name, pose }))
         }

@@ -60,10 +60,20 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 }
 
 /// Runs the world until `shutdown` completes.
-pub async fn run(session: zenoh::Session, physics: Physics, config: WorldNodeConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+pub async fn run(
+    session: zenoh::Session,
+    physics: Physics,
+    config: WorldNodeConfig,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
     let keys = config.keys.clone();
     let step_ns = physics.step_ns();
-    let shared = Arc::new(Mutex::new(Shared { physics, run: RunState::default(), inbox: Inbox::default(), nodes: BTreeSet::new() }));
+    let shared = Arc::new(Mutex::new(Shared {
+        physics,
+        run: RunState::default(),
+        inbox: Inbox::default(),
+        nodes: BTreeSet::new(),
+    }));
 
     let _token = session
         .liveliness()
@@ -224,7 +234,7 @@ pub async fn run(session: zenoh::Session, physics: Physics, config: WorldNodeCon
                     }
                 }
                 ClockMode::Fast => {
-                    if state.step % 64 == 0 {
+                    if state.step.is_multiple_of(64) {
                         tokio::select! {
                             biased;
                             _ = &mut shutdown => break,
@@ -260,12 +270,14 @@ pub async fn run(session: zenoh::Session, physics: Physics, config: WorldNodeCon
                     real_time_factor: sim / wall,
                     paused: s.run.paused,
                     models: s.physics.model_count() as u32,
+                    robots: s.physics.robot_count() as u32,
                     nodes: s.nodes.len() as u32,
                     endpoint: config.endpoint.clone(),
                 }
             };
             last_status = (now, state.time);
-            if let Err(e) = session.put(&status_key, encode(&status)).congestion_control(CongestionControl::Drop).await {
+            if let Err(e) = session.put(&status_key, encode(&status)).congestion_control(CongestionControl::Drop).await
+            {
                 tracing::warn!("cannot publish status: {e}");
             }
         }

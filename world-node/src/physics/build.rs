@@ -77,7 +77,12 @@ pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription) -> RigidBod
 }
 
 /// Inserts a revolute or weld joint between two bodies.
-pub fn insert_joint(world: &mut PhysicsWorld, joint: &JointDescription, a: RigidBodyHandle, b: RigidBodyHandle) -> ImpulseJointHandle {
+pub fn insert_joint(
+    world: &mut PhysicsWorld,
+    joint: &JointDescription,
+    a: RigidBodyHandle,
+    b: RigidBodyHandle,
+) -> ImpulseJointHandle {
     let [a1, a2] = joint.anchors;
     let data: GenericJoint = match joint.kind {
         JointKind::Revolute { limits } => {

@@ -103,6 +103,14 @@ impl Physics {
     pub fn model_count(&self) -> usize {
         self.models.len()
     }
+    /// Number of robots: models with a drive plugin.
+    pub fn robot_count(&self) -> usize {
+        use flotilla_protocol::plugins::DRIVE_TYPES;
+        self.models
+            .iter()
+            .filter(|m| m.description.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str())))
+            .count()
+    }
     /// Every layer name.
     pub fn layer_names(&self) -> &[String] {
         &self.layer_names
@@ -191,10 +199,7 @@ impl Physics {
     }
 
     fn model_index(&self, name: &str) -> Result<usize, String> {
-        self.models
-            .iter()
-            .position(|m| m.description.name == name)
-            .ok_or_else(|| format!("no model named \"{name}\""))
+        self.models.iter().position(|m| m.description.name == name).ok_or_else(|| format!("no model named \"{name}\""))
     }
 
     /// Holds a body at a velocity from now on (until replaced or cleared).
@@ -216,8 +221,10 @@ impl Physics {
             let Some(body) = self.world.bodies.get_mut(entry.handle) else { continue };
             let pose = body_pose(body);
             let (s, c) = pose.theta_rad.sin_cos();
-            let origin_velocity =
-                Vector::new(c * command.local_vx_mps - s * command.local_vy_mps, s * command.local_vx_mps + c * command.local_vy_mps);
+            let origin_velocity = Vector::new(
+                c * command.local_vx_mps - s * command.local_vy_mps,
+                s * command.local_vx_mps + c * command.local_vy_mps,
+            );
             // rapier's linvel is the centre of mass's: add ω × (com − origin)
             let r = body.center_of_mass() - Vector::new(pose.x_m, pose.y_m);
             let omega = command.omega_radps;

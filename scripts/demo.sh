@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds Flotilla (release) and runs the demo: six robots wandering the
+# conestogo office, every plugin in its own process, with a live status line.
+# Extra arguments go to `flotilla run` (e.g. --rate 4, --for 30).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/ensure-deps.sh
+cargo build --release --workspace --bins
+exec target/release/flotilla run configs/office/world.yaml --exec target/release/flotilla-wander "$@"

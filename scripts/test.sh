@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, every unit, integration and
+# end-to-end test (the end-to-end tests start the real binaries on loopback).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/ensure-deps.sh
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo build --workspace --bins --locked
+cargo test --workspace --locked
