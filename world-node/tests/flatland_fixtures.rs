@@ -273,3 +273,16 @@ fn conestogo_office_loads_with_its_plugins() {
     let types: Vec<&str> = world.models.iter().flat_map(|m| m.plugins.iter().map(|p| p.plugin_type.as_str())).collect();
     assert!(types.contains(&"Laser") && types.contains(&"TricycleDrive"), "{types:?}");
 }
+
+#[test]
+fn model_tf_publisher_worlds_load_and_bad_bodies_are_rejected() {
+    for ok in ["tf_publish_test_A", "tf_publish_test_B"] {
+        load_world(&fixture(&format!("model_tf_publisher_tests/{ok}/world.yaml")))
+            .unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    let a = load_world(&fixture("model_tf_publisher_tests/invalid_A/world.yaml")).unwrap_err();
+    assert!(a.message.contains("body \"random_body\" does not exist"), "{a}");
+    let b = load_world(&fixture("model_tf_publisher_tests/invalid_B/world.yaml")).unwrap_err();
+    assert!(b.message.contains("random_body_1"), "{b}");
+    assert_eq!(b.entity, "model \"robot1\" plugin \"model_tf_publisher\"");
+}

@@ -8,6 +8,7 @@
 pub mod diff_drive;
 pub mod dynamics_limits;
 pub mod laser;
+pub mod model_tf_publisher;
 
 use std::path::Path;
 
@@ -77,12 +78,13 @@ pub fn binaries_for(plugin_type: &str) -> Option<&'static [&'static str]> {
     IMPLEMENTED.iter().find(|(t, _)| *t == plugin_type).map(|(_, bins)| *bins)
 }
 
-/// Validates a plugin entry of an implemented type; `Ok(false)` for types no
-/// node implements yet.
+/// Validates a plugin entry of every type whose parameters Flotilla knows;
+/// `Ok(false)` for types it cannot validate yet.
 pub fn validate(plugin_type: &str, entry: &Value, name: &str, ctx: &PluginContext) -> Result<bool, LoadError> {
     match plugin_type {
         "DiffDrive" => diff_drive::DiffDriveConfig::parse(entry, name, ctx).map(|_| true),
         "Laser" => laser::LaserConfig::parse(entry, name, ctx).map(|_| true),
+        "ModelTfPublisher" => model_tf_publisher::ModelTfPublisherConfig::parse(entry, name, ctx).map(|_| true),
         _ => Ok(false),
     }
 }

@@ -1,0 +1,47 @@
+//! Flatland's `ModelTfPublisher` parameters. Validated by `flotilla check` and
+//! the world loader; no node serves the type yet.
+
+use serde_yaml::Value;
+
+use super::{check_rate, PluginContext};
+use crate::config::LoadError;
+
+/// A validated `ModelTfPublisher` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelTfPublisherConfig {
+    /// Plugin name.
+    pub name: String,
+    /// Also broadcast world → reference body.
+    pub publish_tf_world: bool,
+    /// The world frame id.
+    pub world_frame_id: String,
+    /// Broadcasts per sim second (∞ = every step).
+    pub update_rate_hz: f64,
+    /// The body every other body's transform is relative to (default: the first).
+    pub reference: String,
+    /// Bodies not broadcast.
+    pub exclude: Vec<String>,
+}
+
+impl ModelTfPublisherConfig {
+    /// Parses and validates a `ModelTfPublisher` entry.
+    pub fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<ModelTfPublisherConfig, LoadError> {
+        let r = ctx.reader(entry, name)?;
+        let first_body = ctx.bodies.first().copied().unwrap_or_default().to_string();
+        let config = ModelTfPublisherConfig {
+            name: name.to_string(),
+            publish_tf_world: r.opt("publish_tf_world", false)?,
+            world_frame_id: r.opt("world_frame_id", "map".to_string())?,
+            update_rate_hz: r.opt("update_rate", f64::INFINITY)?,
+            reference: r.opt("reference", first_body)?,
+            exclude: r.opt_list("exclude", Vec::new(), None, None)?,
+        };
+        r.finish()?;
+        check_rate(&r, "update_rate", config.update_rate_hz)?;
+        ctx.check_body(&r, &config.reference)?;
+        for body in &config.exclude {
+            ctx.check_body(&r, body)?;
+        }
+        Ok(config)
+    }
+}
