@@ -5,19 +5,12 @@ use std::time::Duration;
 use anyhow::bail;
 use flotilla_protocol::args::{open_session, NodeArgs, Role};
 use flotilla_protocol::client::call_control;
-use flotilla_protocol::control::{verbs, ControlRequest};
+use flotilla_protocol::control::ControlRequest;
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::Keys;
 
 fn call(node: &NodeArgs, request: ControlRequest) -> anyhow::Result<()> {
-    let verb = match &request {
-        ControlRequest::Spawn { .. } => verbs::SPAWN,
-        ControlRequest::Delete { .. } => verbs::DELETE,
-        ControlRequest::Move { .. } => verbs::MOVE,
-        ControlRequest::Pause => verbs::PAUSE,
-        ControlRequest::Resume => verbs::RESUME,
-        ControlRequest::Step { .. } => verbs::STEP,
-    };
+    let verb = request.verb();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
         let session = open_session(&super::client_args(node), Role::Node).await.map_err(anyhow::Error::msg)?;
@@ -53,7 +46,7 @@ pub fn move_model(node: &NodeArgs, name: String, pose: Pose2) -> anyhow::Result<
     call(node, ControlRequest::Move { name, pose })
 }
 
-/// Pause, resume or step.
+/// Pause, resume, step or change the clock.
 pub fn simple(node: &NodeArgs, request: ControlRequest) -> anyhow::Result<()> {
     call(node, request)
 }

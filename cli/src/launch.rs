@@ -25,9 +25,10 @@ use crate::status_line::{format_status, Console};
 pub struct RunArgs {
     /// The Flatland world file.
     world: PathBuf,
-    /// Clock mode: realtime or fast.
+    /// Clock mode: realtime, fast, lockstep or external. In lockstep mode the
+    /// world starts paused and steps once every node has joined the barrier.
     #[arg(long)]
-    clock: Option<String>,
+    clock: Option<flotilla_protocol::control::ClockMode>,
     /// Real-time factor in realtime mode (2.0 = twice as fast as real time).
     #[arg(long)]
     rate: Option<f64>,
@@ -114,8 +115,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(mode) = &args.node.zenoh.mode {
         world_args.extend(["--mode".into(), mode.clone()]);
     }
+    let clock = args.clock.unwrap_or(spec.settings.clock);
+    if clock == flotilla_protocol::control::ClockMode::Lockstep {
+        world_args.push("--start-paused".into());
+    }
     for (flag, value) in [
-        ("--clock", args.clock.clone()),
+        ("--clock", args.clock.map(|c| c.to_string())),
         ("--rate", args.rate.map(|r| r.to_string())),
         ("--seed", args.seed.map(|s| s.to_string())),
     ] {
@@ -138,6 +143,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         a
     };
     let mut children = vec![supervised("world", sibling("flotilla-world")?, world_args, vec![])];
+    let lockstep_nodes = (clock == flotilla_protocol::control::ClockMode::Lockstep).then_some(binaries.len());
     for binary in &binaries {
         let name = binary.trim_start_matches("flotilla-").to_string();
         children.push(supervised(&name, sibling(binary)?, node_args(&[]), vec![]));
@@ -168,7 +174,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
 
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(supervise(children, console, endpoint, sim, args.for_s))
+    runtime.block_on(supervise(children, console, endpoint, sim, args.for_s, lockstep_nodes))
 }
 
 fn supervised(name: &str, program: PathBuf, args: Vec<String>, env: Vec<(String, String)>) -> Supervised {
@@ -235,6 +241,7 @@ async fn supervise(
     endpoint: String,
     sim: String,
     for_s: Option<f64>,
+    lockstep_nodes: Option<usize>,
 ) -> anyhow::Result<()> {
     let log = |line: String| console.lock().unwrap_or_else(|e| e.into_inner()).log(&line);
     for child in &mut children {
@@ -254,6 +261,11 @@ async fn supervise(
         })
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+
+    if let Some(expected) = lockstep_nodes {
+        let (session, console, sim) = (session.clone(), console.clone(), sim.clone());
+        tokio::spawn(async move { start_when_all_joined(&session, &sim, expected, &console).await });
+    }
 
     let deadline = for_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
     let signal = shutdown_signal();
@@ -338,5 +350,48 @@ async fn supervise(
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Lockstep: resumes the (paused) world once `expected` participants hold
+/// lockstep tokens, so that every node sees every step from the first.
+async fn start_when_all_joined(session: &zenoh::Session, sim: &str, expected: usize, console: &Arc<Mutex<Console>>) {
+    use flotilla_protocol::control::ControlRequest;
+    let keys = Keys::new(sim);
+    let give_up = Instant::now() + Duration::from_secs(120);
+    loop {
+        let mut joined = 0;
+        if let Ok(replies) = session.liveliness().get(keys.lockstep_all()).timeout(Duration::from_secs(1)).await {
+            while let Ok(reply) = replies.recv_async().await {
+                joined += usize::from(reply.result().is_ok());
+            }
+        }
+        if joined >= expected || Instant::now() >= give_up {
+            if joined < expected {
+                console.lock().unwrap_or_else(|e| e.into_inner()).log(&format!(
+                    "flotilla: only {joined} of {expected} nodes joined the lockstep barrier; starting anyway"
+                ));
+            }
+            match flotilla_protocol::client::call_control(
+                session,
+                &keys,
+                "resume",
+                &ControlRequest::Resume,
+                Duration::from_secs(10),
+            )
+            .await
+            {
+                Ok(_) => console
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .log(&format!("flotilla: lockstep with {joined} nodes; stepping")),
+                Err(e) => console
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .log(&format!("flotilla: cannot start stepping: {e}")),
+            }
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -85,6 +85,17 @@ enum Command {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// Switch the clock mode: realtime, fast, lockstep or external.
+    Clock {
+        /// The new mode: realtime, fast, lockstep or external.
+        #[arg(value_name = "MODE")]
+        clock_mode: flotilla_protocol::control::ClockMode,
+        /// New real-time factor (realtime mode).
+        #[arg(long)]
+        rate: Option<f64>,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
     /// Take N steps, then stay paused.
     Step {
         /// Number of steps.
@@ -109,6 +120,10 @@ fn main() -> std::process::ExitCode {
         }
         Command::Pause { node } => control::simple(&node, flotilla_protocol::control::ControlRequest::Pause),
         Command::Resume { node } => control::simple(&node, flotilla_protocol::control::ControlRequest::Resume),
+        Command::Clock { clock_mode, rate, node } => control::simple(
+            &node,
+            flotilla_protocol::control::ControlRequest::SetClock { mode: clock_mode, real_time_factor: rate },
+        ),
         Command::Step { steps, node } => {
             control::simple(&node, flotilla_protocol::control::ControlRequest::Step { steps })
         }
@@ -126,4 +141,13 @@ fn main() -> std::process::ExitCode {
 /// endpoint unless told otherwise.
 fn client_args(node: &NodeArgs) -> ZenohArgs {
     node.zenoh.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

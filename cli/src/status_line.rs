@@ -59,9 +59,13 @@ impl Console {
 pub fn format_status(status: &WorldStatus, processes_up: usize, processes: usize) -> String {
     let t = status.time.as_secs_f64();
     format!(
-        "t = {:>9.2} s  {:>6.2}× real time  step {:>8}  {} robots ({} models)  {} nodes live  {}/{} processes up{}",
+        "t = {:>9.2} s  {:>6.2}× real time ({})  step {:>8}  {} robots ({} models)  {} nodes live  {}/{} processes up{}",
         t,
         status.real_time_factor,
+        match status.clock {
+            flotilla_protocol::control::ClockMode::Lockstep => format!("lockstep, {} in barrier", status.lockstep_participants),
+            other => other.to_string(),
+        },
         status.step,
         status.robots,
         status.models,
@@ -84,6 +88,8 @@ mod tests {
             step: 2469,
             real_time_factor: 3.5,
             paused: true,
+            clock: flotilla_protocol::control::ClockMode::Lockstep,
+            lockstep_participants: 3,
             models: 7,
             robots: 6,
             nodes: 4,

@@ -14,6 +14,8 @@ pub struct DiffDrive {
     target_mps: f64,
     target_radps: f64,
     commanded_at_ns: Option<u64>,
+    /// Commands not yet in force: (apply after this sim time, v, ω).
+    queued: std::collections::VecDeque<(u64, f64, f64)>,
     velocity_mps: f64,
     yaw_rate_radps: f64,
 }
@@ -37,20 +39,28 @@ impl DiffDrive {
             target_mps: 0.0,
             target_radps: 0.0,
             commanded_at_ns: None,
+            queued: std::collections::VecDeque::new(),
             velocity_mps: 0.0,
             yaw_rate_radps: 0.0,
         }
     }
 
-    /// A `cmd_vel` arrived at sim time `now_ns`. Non-finite commands are
+    /// Most commands waiting to take effect; older ones are dropped first.
+    pub const MAX_QUEUED: usize = 64;
+
+    /// A `cmd_vel` arrived. It takes effect at the first step whose sim time
+    /// is after `apply_after_ns`: the time of the latest state for a plain
+    /// Twist, or the header stamp of a TwistStamped — which is what makes
+    /// lockstep runs independent of message timing. Non-finite commands are
     /// refused (returns false) and change nothing.
-    pub fn command(&mut self, forward_mps: f64, yaw_rate_radps: f64, now_ns: u64) -> bool {
+    pub fn command(&mut self, forward_mps: f64, yaw_rate_radps: f64, apply_after_ns: u64) -> bool {
         if !(forward_mps.is_finite() && yaw_rate_radps.is_finite()) {
             return false;
         }
-        self.target_mps = forward_mps;
-        self.target_radps = yaw_rate_radps;
-        self.commanded_at_ns = Some(now_ns);
+        if self.queued.len() >= Self::MAX_QUEUED {
+            self.queued.pop_front();
+        }
+        self.queued.push_back((apply_after_ns, forward_mps, yaw_rate_radps));
         true
     }
 
@@ -65,6 +75,15 @@ impl DiffDrive {
     /// Advances by one step of `dt_s` at sim time `now_ns`: the velocity to
     /// hold during the next step.
     pub fn step(&mut self, now_ns: u64, dt_s: f64) -> DriveOutput {
+        while let Some(&(after, v, w)) = self.queued.front() {
+            if after >= now_ns {
+                break;
+            }
+            self.queued.pop_front();
+            self.target_mps = v;
+            self.target_radps = w;
+            self.commanded_at_ns = Some(now_ns);
+        }
         let (target_v, target_w) =
             if self.is_stale(now_ns) { (0.0, 0.0) } else { (self.target_mps, self.target_radps) };
         self.velocity_mps = self.linear.step(self.velocity_mps, target_v, dt_s);
@@ -108,10 +127,22 @@ mod tests {
     fn a_stale_command_stops_the_robot() {
         let mut drive = DiffDrive::new(&config(0.0, 0.5));
         drive.command(0.8, 0.3, 0);
-        assert_eq!(drive.step(100 * STEP_NS, 0.005), DriveOutput { forward_mps: 0.8, yaw_rate_radps: 0.3 });
-        assert_eq!(drive.step(101 * STEP_NS, 0.005), DriveOutput::default(), "0.505 s after the command");
-        drive.command(0.2, 0.0, 101 * STEP_NS);
-        assert_eq!(drive.step(102 * STEP_NS, 0.005).forward_mps, 0.2);
+        // in force from the step at 5 ms
+        assert_eq!(drive.step(STEP_NS, 0.005), DriveOutput { forward_mps: 0.8, yaw_rate_radps: 0.3 });
+        assert_eq!(drive.step(101 * STEP_NS, 0.005), DriveOutput { forward_mps: 0.8, yaw_rate_radps: 0.3 });
+        assert_eq!(drive.step(102 * STEP_NS, 0.005), DriveOutput::default(), "0.505 s after the command");
+        drive.command(0.2, 0.0, 102 * STEP_NS);
+        assert_eq!(drive.step(103 * STEP_NS, 0.005).forward_mps, 0.2);
+    }
+
+    #[test]
+    fn a_stamped_command_waits_for_its_step() {
+        let mut drive = DiffDrive::new(&config(0.0, 0.0));
+        // stamped at t = 10 ms: not in force at 10 ms, in force at 15 ms
+        drive.command(0.5, 0.0, 2 * STEP_NS);
+        assert_eq!(drive.step(STEP_NS, 0.005).forward_mps, 0.0);
+        assert_eq!(drive.step(2 * STEP_NS, 0.005).forward_mps, 0.0);
+        assert_eq!(drive.step(3 * STEP_NS, 0.005).forward_mps, 0.5);
     }
 
     #[test]

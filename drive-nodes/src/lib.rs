@@ -6,7 +6,7 @@
 //! [`diff_drive::DiffDrive`] — with a `step(input, dt)` API and no Zenoh;
 //! [`node`] adapts them to the world's state and actuation keys.
 //!
-//! Dependencies beyond the workspace's core set: `globset` for `--models`.
+//! Dependencies: only the workspace's core set.
 
 pub mod diff_drive;
 pub mod limits;

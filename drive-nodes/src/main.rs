@@ -13,6 +13,9 @@ struct Args {
     /// Serve only models whose name matches this glob (e.g. `robot_*`).
     #[arg(long)]
     models: Option<String>,
+    /// Serve only shard i of n (models split by a stable hash of their name).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
     /// Prefix of every ROS-facing key (must match the world's).
     #[arg(long, default_value = "")]
     ros_prefix: String,
@@ -24,16 +27,12 @@ fn main() -> std::process::ExitCode {
     flotilla_protocol::logging::init("info,zenoh=warn");
     let args = Args::parse();
     let result = (|| -> anyhow::Result<()> {
-        let models = args
-            .models
-            .as_deref()
-            .map(|g| globset::Glob::new(g).map(|g| g.compile_matcher()))
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("--models: {e}"))?;
+        let selection = flotilla_protocol::node_kit::Selection::new(args.models.as_deref(), args.shard.as_deref())
+            .map_err(anyhow::Error::msg)?;
         let config = DriveNodeConfig {
             keys: Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix),
             node_id: node_id("drive"),
-            models,
+            selection,
         };
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
         runtime.block_on(async {

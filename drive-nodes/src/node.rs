@@ -33,14 +33,14 @@ pub struct DriveNodeConfig {
     pub keys: Keys,
     /// This node's id.
     pub node_id: String,
-    /// Serve only models whose name matches (None = every model).
-    pub models: Option<globset::GlobMatcher>,
+    /// Which models to serve.
+    pub selection: flotilla_protocol::node_kit::Selection,
 }
 
 enum Input {
     State(WorldState),
     Event(WorldEvent),
-    Command { instance: String, forward_mps: f64, yaw_rate_radps: f64 },
+    Command { instance: String, forward_mps: f64, yaw_rate_radps: f64, stamp_ns: Option<u64> },
 }
 
 struct Instance {
@@ -49,12 +49,17 @@ struct Instance {
     _cmd_vel: zenoh::pubsub::Subscriber<()>,
 }
 
-/// Decodes a `cmd_vel` payload: `Twist` (exactly 52 bytes) or `TwistStamped`.
-pub fn decode_cmd_vel(bytes: &[u8]) -> Result<Twist, CdrError> {
+/// Decodes a `cmd_vel` payload: `Twist` (exactly 52 bytes) or `TwistStamped`
+/// (with its stamp in ns, `None` when the stamp is zero or negative).
+pub fn decode_cmd_vel(bytes: &[u8]) -> Result<(Twist, Option<u64>), CdrError> {
     if bytes.len() == 52 {
-        ros::decode::<Twist>(bytes)
+        ros::decode::<Twist>(bytes).map(|t| (t, None))
     } else {
-        ros::decode::<TwistStamped>(bytes).map(|stamped| stamped.twist)
+        ros::decode::<TwistStamped>(bytes).map(|stamped| {
+            let t = stamped.header.stamp;
+            let ns = (t.sec > 0 || t.nanosec > 0).then(|| t.sec.max(0) as u64 * 1_000_000_000 + u64::from(t.nanosec));
+            (stamped.twist, ns)
+        })
     }
 }
 
@@ -80,6 +85,9 @@ pub async fn run(
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
 
+    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, keys, &config.node_id)
+        .await
+        .map_err(anyhow::Error::msg)?;
     tokio::pin!(shutdown);
     let description = tokio::select! {
         _ = &mut shutdown => return Ok(()),
@@ -89,6 +97,7 @@ pub async fn run(
     rebuild(&session, &config, &description, &tx, &mut instances).await;
     let mut revision = description.revision;
     let mut now_ns = 0u64;
+    let mut last_step = None;
     let mut commands = Vec::new();
 
     loop {
@@ -98,9 +107,9 @@ pub async fn run(
             input = rx.recv() => match input { Some(i) => i, None => break },
         };
         match input {
-            Input::Command { instance, forward_mps, yaw_rate_radps } => {
+            Input::Command { instance, forward_mps, yaw_rate_radps, stamp_ns } => {
                 if let Some(i) = instances.get_mut(&instance) {
-                    i.drive.command(forward_mps, yaw_rate_radps, now_ns);
+                    i.drive.command(forward_mps, yaw_rate_radps, stamp_ns.unwrap_or(now_ns));
                 }
             }
             Input::Event(event) => {
@@ -112,6 +121,10 @@ pub async fn run(
                 }
             }
             Input::State(state) => {
+                if last_step == Some(state.step) {
+                    continue; // the world re-published a state we handled
+                }
+                last_step = Some(state.step);
                 now_ns = state.time.nanos;
                 let dt_s = state.step_ns as f64 * 1e-9;
                 commands.clear();
@@ -124,18 +137,18 @@ pub async fn run(
                         omega_radps: out.yaw_rate_radps,
                     });
                 }
-                if instances.is_empty() {
-                    continue;
+                if !instances.is_empty() {
+                    let actuation = Actuation {
+                        node: config.node_id.clone(),
+                        step: state.step,
+                        commands: std::mem::take(&mut commands),
+                    };
+                    if let Err(e) = publisher.put(encode(&actuation)).await {
+                        tracing::warn!("cannot publish actuation: {e}");
+                    }
+                    commands = actuation.commands;
                 }
-                let actuation = Actuation {
-                    node: config.node_id.clone(),
-                    step: state.step,
-                    commands: std::mem::take(&mut commands),
-                };
-                if let Err(e) = publisher.put(encode(&actuation)).await {
-                    tracing::warn!("cannot publish actuation: {e}");
-                }
-                commands = actuation.commands;
+                lockstep.done(state.step).await;
             }
         }
     }
@@ -169,7 +182,7 @@ async fn rebuild(
 ) {
     let mut next = BTreeMap::new();
     for model in &description.models {
-        if config.models.as_ref().is_some_and(|glob| !glob.is_match(&model.name)) {
+        if !config.selection.serves(&model.name) {
             continue;
         }
         let ctx = PluginContext::of(model, &description.layer_names);
@@ -214,14 +227,15 @@ async fn subscribe_cmd_vel(
     session
         .declare_subscriber(topic.to_string())
         .callback(move |sample| match decode_cmd_vel(&sample.payload().to_bytes()) {
-            Ok(t) if t.linear.x.is_finite() && t.angular.z.is_finite() => {
+            Ok((t, stamp_ns)) if t.linear.x.is_finite() && t.angular.z.is_finite() => {
                 let _ = tx.send(Input::Command {
                     instance: instance.clone(),
                     forward_mps: t.linear.x,
                     yaw_rate_radps: t.angular.z,
+                    stamp_ns,
                 });
             }
-            Ok(t) => bad.record(&format!("non-finite command {t:?}")),
+            Ok((t, _)) => bad.record(&format!("non-finite command {t:?}")),
             Err(e) => bad.record(&e),
         })
         .await
@@ -238,9 +252,12 @@ mod tests {
         let mut twist = Twist::default();
         twist.linear.x = 0.4;
         twist.angular.z = -0.2;
-        assert_eq!(decode_cmd_vel(&ros::encode(&twist)).unwrap(), twist);
-        let stamped = TwistStamped { header: Header { frame_id: "base_link".into(), ..Default::default() }, twist };
-        assert_eq!(decode_cmd_vel(&ros::encode(&stamped)).unwrap(), twist);
+        assert_eq!(decode_cmd_vel(&ros::encode(&twist)).unwrap(), (twist, None));
+        let mut stamped = TwistStamped { header: Header { frame_id: "base_link".into(), ..Default::default() }, twist };
+        assert_eq!(decode_cmd_vel(&ros::encode(&stamped)).unwrap(), (twist, None), "zero stamp: unstamped");
+        stamped.header.stamp.sec = 2;
+        stamped.header.stamp.nanosec = 5;
+        assert_eq!(decode_cmd_vel(&ros::encode(&stamped)).unwrap(), (twist, Some(2_000_000_005)));
         assert!(decode_cmd_vel(&[0, 1, 0, 0, 1, 2, 3]).is_err());
     }
 }

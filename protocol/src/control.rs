@@ -22,6 +22,54 @@ pub mod verbs {
     pub const RESUME: &str = "resume";
     /// Step N times while paused.
     pub const STEP: &str = "step";
+    /// Change the clock mode.
+    pub const CLOCK: &str = "clock";
+}
+
+/// How the world paces its steps (DESIGN.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ClockMode {
+    /// Steps paced to the wall clock times the real-time factor.
+    #[default]
+    Realtime,
+    /// Step as fast as possible, waiting for no one.
+    Fast,
+    /// Deterministic: after each state, wait until every live lockstep
+    /// participant has reported that it is done with that step.
+    Lockstep,
+    /// Follow a `clock` published by someone else.
+    External,
+}
+
+impl ClockMode {
+    /// The name used in world files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockMode::Realtime => "realtime",
+            ClockMode::Fast => "fast",
+            ClockMode::Lockstep => "lockstep",
+            ClockMode::External => "external",
+        }
+    }
+}
+
+impl std::fmt::Display for ClockMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ClockMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ClockMode, String> {
+        match s {
+            "realtime" => Ok(ClockMode::Realtime),
+            "fast" => Ok(ClockMode::Fast),
+            "lockstep" => Ok(ClockMode::Lockstep),
+            "external" => Ok(ClockMode::External),
+            other => Err(format!("unknown clock mode {other:?}; expected realtime, fast, lockstep or external")),
+        }
+    }
 }
 
 /// A request to a control service.
@@ -59,6 +107,28 @@ pub enum ControlRequest {
         /// How many steps.
         steps: u64,
     },
+    /// Switch the clock mode (and, for realtime, the real-time factor).
+    SetClock {
+        /// The new mode.
+        mode: ClockMode,
+        /// New real-time factor, if it changes.
+        real_time_factor: Option<f64>,
+    },
+}
+
+impl ControlRequest {
+    /// The control verb (last key chunk) that carries this request.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            ControlRequest::Spawn { .. } => verbs::SPAWN,
+            ControlRequest::Delete { .. } => verbs::DELETE,
+            ControlRequest::Move { .. } => verbs::MOVE,
+            ControlRequest::Pause => verbs::PAUSE,
+            ControlRequest::Resume => verbs::RESUME,
+            ControlRequest::Step { .. } => verbs::STEP,
+            ControlRequest::SetClock { .. } => verbs::CLOCK,
+        }
+    }
 }
 
 impl WireMessage for ControlRequest {

@@ -83,6 +83,10 @@ impl Keys {
     pub fn lockstep(&self, node: &str) -> String {
         format!("{}/lockstep/{node}", self.root)
     }
+    /// `flotilla/<sim>/lockstep/*` — every participant's reports and tokens.
+    pub fn lockstep_all(&self) -> String {
+        format!("{}/lockstep/*", self.root)
+    }
     /// `flotilla/<sim>/status` — ~2 Hz summary for launchers and dashboards.
     pub fn status(&self) -> String {
         format!("{}/status", self.root)

@@ -30,6 +30,7 @@ pub mod drive_to_world;
 pub mod geometry;
 pub mod health;
 pub mod keys;
+pub mod lockstep;
 pub mod logging;
 pub mod names;
 pub mod node_kit;

@@ -35,3 +35,66 @@ where
         .await
         .map_err(|e| format!("cannot subscribe to {key}: {e}"))
 }
+
+/// Which models a node serves: `--models GLOB` and `--shard i/n`.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    models: Option<globset::GlobMatcher>,
+    shard: Option<(u64, u64)>,
+}
+
+impl Selection {
+    /// From the command-line values (`--models`, `--shard i/n`).
+    pub fn new(models: Option<&str>, shard: Option<&str>) -> Result<Selection, String> {
+        let models = models
+            .map(|g| globset::Glob::new(g).map(|g| g.compile_matcher()).map_err(|e| format!("--models {g:?}: {e}")))
+            .transpose()?;
+        let shard = shard
+            .map(|text| {
+                let (i, n) =
+                    text.split_once('/').ok_or_else(|| format!("--shard must be i/n, e.g. 0/2 (got {text:?})"))?;
+                let (i, n): (u64, u64) = (
+                    i.trim().parse().map_err(|_| format!("--shard {text:?}: {i:?} is not a number"))?,
+                    n.trim().parse().map_err(|_| format!("--shard {text:?}: {n:?} is not a number"))?,
+                );
+                if n == 0 || i >= n {
+                    return Err(format!("--shard {text:?}: need 0 ≤ i < n"));
+                }
+                Ok((i, n))
+            })
+            .transpose()?;
+        Ok(Selection { models, shard })
+    }
+
+    /// Whether this node serves the model. Shards split models by a stable
+    /// hash of their name, so every node agrees without talking.
+    pub fn serves(&self, model: &str) -> bool {
+        let by_name = self.models.as_ref().is_none_or(|glob| glob.is_match(model));
+        let by_shard = self.shard.is_none_or(|(i, n)| crate::seed::plugin_seed(0, model, "") % n == i);
+        by_name && by_shard
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Selection;
+
+    #[test]
+    fn shards_partition_the_models() {
+        let names: Vec<String> = (0..50).map(|i| format!("robot{i}")).collect();
+        let shards: Vec<Selection> = (0..3).map(|i| Selection::new(None, Some(&format!("{i}/3"))).unwrap()).collect();
+        for name in &names {
+            assert_eq!(shards.iter().filter(|s| s.serves(name)).count(), 1, "{name} is served exactly once");
+        }
+        assert!(shards.iter().all(|s| names.iter().any(|n| s.serves(n))), "no shard is empty");
+    }
+
+    #[test]
+    fn globs_and_bad_shards() {
+        let s = Selection::new(Some("robot[12]"), None).unwrap();
+        assert!(s.serves("robot1") && !s.serves("robot3"));
+        for bad in ["2/2", "1", "a/b", "0/0"] {
+            assert!(Selection::new(None, Some(bad)).is_err(), "{bad}");
+        }
+    }
+}

@@ -88,6 +88,10 @@ pub struct WorldStatus {
     pub real_time_factor: f64,
     /// Whether stepping is paused.
     pub paused: bool,
+    /// The clock mode.
+    pub clock: crate::control::ClockMode,
+    /// Live lockstep participants (the barrier's size).
+    pub lockstep_participants: u32,
     /// Number of models in the world.
     pub models: u32,
     /// Number of robots: models with a drive plugin.

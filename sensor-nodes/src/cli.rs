@@ -13,6 +13,9 @@ pub struct SensorArgs {
     /// Serve only models whose name matches this glob (e.g. `robot_*`).
     #[arg(long)]
     pub models: Option<String>,
+    /// Serve only shard i of n (models split by a stable hash of their name).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
     /// Prefix of every ROS-facing key (must match the world's).
     #[arg(long, default_value = "")]
     pub ros_prefix: String,
@@ -27,19 +30,13 @@ pub fn main<S: PluginServer>(binary: &str, kind: &str, server: S) -> std::proces
     flotilla_protocol::logging::init("info,zenoh=warn");
     let args = SensorArgs::parse();
     let result = (|| -> anyhow::Result<()> {
-        let models = args
-            .models
-            .as_deref()
-            .map(|g| globset::Glob::new(g).map(|g| g.compile_matcher()))
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("--models: {e}"))?;
+        let selection = Selection::new(args.models.as_deref(), args.shard.as_deref()).map_err(anyhow::Error::msg)?;
         flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
         let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
         runtime.block_on(async {
             let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
-            let result =
-                serve(session.clone(), keys, node_id(kind), Selection { models }, server, shutdown_signal()).await;
+            let result = serve(session.clone(), keys, node_id(kind), selection, server, shutdown_signal()).await;
             let _ = session.close().await;
             result
         })

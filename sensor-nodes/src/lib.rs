@@ -6,7 +6,7 @@
 //!
 //! Dependencies beyond the workspace's core set: `rand`, `rand_chacha` and
 //! `rand_distr` for seeded, platform-independent Gaussian noise (ChaCha8 gives
-//! the same stream everywhere); `globset` for `--models`; `criterion` for the
+//! the same stream everywhere); `criterion` for the
 //! laser benchmark.
 
 pub mod cli;

@@ -12,19 +12,7 @@ use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState};
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::unbounded_channel;
 
-/// Which models a node serves.
-#[derive(Debug, Clone, Default)]
-pub struct Selection {
-    /// Only models whose name matches (None = all).
-    pub models: Option<globset::GlobMatcher>,
-}
-
-impl Selection {
-    /// Whether this node serves the model.
-    pub fn serves(&self, model: &str) -> bool {
-        self.models.as_ref().is_none_or(|glob| glob.is_match(model))
-    }
-}
+pub use flotilla_protocol::node_kit::Selection;
 
 /// Messages produced while handling one state: (key, payload) pairs.
 #[derive(Default)]
@@ -82,6 +70,9 @@ pub async fn serve<S: PluginServer>(
     let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
 
+    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, &keys, &node_id)
+        .await
+        .map_err(anyhow::Error::msg)?;
     tokio::pin!(shutdown);
     let mut revision = tokio::select! {
         _ = &mut shutdown => return Ok(()),
@@ -92,6 +83,7 @@ pub async fn serve<S: PluginServer>(
     };
     let mut publishers: HashMap<String, zenoh::pubsub::Publisher<'static>> = HashMap::new();
     let mut outbox = Outbox::default();
+    let mut last_step = None;
     loop {
         let input = tokio::select! {
             biased;
@@ -110,6 +102,10 @@ pub async fn serve<S: PluginServer>(
             }
             Input::Event(_) => {}
             Input::State(state) => {
+                if last_step == Some(state.step) {
+                    continue; // the world re-published a state we handled
+                }
+                last_step = Some(state.step);
                 if state.revision > revision {
                     // A change we have not heard about (missed event, world restart).
                     if let Ok(d) = fetch_description(&session, &keys, Duration::from_secs(5)).await {
@@ -136,6 +132,8 @@ pub async fn serve<S: PluginServer>(
                         }
                     }
                 }
+                // Everything due at this step is out: the world may go on.
+                lockstep.done(state.step).await;
             }
         }
     }

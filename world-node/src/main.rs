@@ -15,7 +15,8 @@ use flotilla_world::physics::Physics;
 struct Args {
     /// The Flatland world file.
     world: PathBuf,
-    /// Clock mode: realtime or fast (overrides the world's `properties.clock`).
+    /// Clock mode: realtime, fast, lockstep or external (overrides the
+    /// world's `properties.clock`).
     #[arg(long)]
     clock: Option<ClockMode>,
     /// Real-time factor in realtime mode (overrides `properties.real_time_factor`).
@@ -30,6 +31,17 @@ struct Args {
     /// Prefix of every ROS-facing key (overrides `properties.ros_prefix`).
     #[arg(long)]
     ros_prefix: Option<String>,
+    /// Seconds a lockstep participant may take per step before it is reported
+    /// (overrides `properties.lockstep_timeout`).
+    #[arg(long)]
+    lockstep_timeout: Option<f64>,
+    /// What to do about a stalled lockstep participant: wait or drop
+    /// (overrides `properties.on_stall`).
+    #[arg(long)]
+    on_stall: Option<flotilla_world::node::StallPolicy>,
+    /// Start paused; `flotilla resume` (or the launcher) starts stepping.
+    #[arg(long)]
+    start_paused: bool,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -64,6 +76,12 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     if let Some(prefix) = args.ros_prefix {
         s.ros_prefix = prefix;
     }
+    if let Some(timeout) = args.lockstep_timeout {
+        s.lockstep_timeout_s = timeout;
+    }
+    if let Some(policy) = args.on_stall {
+        s.on_stall = policy;
+    }
     s.validate().map_err(|e| anyhow::anyhow!("{}: {e}", args.world.display()))?;
     flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
     let physics = Physics::new(&spec).map_err(anyhow::Error::msg)?;
@@ -71,6 +89,10 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         keys: Keys::new(&args.node.sim).with_ros_prefix(&spec.settings.ros_prefix),
         clock: spec.settings.clock,
         real_time_factor: spec.settings.real_time_factor,
+        start_paused: args.start_paused,
+        lockstep_timeout: std::time::Duration::from_secs_f64(spec.settings.lockstep_timeout_s),
+        stall_policy: spec.settings.on_stall,
+        external_clock: spec.settings.external_clock.clone(),
         endpoint: args.node.zenoh.advertised_endpoint(),
         node_id: format!("world-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]),
     };

@@ -96,6 +96,22 @@ impl Sim {
         Topic { key, rx, _subscriber: subscriber }
     }
 
+    /// Subscribes to the world's internal state messages.
+    pub async fn subscribe_states(&self) -> Topic<flotilla_protocol::world_to_nodes::WorldState> {
+        let key = self.keys.world_state();
+        let (tx, rx) = unbounded_channel();
+        let subscriber = self
+            .session
+            .declare_subscriber(&key)
+            .callback(move |sample| {
+                let _ =
+                    tx.send(flotilla_protocol::codec::decode(&sample.payload().to_bytes()).expect("well-formed state"));
+            })
+            .await
+            .unwrap();
+        Topic { key, rx, _subscriber: subscriber }
+    }
+
     /// Publishes a CDR message on a ROS topic.
     pub async fn publish<T: RosMessage>(&self, ros_name: &str, message: &T) {
         self.session.put(self.keys.ros(ros_name), ros::encode(message)).await.unwrap();
@@ -147,6 +163,11 @@ impl<T> Topic<T> {
                 _ => panic!("no matching message on {} within {timeout:?}", self.key),
             }
         }
+    }
+
+    /// The next message if one arrives (None when the channel closed).
+    pub async fn next_opt(&mut self) -> Option<T> {
+        self.rx.recv().await
     }
 
     /// Drops everything received so far.

@@ -3,27 +3,9 @@
 
 use flotilla_protocol::config::{LoadError, Reader};
 
-/// How the world paces its steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ClockMode {
-    /// Steps paced to the wall clock times the real-time factor.
-    #[default]
-    Realtime,
-    /// Step as fast as possible, waiting for no one.
-    Fast,
-}
+pub use flotilla_protocol::control::ClockMode;
 
-impl std::str::FromStr for ClockMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ClockMode, String> {
-        match s {
-            "realtime" => Ok(ClockMode::Realtime),
-            "fast" => Ok(ClockMode::Fast),
-            "lockstep" | "external" => Err(format!("clock mode {s:?} is not available yet; use realtime or fast")),
-            other => Err(format!("unknown clock mode {other:?}; expected realtime or fast")),
-        }
-    }
-}
+use crate::node::StallPolicy;
 
 /// Settings of the world process.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +20,13 @@ pub struct WorldSettings {
     pub seed: u64,
     /// Prefix of every ROS-facing key (for several simulations on one network).
     pub ros_prefix: String,
+    /// Wall seconds a lockstep participant may take for one step before it
+    /// is reported (and dropped, with `on_stall: drop`).
+    pub lockstep_timeout_s: f64,
+    /// What to do about a participant that stalls: `wait` or `drop`.
+    pub on_stall: StallPolicy,
+    /// The ROS name of the clock followed in external mode.
+    pub external_clock: String,
     /// Box2D velocity iterations (kept for compatibility; used as solver iterations).
     pub velocity_iterations: u64,
     /// Box2D position iterations (kept for compatibility).
@@ -52,6 +41,9 @@ impl Default for WorldSettings {
             clock: ClockMode::Realtime,
             seed: 0,
             ros_prefix: String::new(),
+            lockstep_timeout_s: 5.0,
+            on_stall: StallPolicy::Wait,
+            external_clock: "/clock".to_string(),
             velocity_iterations: 10,
             position_iterations: 10,
         }
@@ -69,6 +61,12 @@ impl WorldSettings {
             clock: clock_text.parse().map_err(|e: String| properties.error(format!("entry \"clock\": {e}")))?,
             seed: properties.opt("seed", d.seed)?,
             ros_prefix: properties.opt("ros_prefix", d.ros_prefix)?,
+            lockstep_timeout_s: properties.opt("lockstep_timeout", d.lockstep_timeout_s)?,
+            on_stall: properties
+                .opt("on_stall", "wait".to_string())?
+                .parse()
+                .map_err(|e: String| properties.error(format!("entry \"on_stall\": {e}")))?,
+            external_clock: properties.opt("external_clock", d.external_clock)?,
             velocity_iterations: properties.opt("velocity_iterations", d.velocity_iterations)?,
             position_iterations: properties.opt("position_iterations", d.position_iterations)?,
         };
@@ -85,6 +83,12 @@ impl WorldSettings {
         }
         if !self.ros_prefix.is_empty() {
             flotilla_protocol::keys::check_key_chunk("\"ros_prefix\"", self.ros_prefix.trim_matches('/'))?;
+        }
+        if !(self.lockstep_timeout_s.is_finite() && self.lockstep_timeout_s > 0.0) {
+            return Err(format!(
+                "\"lockstep_timeout\" must be a positive number of seconds, got {}",
+                self.lockstep_timeout_s
+            ));
         }
         if self.velocity_iterations == 0 || self.velocity_iterations > 1000 {
             return Err(format!("\"velocity_iterations\" must be 1..1000, got {}", self.velocity_iterations));

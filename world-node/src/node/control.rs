@@ -1,18 +1,31 @@
 //! The control services: spawn, delete, move, pause, resume, step.
 
-use flotilla_protocol::control::{ControlReply, ControlRequest};
+use flotilla_protocol::control::{ClockMode, ControlReply, ControlRequest};
 use flotilla_protocol::world_to_nodes::WorldChange;
 
 use crate::loader::{load_model, resolve_path};
 use crate::physics::Physics;
 
 /// Run state the control services change besides the physics.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RunState {
     /// Stepping is paused.
     pub paused: bool,
     /// Steps still to take while paused (from `step N`).
     pub steps_pending: u64,
+    /// How steps are paced.
+    pub clock: ClockMode,
+    /// Sim seconds per wall second in realtime mode.
+    pub real_time_factor: f64,
+    /// Set when the clock changed, so that the pacer restarts.
+    pub clock_changed: bool,
+}
+
+impl RunState {
+    /// Running (or paused) in `clock` mode at `real_time_factor`.
+    pub fn new(clock: ClockMode, real_time_factor: f64, paused: bool) -> RunState {
+        RunState { paused, steps_pending: 0, clock, real_time_factor, clock_changed: false }
+    }
 }
 
 /// The largest `step N` accepted in one request.
@@ -50,6 +63,17 @@ pub fn handle(
         ControlRequest::Step { steps } => {
             run.paused = true;
             run.steps_pending = run.steps_pending.saturating_add(steps);
+            Ok(None)
+        }
+        ControlRequest::SetClock { real_time_factor: Some(f), .. } if !(f.is_finite() && f > 0.0) => {
+            Err(format!("the real-time factor must be a positive number, got {f}"))
+        }
+        ControlRequest::SetClock { mode, real_time_factor } => {
+            run.clock = mode;
+            if let Some(f) = real_time_factor {
+                run.real_time_factor = f;
+            }
+            run.clock_changed = true;
             Ok(None)
         }
     };

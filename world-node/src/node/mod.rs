@@ -2,9 +2,10 @@
 //!
 //! It publishes one [`WorldState`] and one ROS `clock` per step, applies the
 //! actuation of drive nodes at the next step, serves the description and the
-//! control services, announces world events, and publishes a status summary
-//! about twice per wall second.
+//! control services, announces world events, runs the lockstep barrier, and
+//! publishes a status summary about twice per wall second.
 
+mod barrier;
 mod control;
 mod inbox;
 mod pacing;
@@ -16,20 +17,22 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use flotilla_protocol::codec::{decode, encode, encode_into};
-use flotilla_protocol::control::ControlRequest;
+use flotilla_protocol::control::{ClockMode, ControlRequest};
 use flotilla_protocol::drive_to_world::Actuation;
 use flotilla_protocol::health::BadMessages;
+use flotilla_protocol::lockstep::StepDone;
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
 use flotilla_protocol::Keys;
+use tokio::sync::Notify;
 use zenoh::qos::CongestionControl;
 use zenoh::sample::SampleKind;
 use zenoh::Wait;
 
+pub use barrier::{Barrier, StallPolicy};
 pub use control::{RunState, MAX_STEPS_PER_REQUEST};
 pub use pacing::Pacer;
 
-use crate::loader::ClockMode;
 use crate::physics::Physics;
 use inbox::Inbox;
 
@@ -37,10 +40,18 @@ use inbox::Inbox;
 pub struct WorldNodeConfig {
     /// Keys of this simulation (with its ROS prefix).
     pub keys: Keys,
-    /// Pacing.
+    /// Pacing at start (switchable at run time).
     pub clock: ClockMode,
     /// Sim seconds per wall second in realtime mode.
     pub real_time_factor: f64,
+    /// Start paused (e.g. until every lockstep participant is up).
+    pub start_paused: bool,
+    /// How long a lockstep participant may take before it is reported.
+    pub lockstep_timeout: Duration,
+    /// What happens to a participant that stalls past the timeout.
+    pub stall_policy: StallPolicy,
+    /// The ROS name of the clock followed in external mode.
+    pub external_clock: String,
     /// The endpoint other programs connect to (for the status message).
     pub endpoint: String,
     /// This node's id (last chunk of its liveliness token).
@@ -52,11 +63,28 @@ struct Shared {
     run: RunState,
     inbox: Inbox,
     nodes: BTreeSet<String>,
+    barrier: Barrier,
+    /// Step of the last published state.
+    published_step: u64,
+    /// Latest external clock, ns.
+    external_ns: Option<u64>,
+    /// A participant joined while paused: publish the current state again so
+    /// that it sees (and reports) the step the world waits at.
+    republish: bool,
 }
 
 fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     // A panic while holding the lock would be a bug; keep serving regardless.
     shared.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn zerr(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
+/// The last chunk of a key under `prefix`.
+fn chunk_after(key: &str, prefix: &str) -> String {
+    key.strip_prefix(prefix).unwrap_or(key).to_string()
 }
 
 /// Runs the world until `shutdown` completes.
@@ -68,24 +96,28 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let keys = config.keys.clone();
     let step_ns = physics.step_ns();
+    let wake = Arc::new(Notify::new());
     let shared = Arc::new(Mutex::new(Shared {
         physics,
-        run: RunState::default(),
+        run: RunState::new(config.clock, config.real_time_factor, config.start_paused),
         inbox: Inbox::default(),
         nodes: BTreeSet::new(),
+        barrier: Barrier::default(),
+        published_step: 0,
+        external_ns: None,
+        republish: false,
     }));
 
     let _token = session
         .liveliness()
         .declare_token(keys.node_token(&config.node_id))
         .await
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(zerr)
         .context("declaring the world's liveliness token")?;
 
-    let bad_actuation = Arc::new(BadMessages::new(keys.actuation_all()));
     let _actuation = {
         let shared = shared.clone();
-        let bad = bad_actuation.clone();
+        let bad = BadMessages::new(keys.actuation_all());
         session
             .declare_subscriber(keys.actuation_all())
             .callback(move |sample| match decode::<Actuation>(&sample.payload().to_bytes()) {
@@ -93,10 +125,10 @@ pub async fn run(
                 Err(e) => bad.record(&e),
             })
             .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .map_err(zerr)?
     };
 
-    let _liveliness = {
+    let _node_tokens = {
         let shared = shared.clone();
         let prefix = keys.node_token("");
         session
@@ -104,7 +136,7 @@ pub async fn run(
             .declare_subscriber(keys.node_tokens())
             .history(true)
             .callback(move |sample| {
-                let node = sample.key_expr().as_str().trim_start_matches(&prefix).to_string();
+                let node = chunk_after(sample.key_expr().as_str(), &prefix);
                 let mut s = lock(&shared);
                 match sample.kind() {
                     SampleKind::Put => {
@@ -120,7 +152,83 @@ pub async fn run(
                 }
             })
             .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .map_err(zerr)?
+    };
+
+    let _lockstep_tokens = {
+        let (shared, wake) = (shared.clone(), wake.clone());
+        let prefix = keys.lockstep("");
+        session
+            .liveliness()
+            .declare_subscriber(keys.lockstep_all())
+            .history(true)
+            .callback(move |sample| {
+                let node = chunk_after(sample.key_expr().as_str(), &prefix);
+                let mut s = lock(&shared);
+                match sample.kind() {
+                    SampleKind::Put => {
+                        // While paused the world re-publishes the current state
+                        // for the newcomer, so it owes that step; otherwise the
+                        // next one, as it may have missed the current.
+                        let paused = s.run.paused && s.run.steps_pending == 0;
+                        let from = if paused { s.published_step } else { s.published_step + 1 };
+                        s.republish |= paused;
+                        s.barrier.join(&node, from);
+                        tracing::info!("lockstep: {node} joined (from step {from})");
+                    }
+                    SampleKind::Delete => {
+                        s.barrier.leave(&node);
+                        tracing::info!("lockstep: {node} left");
+                    }
+                }
+                wake.notify_one();
+            })
+            .await
+            .map_err(zerr)?
+    };
+
+    let _lockstep_reports = {
+        let (shared, wake) = (shared.clone(), wake.clone());
+        let prefix = keys.lockstep("");
+        let bad = BadMessages::new(keys.lockstep_all());
+        session
+            .declare_subscriber(keys.lockstep_all())
+            .callback(move |sample| match decode::<StepDone>(&sample.payload().to_bytes()) {
+                Ok(done) => {
+                    let node = chunk_after(sample.key_expr().as_str(), &prefix);
+                    lock(&shared).barrier.done(&node, done.step);
+                    wake.notify_one();
+                }
+                Err(e) => bad.record(&e),
+            })
+            .await
+            .map_err(zerr)?
+    };
+
+    let _external_clock = {
+        let (shared, wake) = (shared.clone(), wake.clone());
+        let key = keys.ros(&config.external_clock);
+        let bad = BadMessages::new(key.clone());
+        let own_clock = keys.ros("/clock");
+        session
+            .declare_subscriber(key.clone())
+            .callback(move |sample| {
+                let mut s = lock(&shared);
+                // Our own clock echoes back on /clock; follow only in external mode.
+                if s.run.clock != ClockMode::External && key == own_clock {
+                    return;
+                }
+                match ros::decode::<Clock>(&sample.payload().to_bytes()) {
+                    Ok(c) if c.clock.sec >= 0 => {
+                        s.external_ns = Some(c.clock.sec as u64 * 1_000_000_000 + u64::from(c.clock.nanosec));
+                        wake.notify_one();
+                    }
+                    Ok(c) => bad.record(&format!("negative clock {c:?}")),
+                    Err(e) => bad.record(&e),
+                }
+            })
+            .await
+            .map_err(zerr)?
     };
 
     let _description = {
@@ -135,19 +243,19 @@ pub async fn run(
                 }
             })
             .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .map_err(zerr)?
     };
 
     let _control = {
-        let shared = shared.clone();
+        let (shared, wake) = (shared.clone(), wake.clone());
         let events_key = keys.world_events();
         let control_prefix = keys.control("");
         let session2 = session.clone();
-        let bad = Arc::new(BadMessages::new(keys.control("*")));
+        let bad = BadMessages::new(keys.control("*"));
         session
             .declare_queryable(keys.control("*"))
             .callback(move |query| {
-                let verb = query.key_expr().as_str().trim_start_matches(&control_prefix).to_string();
+                let verb = chunk_after(query.key_expr().as_str(), &control_prefix);
                 let request = match query.payload().map(|p| decode::<ControlRequest>(&p.to_bytes())) {
                     Some(Ok(r)) => r,
                     Some(Err(e)) => {
@@ -160,7 +268,7 @@ pub async fn run(
                         return;
                     }
                 };
-                if !verb_matches(&verb, &request) {
+                if request.verb() != verb {
                     let _ = query.reply_err(format!("control/{verb} cannot carry {request:?}")).wait();
                     return;
                 }
@@ -169,6 +277,7 @@ pub async fn run(
                     let s = &mut *s;
                     control::handle(&mut s.physics, &mut s.run, request)
                 };
+                wake.notify_one();
                 if let Some(change) = change {
                     let event = WorldEvent { revision: reply.revision, change };
                     if let Err(e) = session2.put(&events_key, encode(&event)).wait() {
@@ -180,67 +289,98 @@ pub async fn run(
                 }
             })
             .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .map_err(zerr)?
     };
 
     let state_pub = session
         .declare_publisher(keys.world_state())
         .congestion_control(CongestionControl::Block)
         .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        .map_err(zerr)?;
     let clock_pub = session
         .declare_publisher(keys.ros("/clock"))
         .congestion_control(CongestionControl::Block)
         .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let status_key = keys.status();
+        .map_err(zerr)?;
 
     let mut state = WorldState { revision: 0, step: 0, time: Default::default(), step_ns, bodies: Vec::new() };
     let mut buffer = Vec::new();
-    let publish = |state: &mut WorldState, buffer: &mut Vec<u8>| -> (Vec<u8>, Vec<u8>) {
-        let s = lock(&shared);
+    let publish = |state: &mut WorldState, buffer: &mut Vec<u8>| -> (Vec<u8>, Vec<u8>, bool) {
+        let mut s = lock(&shared);
         s.physics.state_into(state);
+        s.published_step = state.step;
         encode_into(state, buffer);
-        (buffer.clone(), ros::encode(&Clock { clock: state.time.to_ros() }))
+        (buffer.clone(), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock != ClockMode::External)
     };
+    macro_rules! publish_state {
+        () => {{
+            let (bytes, clock, own_clock) = publish(&mut state, &mut buffer);
+            state_pub.put(bytes).await.map_err(zerr)?;
+            if own_clock {
+                clock_pub.put(clock).await.map_err(zerr)?;
+            }
+        }};
+    }
 
     // The state at step 0, so that sensors due at t = 0 fire.
-    let (bytes, clock) = publish(&mut state, &mut buffer);
-    state_pub.put(bytes).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    clock_pub.put(clock).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    publish_state!();
 
     let mut pacer = Pacer::new(step_ns, config.real_time_factor);
     let mut last_status = (Instant::now(), state.time);
+    let mut waiting = None;
     tokio::pin!(shutdown);
     loop {
-        let (paused, pending) = {
-            let s = lock(&shared);
-            (s.run.paused, s.run.steps_pending)
+        let (paused, pending, mode, rtf, changed) = {
+            let mut s = lock(&shared);
+            let changed = std::mem::take(&mut s.run.clock_changed);
+            (s.run.paused, s.run.steps_pending, s.run.clock, s.run.real_time_factor, changed)
         };
-        if paused && pending == 0 {
+        if changed {
+            pacer.set_real_time_factor(rtf, Instant::now());
+            tracing::info!("clock mode {mode} (real-time factor {rtf})");
+        }
+        let may_step = !paused || pending > 0;
+        if !may_step && std::mem::take(&mut lock(&shared).republish) {
+            publish_state!();
+        }
+        let ready = if !may_step {
+            false
+        } else {
+            // Lockstep: every participant must be done with the last state.
+            let barrier_ok = mode != ClockMode::Lockstep || barrier_clear(&shared, state.step, &config, &mut waiting);
+            // `step N` while paused steps at once in every mode.
+            let stepping_by_hand = paused && pending > 0;
+            barrier_ok
+                && (stepping_by_hand
+                    || match mode {
+                        ClockMode::Realtime => Instant::now() >= pacer.next_due(),
+                        ClockMode::Fast | ClockMode::Lockstep => true,
+                        ClockMode::External => {
+                            lock(&shared).external_ns.is_some_and(|target| state.time.nanos + step_ns <= target)
+                        }
+                    })
+        };
+        if !ready {
+            let until = match (may_step, mode) {
+                (true, ClockMode::Realtime) => pacer.next_due().max(Instant::now()),
+                _ => Instant::now() + Duration::from_millis(20),
+            };
             tokio::select! {
                 biased;
                 _ = &mut shutdown => break,
-                _ = tokio::time::sleep(Duration::from_millis(5)) => {}
+                _ = wake.notified() => {}
+                _ = tokio::time::sleep_until(until.into()) => {}
             }
-            pacer.restart(Instant::now());
+            if !may_step {
+                pacer.restart(Instant::now());
+            }
         } else {
-            match config.clock {
-                ClockMode::Realtime => {
-                    tokio::select! {
-                        biased;
-                        _ = &mut shutdown => break,
-                        _ = tokio::time::sleep_until(pacer.next_due().into()) => {}
-                    }
-                }
-                ClockMode::Fast => {
-                    if state.step.is_multiple_of(64) {
-                        tokio::select! {
-                            biased;
-                            _ = &mut shutdown => break,
-                            _ = tokio::task::yield_now() => {}
-                        }
-                    }
+            if mode != ClockMode::Realtime && state.step.is_multiple_of(64) {
+                // Fast modes still let shutdown and control in now and then.
+                tokio::select! {
+                    biased;
+                    _ = &mut shutdown => break,
+                    _ = tokio::task::yield_now() => {}
                 }
             }
             {
@@ -252,9 +392,7 @@ pub async fn run(
                 s.physics.step();
                 s.run.steps_pending = s.run.steps_pending.saturating_sub(1);
             }
-            let (bytes, clock) = publish(&mut state, &mut buffer);
-            state_pub.put(bytes).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-            clock_pub.put(clock).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            publish_state!();
             pacer.stepped(Instant::now());
         }
 
@@ -269,6 +407,8 @@ pub async fn run(
                     step: state.step,
                     real_time_factor: sim / wall,
                     paused: s.run.paused,
+                    clock: s.run.clock,
+                    lockstep_participants: s.barrier.size() as u32,
                     models: s.physics.model_count() as u32,
                     robots: s.physics.robot_count() as u32,
                     nodes: s.nodes.len() as u32,
@@ -276,7 +416,8 @@ pub async fn run(
                 }
             };
             last_status = (now, state.time);
-            if let Err(e) = session.put(&status_key, encode(&status)).congestion_control(CongestionControl::Drop).await
+            if let Err(e) =
+                session.put(keys.status(), encode(&status)).congestion_control(CongestionControl::Drop).await
             {
                 tracing::warn!("cannot publish status: {e}");
             }
@@ -286,15 +427,46 @@ pub async fn run(
     Ok(())
 }
 
-fn verb_matches(verb: &str, request: &ControlRequest) -> bool {
-    use flotilla_protocol::control::verbs;
-    matches!(
-        (verb, request),
-        (verbs::SPAWN, ControlRequest::Spawn { .. })
-            | (verbs::DELETE, ControlRequest::Delete { .. })
-            | (verbs::MOVE, ControlRequest::Move { .. })
-            | (verbs::PAUSE, ControlRequest::Pause)
-            | (verbs::RESUME, ControlRequest::Resume)
-            | (verbs::STEP, ControlRequest::Step { .. })
-    )
+/// Whether every lockstep participant is done with `step`; reports (and, by
+/// policy, drops) participants that stall past the timeout.
+/// `waiting` remembers since when the world waits for which step.
+fn barrier_clear(
+    shared: &Mutex<Shared>,
+    step: u64,
+    config: &WorldNodeConfig,
+    waiting: &mut Option<(u64, Instant)>,
+) -> bool {
+    let mut s = lock(shared);
+    let pending = s.barrier.pending(step);
+    if pending.is_empty() {
+        *waiting = None;
+        return true;
+    }
+    let now = Instant::now();
+    let since = match *waiting {
+        Some((k, t)) if k == step => t,
+        _ => {
+            *waiting = Some((step, now));
+            now
+        }
+    };
+    if now.duration_since(since) >= config.lockstep_timeout {
+        match config.stall_policy {
+            StallPolicy::Wait => tracing::warn!(
+                "lockstep: step {step}: still waiting for {} after {:?}",
+                pending.join(", "),
+                config.lockstep_timeout
+            ),
+            StallPolicy::Drop => {
+                tracing::warn!(
+                    "lockstep: step {step}: dropping {} from the barrier after {:?} without an answer",
+                    pending.join(", "),
+                    config.lockstep_timeout
+                );
+                s.barrier.drop_members(&pending);
+            }
+        }
+        *waiting = Some((step, now));
+    }
+    false
 }

@@ -1,0 +1,68 @@
+//! The lockstep handshake (DESIGN.md §3), which any program can join.
+//!
+//! A participant declares a liveliness token on `flotilla/<sim>/lockstep/<id>`
+//! and, for every world state it receives, publishes a [`StepDone`] on the
+//! same key once everything it does for that step is published (a drive: its
+//! commands for the next step; a sensor: every output due at that step; a
+//! controller: its commands). In lockstep mode the world publishes state k+1
+//! only after every live participant has reported step k. A participant whose
+//! token disappears leaves the barrier.
+//!
+//! On the wire a `StepDone` is 10 bytes: the schema version as a little-endian
+//! u16, then the step as a little-endian u64 (Python:
+//! `struct.pack("<HQ", 1, step)`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::codec::WireMessage;
+
+/// "I am done with step `step`."
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepDone {
+    /// The step of the world state that was handled.
+    pub step: u64,
+}
+
+impl WireMessage for StepDone {
+    const KIND: &'static str = "StepDone";
+}
+
+/// Declares a participant's token and reports its steps.
+pub struct LockstepReporter {
+    _token: zenoh::liveliness::LivelinessToken,
+    publisher: zenoh::pubsub::Publisher<'static>,
+}
+
+impl LockstepReporter {
+    /// Joins the barrier of the simulation as `node`.
+    pub async fn join(session: &zenoh::Session, keys: &crate::Keys, node: &str) -> Result<LockstepReporter, String> {
+        let key = keys.lockstep(node);
+        let token = session.liveliness().declare_token(&key).await.map_err(|e| format!("{key}: {e}"))?;
+        let publisher = session
+            .declare_publisher(key.clone())
+            .congestion_control(zenoh::qos::CongestionControl::Block)
+            .await
+            .map_err(|e| format!("{key}: {e}"))?;
+        Ok(LockstepReporter { _token: token, publisher })
+    }
+
+    /// Reports that step `step` is done.
+    pub async fn done(&self, step: u64) {
+        if let Err(e) = self.publisher.put(crate::codec::encode(&StepDone { step })).await {
+            tracing::warn!("cannot report lockstep step {step}: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_done_is_ten_bytes_as_documented() {
+        let bytes = crate::codec::encode(&StepDone { step: 258 });
+        let mut expected = crate::SCHEMA_VERSION.to_le_bytes().to_vec();
+        expected.extend_from_slice(&258u64.to_le_bytes());
+        assert_eq!(bytes, expected);
+    }
+}

@@ -1,0 +1,131 @@
+//! The lockstep barrier as a model: who must report each step, who has.
+
+use std::collections::BTreeMap;
+
+/// What the world does about a participant that stalls past the timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StallPolicy {
+    /// Keep waiting (and keep reporting): determinism over progress.
+    #[default]
+    Wait,
+    /// Drop it from the barrier until it reports again: progress over determinism.
+    Drop,
+}
+
+impl std::str::FromStr for StallPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<StallPolicy, String> {
+        match s {
+            "wait" => Ok(StallPolicy::Wait),
+            "drop" => Ok(StallPolicy::Drop),
+            other => Err(format!("unknown stall policy {other:?}; expected wait or drop")),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Member {
+    /// The first step this participant must report.
+    required_from: u64,
+    /// The last step it reported.
+    done: Option<u64>,
+    /// Dropped for stalling; it rejoins when it reports again.
+    dropped: bool,
+}
+
+/// Lockstep participants and their reports.
+#[derive(Debug, Default)]
+pub struct Barrier {
+    members: BTreeMap<String, Member>,
+}
+
+impl Barrier {
+    /// A participant's token appeared; it must report every state from
+    /// `next_step` on (it may have missed the current one).
+    pub fn join(&mut self, node: &str, next_step: u64) {
+        self.members.entry(node.to_string()).or_insert(Member { required_from: next_step, done: None, dropped: false });
+    }
+
+    /// A participant's token disappeared: it leaves the barrier.
+    pub fn leave(&mut self, node: &str) {
+        self.members.remove(node);
+    }
+
+    /// A participant reports `step` done. A dropped participant that reports
+    /// again rejoins from the step after.
+    pub fn done(&mut self, node: &str, step: u64) {
+        if let Some(m) = self.members.get_mut(node) {
+            m.done = Some(m.done.map_or(step, |d| d.max(step)));
+            if m.dropped {
+                m.dropped = false;
+                m.required_from = step + 1;
+            }
+        }
+    }
+
+    /// Participants that still owe a report for `step`.
+    pub fn pending(&self, step: u64) -> Vec<String> {
+        self.members
+            .iter()
+            .filter(|(_, m)| !m.dropped && m.required_from <= step && m.done.is_none_or(|d| d < step))
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    /// Drops stalled participants from the barrier.
+    pub fn drop_members(&mut self, nodes: &[String]) {
+        for n in nodes {
+            if let Some(m) = self.members.get_mut(n) {
+                m.dropped = true;
+            }
+        }
+    }
+
+    /// Participants currently in the barrier.
+    pub fn size(&self) -> usize {
+        self.members.values().filter(|m| !m.dropped).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_completes_when_every_member_reported_it() {
+        let mut b = Barrier::default();
+        b.join("drive", 0);
+        b.join("laser", 0);
+        assert_eq!(b.pending(0), ["drive", "laser"]);
+        b.done("drive", 0);
+        assert_eq!(b.pending(0), ["laser"]);
+        b.done("laser", 0);
+        assert!(b.pending(0).is_empty());
+        assert_eq!(b.pending(1), ["drive", "laser"]);
+    }
+
+    #[test]
+    fn late_joiners_start_at_the_next_step_and_leavers_are_not_awaited() {
+        let mut b = Barrier::default();
+        b.join("drive", 0);
+        b.join("late", 6);
+        assert_eq!(b.pending(5), ["drive"]);
+        assert_eq!(b.pending(6), ["drive", "late"]);
+        b.leave("drive");
+        assert_eq!(b.pending(6), ["late"]);
+        b.done("stranger", 6); // reports without a token are ignored
+        assert_eq!(b.size(), 1);
+    }
+
+    #[test]
+    fn dropped_members_rejoin_when_they_report_again() {
+        let mut b = Barrier::default();
+        b.join("slow", 0);
+        b.drop_members(&["slow".to_string()]);
+        assert!(b.pending(3).is_empty());
+        assert_eq!(b.size(), 0);
+        b.done("slow", 3);
+        assert!(b.pending(3).is_empty());
+        assert_eq!(b.pending(4), ["slow"]);
+    }
+}
