@@ -7,6 +7,7 @@ missing=()
 command -v cc >/dev/null 2>&1 || missing+=(build-essential)   # C toolchain for -sys crates
 command -v pgrep >/dev/null 2>&1 || missing+=(procps)         # the launcher tests find processes with pgrep
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
 
 if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"
@@ -14,6 +15,13 @@ if ((${#missing[@]})); then
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+# The Python lockstep example and its test use the Zenoh Python binding,
+# pinned to the Zenoh version Flotilla is built with.
+if ! python3 -c "import zenoh" >/dev/null 2>&1; then
+    echo "installing: eclipse-zenoh (PyPI)"
+    python3 -m pip install -q --disable-pip-version-check eclipse-zenoh==1.10.2
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

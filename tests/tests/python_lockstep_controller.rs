@@ -1,0 +1,86 @@
+//! An external program in another language joins the lockstep barrier and
+//! closes the loop: `examples/python/lockstep_controller.py` drives the robot
+//! until its ground-truth x passes 6 m. Run twice, it stops at the same step
+//! at the same position, to the last digit.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use flotilla_protocol::control::ControlRequest;
+use flotilla_protocol::Keys;
+
+async fn run_once() -> String {
+    let sim = common::unique_sim("python");
+    let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
+    let logs = common::log_dir(&sim);
+    let world = common::config("tests/room/world.yaml");
+    let mut children = vec![common::spawn(
+        &common::bin("flotilla-world"),
+        &[&world, "--sim", &sim, "--listen", &endpoint, "--clock", "lockstep", "--start-paused"],
+        &logs.join("world.log"),
+    )];
+    for node in ["flotilla-drive", "flotilla-odom"] {
+        children.push(common::spawn(
+            &common::bin(node),
+            &["--sim", &sim, "--connect", &endpoint],
+            &logs.join(format!("{node}.log")),
+        ));
+    }
+    let script = common::root().join("examples/python/lockstep_controller.py");
+    let python = Command::new("python3")
+        .arg(&script)
+        .args(["--connect", &endpoint, "--sim", &sim, "--robot", "robot", "--goal-x", "6.0", "--steps", "600"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(logs.join("python.log")).unwrap())
+        .spawn()
+        .expect("python3");
+
+    let session = common::connect(&endpoint).await;
+    let keys = Keys::new(&sim);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let replies = session.liveliness().get(keys.lockstep_all()).await.unwrap();
+        let mut joined = 0;
+        while let Ok(r) = replies.recv_async().await {
+            joined += usize::from(r.result().is_ok());
+        }
+        if joined >= 3 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{joined} of 3 joined (is eclipse-zenoh installed? ./scripts/ensure-deps.sh); logs in {}",
+            logs.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    flotilla_protocol::client::call_control(
+        &session,
+        &keys,
+        "resume",
+        &ControlRequest::Resume,
+        Duration::from_secs(10),
+    )
+    .await
+    .unwrap();
+    let output = tokio::task::spawn_blocking(move || python.wait_with_output()).await.unwrap().unwrap();
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(output.status.success(), "python controller failed; logs in {}", logs.display());
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_controller_in_the_barrier_is_deterministic() {
+    let first = run_once().await;
+    let second = run_once().await;
+    assert_eq!(first, second, "two lockstep runs of the same closed loop");
+    // "stopped at step N, x = X m at step 600"
+    let x: f64 = first.split("x = ").nth(1).and_then(|r| r.split(' ').next()).and_then(|v| v.parse().ok()).unwrap();
+    assert!((6.0..6.03).contains(&x), "stopped just past the 6 m goal: {first}");
+}
