@@ -16,7 +16,7 @@ use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
 use flotilla_protocol::health::BadMessages;
 use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::node_kit::forward;
+use flotilla_protocol::node_kit::{forward, watch_world, WorldPresence};
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::{entry_of, PluginContext};
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
@@ -40,6 +40,7 @@ pub struct DriveNodeConfig {
 enum Input {
     State(WorldState),
     Event(WorldEvent),
+    World(WorldPresence),
     Command { instance: String, forward_mps: f64, yaw_rate_radps: f64, stamp_ns: Option<u64> },
 }
 
@@ -78,6 +79,7 @@ pub async fn run(
     let (tx, mut rx) = unbounded_channel();
     let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
+    let _world = watch_world(&session, keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let actuation_key = keys.actuation(&config.node_id);
     let publisher = session
         .declare_publisher(actuation_key.clone())
@@ -98,6 +100,8 @@ pub async fn run(
     let mut revision = description.revision;
     let mut now_ns = 0u64;
     let mut last_step = None;
+    let mut world_id: Option<String> = None;
+    let mut resync = false;
     let mut commands = Vec::new();
 
     loop {
@@ -120,11 +124,37 @@ pub async fn run(
                     }
                 }
             }
+            Input::World(WorldPresence::Down(id)) => {
+                tracing::warn!("lost the world ({id}); keeping on, waiting for it to come back");
+            }
+            Input::World(WorldPresence::Up(id)) => {
+                if world_id.as_ref().is_some_and(|known| *known != id) {
+                    tracing::info!("a new world is up ({id}); resynchronising");
+                    resync = true;
+                }
+                world_id = Some(id);
+            }
             Input::State(state) => {
                 if last_step == Some(state.step) {
                     continue; // the world re-published a state we handled
                 }
+                // Time going backwards also means a new world.
+                resync |= last_step.is_some_and(|last| state.step < last);
                 last_step = Some(state.step);
+                if std::mem::take(&mut resync) {
+                    match fetch_description(&session, keys, Duration::from_secs(5)).await {
+                        Ok(d) => {
+                            revision = d.revision;
+                            instances.clear();
+                            rebuild(&session, &config, &d, &tx, &mut instances).await;
+                        }
+                        Err(e) => {
+                            tracing::warn!("cannot resynchronise yet: {e}");
+                            resync = true;
+                            continue;
+                        }
+                    }
+                }
                 now_ns = state.time.nanos;
                 let dt_s = state.step_ns as f64 * 1e-9;
                 commands.clear();

@@ -75,6 +75,10 @@ impl Keys {
     pub fn node_tokens(&self) -> String {
         format!("{}/nodes/*", self.root)
     }
+    /// `flotilla/<sim>/nodes/world-$*` — the world's liveliness token.
+    pub fn world_tokens(&self) -> String {
+        format!("{}/nodes/world-$*", self.root)
+    }
     /// `flotilla/<sim>/claims/<model>/<plugin>` — who serves a plugin instance.
     pub fn claim(&self, model: &str, plugin: &str) -> String {
         format!("{}/claims/{model}/{plugin}", self.root)

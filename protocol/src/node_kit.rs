@@ -36,6 +36,39 @@ where
         .map_err(|e| format!("cannot subscribe to {key}: {e}"))
 }
 
+/// The world appearing or disappearing, as a node sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorldPresence {
+    /// A world process (with this node id) is up.
+    Up(String),
+    /// That world process is gone.
+    Down(String),
+}
+
+/// Watches the world's liveliness token, forwarding presence changes.
+pub async fn watch_world<I: Send + 'static>(
+    session: &zenoh::Session,
+    keys: &crate::Keys,
+    tx: UnboundedSender<I>,
+    wrap: fn(WorldPresence) -> I,
+) -> Result<zenoh::pubsub::Subscriber<()>, String> {
+    let prefix = keys.node_token("");
+    session
+        .liveliness()
+        .declare_subscriber(keys.world_tokens())
+        .history(true)
+        .callback(move |sample| {
+            let id = sample.key_expr().as_str().strip_prefix(&prefix).unwrap_or_default().to_string();
+            let presence = match sample.kind() {
+                zenoh::sample::SampleKind::Put => WorldPresence::Up(id),
+                zenoh::sample::SampleKind::Delete => WorldPresence::Down(id),
+            };
+            let _ = tx.send(wrap(presence));
+        })
+        .await
+        .map_err(|e| format!("cannot watch the world's token: {e}"))
+}
+
 /// Which models a node serves: `--models GLOB` and `--shard i/n`.
 #[derive(Debug, Clone, Default)]
 pub struct Selection {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flotilla_protocol::client::fetch_description;
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::node_kit::forward;
+use flotilla_protocol::node_kit::{forward, watch_world, WorldPresence};
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState};
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::unbounded_channel;
@@ -48,11 +48,14 @@ pub trait PluginServer {
     fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, selection: &Selection);
     /// Handles one world state, queuing outputs.
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox);
+    /// Forgets everything: a new world process came up.
+    fn reset(&mut self);
 }
 
 enum Input {
     State(WorldState),
     Event(WorldEvent),
+    World(WorldPresence),
 }
 
 /// Runs `server` as node `node_id` until `shutdown` completes.
@@ -69,6 +72,7 @@ pub async fn serve<S: PluginServer>(
     let (tx, mut rx) = unbounded_channel();
     let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
+    let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
 
     let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, &keys, &node_id)
         .await
@@ -84,6 +88,8 @@ pub async fn serve<S: PluginServer>(
     let mut publishers: HashMap<String, zenoh::pubsub::Publisher<'static>> = HashMap::new();
     let mut outbox = Outbox::default();
     let mut last_step = None;
+    let mut world_id: Option<String> = None;
+    let mut resync = false;
     loop {
         let input = tokio::select! {
             biased;
@@ -101,11 +107,37 @@ pub async fn serve<S: PluginServer>(
                 }
             }
             Input::Event(_) => {}
+            Input::World(WorldPresence::Down(id)) => {
+                tracing::warn!("lost the world ({id}); keeping on, waiting for it to come back");
+            }
+            Input::World(WorldPresence::Up(id)) => {
+                if world_id.as_ref().is_some_and(|known| *known != id) {
+                    tracing::info!("a new world is up ({id}); resynchronising");
+                    resync = true;
+                }
+                world_id = Some(id);
+            }
             Input::State(state) => {
                 if last_step == Some(state.step) {
                     continue; // the world re-published a state we handled
                 }
+                // Time going backwards also means a new world.
+                resync |= last_step.is_some_and(|last| state.step < last);
                 last_step = Some(state.step);
+                if std::mem::take(&mut resync) {
+                    match fetch_description(&session, &keys, Duration::from_secs(5)).await {
+                        Ok(d) => {
+                            revision = d.revision;
+                            server.reset();
+                            server.rebuild(&d, &keys, &selection);
+                        }
+                        Err(e) => {
+                            tracing::warn!("cannot resynchronise yet: {e}");
+                            resync = true;
+                            continue;
+                        }
+                    }
+                }
                 if state.revision > revision {
                     // A change we have not heard about (missed event, world restart).
                     if let Ok(d) = fetch_description(&session, &keys, Duration::from_secs(5)).await {

@@ -77,6 +77,10 @@ impl PluginServer for LaserServer {
         }
     }
 
+    fn reset(&mut self) {
+        *self = LaserServer::default();
+    }
+
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let Some(scene) = &mut self.scene else { return };
         scene.update(state);

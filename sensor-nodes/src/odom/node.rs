@@ -67,6 +67,10 @@ impl PluginServer for OdomServer {
         }
     }
 
+    fn reset(&mut self) {
+        *self = OdomServer::default();
+    }
+
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let mut transforms = Vec::new();
         for instance in &mut self.instances {

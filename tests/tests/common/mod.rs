@@ -56,6 +56,8 @@ pub struct Sim {
     pub keys: Keys,
     pub session: zenoh::Session,
     children: Vec<(String, Child)>,
+    world_args: Vec<String>,
+    logs: PathBuf,
 }
 
 impl Sim {
@@ -67,6 +69,7 @@ impl Sim {
         let mut children = Vec::new();
         let mut args = vec![world, "--sim", &sim, "--listen", &endpoint];
         args.extend_from_slice(world_args);
+        let world_args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         children.push(("world".to_string(), spawn(&bin("flotilla-world"), &args, &logs.join("world.log"))));
         for node in nodes {
             let child = spawn(&bin(node), &["--sim", &sim, "--connect", &endpoint], &logs.join(format!("{node}.log")));
@@ -78,7 +81,40 @@ impl Sim {
         flotilla_protocol::client::wait_for_description(&session, &keys, Duration::from_secs(30))
             .await
             .unwrap_or_else(|e| panic!("world did not come up (logs in {}): {e}", logs.display()));
-        Sim { sim, endpoint, keys, session, children }
+        Sim { sim, endpoint, keys, session, children, world_args, logs }
+    }
+
+    /// Where this simulation's processes log.
+    pub fn logs(&self) -> &Path {
+        &self.logs
+    }
+
+    /// The process id of a child (`"world"` or a binary name).
+    pub fn pid(&self, name: &str) -> u32 {
+        self.children.iter().find(|(n, _)| n == name).map(|(_, c)| c.id()).expect("no such child")
+    }
+
+    /// Whether a child is still running.
+    pub fn alive(&mut self, name: &str) -> bool {
+        self.children.iter_mut().find(|(n, _)| n == name).is_some_and(|(_, c)| c.try_wait().unwrap().is_none())
+    }
+
+    /// Kills the world with SIGKILL.
+    pub fn kill_world(&mut self) {
+        if let Some((_, child)) = self.children.iter_mut().find(|(n, _)| n == "world") {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the world again with the same arguments (same sim id and endpoint).
+    pub fn restart_world(&mut self) {
+        let args: Vec<&str> = self.world_args.iter().map(String::as_str).collect();
+        let child = spawn(&bin("flotilla-world"), &args, &self.logs.join("world-2.log"));
+        match self.children.iter_mut().find(|(n, _)| n == "world") {
+            Some(slot) => slot.1 = child,
+            None => self.children.push(("world".into(), child)),
+        }
     }
 
     /// Subscribes to a ROS topic, decoding every message.

@@ -1,0 +1,241 @@
+//! Faults: killed nodes, a killed world, garbage on every key. The
+//! simulation keeps going, recovers, and no node panics.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::Sim;
+use flotilla_protocol::ros::geometry_msgs::Twist;
+use flotilla_protocol::ros::nav_msgs::Odometry;
+use flotilla_protocol::ros::sensor_msgs::LaserScan;
+
+const T: Duration = Duration::from_secs(30);
+
+fn pids_of(pattern: &str) -> Vec<u32> {
+    let out = Command::new("pgrep").args(["-f", pattern]).output().expect("pgrep");
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+fn kill9(pid: u32) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+}
+
+/// Waits for a ground-truth message matching `pred`.
+async fn wait_for(truth: &mut tokio::sync::mpsc::UnboundedReceiver<Odometry>, pred: impl Fn(&Odometry) -> bool) {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        match tokio::time::timeout_at(deadline, truth.recv()).await {
+            Ok(Some(o)) if pred(&o) => return,
+            Ok(Some(_)) => {}
+            _ => panic!("ground truth never matched"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_drive_stops_its_robot_and_comes_back() {
+    let sim = common::unique_sim("drive-crash");
+    let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
+    let log = common::log_dir(&sim).join("flotilla-run.log");
+    let world = common::config("tests/room/world.yaml");
+    let mut launcher =
+        common::spawn(&common::bin("flotilla"), &["run", &world, "--sim", &sim, "--listen", &endpoint], &log);
+    let session = common::connect(&endpoint).await;
+    let keys = flotilla_protocol::Keys::new(&sim);
+    let (tx, mut truth) = tokio::sync::mpsc::unbounded_channel();
+    let _sub = session
+        .declare_subscriber(keys.ros("/robot/odometry/ground_truth"))
+        .callback(move |s| {
+            let _ = tx.send(flotilla_protocol::ros::decode::<Odometry>(&s.payload().to_bytes()).unwrap());
+        })
+        .await
+        .unwrap();
+    let cmd_key = keys.ros("/robot/cmd_vel");
+    let driver = {
+        let session = session.clone();
+        tokio::spawn(async move {
+            let mut t = Twist::default();
+            t.angular.z = 0.5;
+            loop {
+                let _ = session.put(&cmd_key, flotilla_protocol::ros::encode(&t)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    };
+    let turning = |o: &Odometry| (o.twist.twist.angular.z - 0.5).abs() < 1e-6;
+    let stopped = |o: &Odometry| o.twist.twist.angular.z.abs() < 1e-9;
+    wait_for(&mut truth, turning).await;
+
+    let pattern = format!("flotilla-drive --sim {sim} ");
+    let old = pids_of(&pattern);
+    assert_eq!(old.len(), 1);
+    let killed_at = Instant::now();
+    kill9(old[0]);
+    // The world stops the robot the dead drive was driving...
+    wait_for(&mut truth, stopped).await;
+    // ...and once the launcher has restarted the drive, it turns again.
+    wait_for(&mut truth, turning).await;
+    let recovered = killed_at.elapsed();
+    driver.abort();
+    eprintln!("drive recovered {recovered:?} after the kill");
+    assert!(recovered < Duration::from_secs(1), "output resumes within 1 s of wall time, took {recovered:?}");
+    let new = pids_of(&pattern);
+    assert!(new.len() == 1 && new[0] != old[0], "a new drive process: {new:?}");
+
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(launcher.id() as i32), nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
+    let _ = tokio::task::spawn_blocking(move || launcher.wait()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_survive_a_dead_world_and_resynchronise_with_a_new_one() {
+    let world = common::config("tests/room/world.yaml");
+    let mut sim = Sim::start("world-crash", &world, &["flotilla-laser"], &[]).await;
+    let mut scans = sim.subscribe::<LaserScan>("/robot/scan").await;
+    scans.until(T, |s| s.header.stamp.sec >= 3).await;
+
+    sim.kill_world();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(sim.alive("flotilla-laser"), "the laser keeps running without a world");
+    let log = std::fs::read_to_string(sim.logs().join("flotilla-laser.log")).unwrap();
+    assert!(log.contains("lost the world"), "the laser reports the loss:\n{log}");
+
+    sim.restart_world();
+    scans.clear();
+    // The new world starts at t = 0 (clients reconnect within about a
+    // second): the laser follows its time and its schedule.
+    let first = scans.until(T, |s| s.header.stamp.sec < 3).await;
+    let next = scans.next(T).await;
+    let ns = |s: &LaserScan| s.header.stamp.sec as u64 * 1_000_000_000 + u64::from(s.header.stamp.nanosec);
+    assert_eq!(ns(&next) - ns(&first), 100_000_000, "10 Hz again in the new world");
+    assert!(sim.alive("flotilla-laser"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_every_key_is_counted_and_dropped() {
+    let world = common::config("tests/room/world.yaml");
+    let mut sim = Sim::start("garbage", &world, &["flotilla-drive", "flotilla-odom", "flotilla-laser"], &[]).await;
+    let mut scans = sim.subscribe::<LaserScan>("/robot/scan").await;
+    scans.next(T).await;
+
+    let valid_state = {
+        let mut states = sim.subscribe_states().await;
+        flotilla_protocol::codec::encode(&states.next(T).await)
+    };
+    let mut wrong_version = valid_state.clone();
+    wrong_version[0] ^= 0x55;
+    let mut nan_twist = Twist::default();
+    nan_twist.linear.x = f64::NAN;
+    let payloads: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0xff; 3],
+        (0..997u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect(),
+        valid_state[..valid_state.len() / 2].to_vec(),
+        wrong_version,
+        vec![0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff],
+        flotilla_protocol::ros::encode(&nan_twist),
+    ];
+    let keys = &sim.keys;
+    let targets = [
+        keys.world_state(),
+        keys.world_events(),
+        keys.actuation("intruder"),
+        keys.lockstep("intruder"),
+        keys.ros("/robot/cmd_vel"),
+        keys.ros("/clock"),
+    ];
+    for _ in 0..5 {
+        for key in &targets {
+            for p in &payloads {
+                sim.session.put(key, p.clone()).await.unwrap();
+            }
+        }
+    }
+    for p in &payloads {
+        let replies =
+            sim.session.get(keys.control("spawn")).payload(p.clone()).timeout(Duration::from_secs(5)).await.unwrap();
+        let reply = replies.recv_async().await.expect("one reply to a garbage request");
+        assert!(reply.result().is_err(), "garbage control request is refused");
+    }
+
+    // Everyone is alive, outputs keep coming, and commands still work.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for name in ["world", "flotilla-drive", "flotilla-odom", "flotilla-laser"] {
+        assert!(sim.alive(name), "{name} survived; logs in {}", sim.logs().display());
+    }
+    scans.clear();
+    scans.next(T).await;
+    let mut truth = sim.subscribe::<Odometry>("/robot/odometry/ground_truth").await;
+    let mut go = Twist::default();
+    go.angular.z = 0.3;
+    let deadline = Instant::now() + T;
+    loop {
+        sim.publish("/robot/cmd_vel", &go).await;
+        let o = truth.next(T).await;
+        if (o.twist.twist.angular.z - 0.3).abs() < 1e-6 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "commands still work after the garbage");
+    }
+    let world_log = std::fs::read_to_string(sim.logs().join("world.log")).unwrap();
+    assert!(world_log.contains("dropped a bad message"), "bad messages are counted and logged:\n{world_log}");
+    let laser_log = std::fs::read_to_string(sim.logs().join("flotilla-laser.log")).unwrap();
+    assert!(laser_log.contains("dropped a bad message") && !laser_log.contains("panicked"), "{laser_log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lockstep_goes_on_without_a_killed_node_and_takes_it_back() {
+    let sim = common::unique_sim("lockstep-crash");
+    let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
+    let log = common::log_dir(&sim).join("flotilla-run.log");
+    let world = common::config("tests/room/world.yaml");
+    let mut launcher = common::spawn(
+        &common::bin("flotilla"),
+        &["run", &world, "--sim", &sim, "--listen", &endpoint, "--clock", "lockstep"],
+        &log,
+    );
+    let session = common::connect(&endpoint).await;
+    let keys = flotilla_protocol::Keys::new(&sim);
+    let (tx, mut scans) = tokio::sync::mpsc::unbounded_channel();
+    let _sub = session
+        .declare_subscriber(keys.ros("/robot/scan"))
+        .callback(move |s| {
+            let _ = tx.send(flotilla_protocol::ros::decode::<LaserScan>(&s.payload().to_bytes()).unwrap());
+        })
+        .await
+        .unwrap();
+    tokio::time::timeout(T, scans.recv()).await.expect("lockstep runs");
+
+    let pattern = format!("flotilla-laser --sim {sim} ");
+    let old = pids_of(&pattern);
+    kill9(old[0]);
+    // The world drops the dead laser from the barrier and keeps stepping:
+    // the drive's odometry keeps coming while the laser is gone.
+    let (otx, mut odom) = tokio::sync::mpsc::unbounded_channel();
+    let _odom_sub = session
+        .declare_subscriber(keys.ros("/robot/odometry/ground_truth"))
+        .callback(move |s| {
+            let _ = otx.send(flotilla_protocol::ros::decode::<Odometry>(&s.payload().to_bytes()).unwrap());
+        })
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(T, odom.recv()).await.unwrap().unwrap().header.stamp;
+    let later = loop {
+        let o = tokio::time::timeout(T, odom.recv()).await.unwrap().unwrap();
+        if o.header.stamp.sec > first.sec + 1 {
+            break o;
+        }
+    };
+    assert!(later.header.stamp.sec > first.sec);
+    // The restarted laser joins the barrier again and scans resume.
+    while scans.try_recv().is_ok() {}
+    tokio::time::timeout(T, scans.recv()).await.expect("scans after the restart");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("laser exited"), "{text}");
+
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(launcher.id() as i32), nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
+    let _ = tokio::task::spawn_blocking(move || launcher.wait()).await;
+}
