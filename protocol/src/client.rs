@@ -41,7 +41,9 @@ pub async fn wait_for_description(
     }
 }
 
-/// Calls a control service and returns the world's reply.
+/// Calls a control service and returns the world's reply. A query that finds
+/// no service (the world not up yet, or still declaring it) is retried until
+/// `timeout`.
 pub async fn call_control(
     session: &zenoh::Session,
     keys: &Keys,
@@ -50,17 +52,24 @@ pub async fn call_control(
     timeout: Duration,
 ) -> Result<ControlReply, String> {
     let key = keys.control(verb);
-    let replies = session
-        .get(&key)
-        .payload(encode(request))
-        .timeout(timeout)
-        .await
-        .map_err(|e| format!("cannot query {key}: {e}"))?;
-    match replies.recv_async().await {
-        Ok(reply) => match reply.result() {
-            Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|e| e.to_string()),
-            Err(err) => Err(String::from_utf8_lossy(&err.payload().to_bytes()).into_owned()),
-        },
-        Err(_) => Err(format!("no world answered on {key} within {timeout:?}")),
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let replies = session
+            .get(&key)
+            .payload(encode(request))
+            .timeout(left.max(Duration::from_millis(100)))
+            .await
+            .map_err(|e| format!("cannot query {key}: {e}"))?;
+        if let Ok(reply) = replies.recv_async().await {
+            return match reply.result() {
+                Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|e| e.to_string()),
+                Err(err) => Err(String::from_utf8_lossy(&err.payload().to_bytes()).into_owned()),
+            };
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("no world answered on {key} within {timeout:?}"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
