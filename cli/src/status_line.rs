@@ -73,7 +73,7 @@ pub fn format_status(status: &WorldStatus, processes_up: usize, processes: usize
         processes_up,
         processes,
         if status.paused { "  PAUSED" } else { "" }
-    )
+    ) + &if status.unclaimed_count > 0 { format!("  {} unclaimed", status.unclaimed_count) } else { String::new() }
 }
 
 #[cfg(test)]
@@ -94,6 +94,8 @@ mod tests {
             robots: 6,
             nodes: 4,
             endpoint: "tcp/127.0.0.1:7450".into(),
+            unclaimed: vec!["robot1/laser/laser".into()],
+            unclaimed_count: 1,
         };
         let line = format_status(&status, 5, 5);
         for part in [

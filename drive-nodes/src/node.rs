@@ -16,7 +16,7 @@ use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
 use flotilla_protocol::health::BadMessages;
 use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::node_kit::{forward, watch_world, WorldPresence};
+use flotilla_protocol::node_kit::{forward, watch_claims, watch_world, Claims, WorldPresence};
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::{entry_of, PluginContext};
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
@@ -42,6 +42,7 @@ enum Input {
     Event(WorldEvent),
     World(WorldPresence),
     Command { instance: String, forward_mps: f64, yaw_rate_radps: f64, stamp_ns: Option<u64> },
+    Claim(String, String, bool),
 }
 
 struct Instance {
@@ -80,6 +81,8 @@ pub async fn run(
     let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
+    let _claims = watch_claims(&session, keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
+    let mut claims = Claims::new(&config.node_id, "drive");
     let actuation_key = keys.actuation(&config.node_id);
     let publisher = session
         .declare_publisher(actuation_key.clone())
@@ -91,12 +94,13 @@ pub async fn run(
         .await
         .map_err(anyhow::Error::msg)?;
     tokio::pin!(shutdown);
-    let description = tokio::select! {
+    let mut description = tokio::select! {
         _ = &mut shutdown => return Ok(()),
         d = wait_for_world(&session, keys) => d,
     };
     let mut instances = BTreeMap::new();
-    rebuild(&session, &config, &description, &tx, &mut instances).await;
+    claims.load(&session, keys).await;
+    rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
     let mut revision = description.revision;
     let mut now_ns = 0u64;
     let mut last_step = None;
@@ -120,9 +124,14 @@ pub async fn run(
                 if event.revision > revision {
                     if let Ok(d) = fetch_description(&session, keys, Duration::from_secs(5)).await {
                         revision = d.revision;
-                        rebuild(&session, &config, &d, &tx, &mut instances).await;
+                        description = d;
+                        rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
                     }
                 }
+            }
+            Input::Claim(instance, node, alive) => {
+                claims.seen(&instance, &node, alive);
+                rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
             }
             Input::World(WorldPresence::Down(id)) => {
                 tracing::warn!("lost the world ({id}); keeping on, waiting for it to come back");
@@ -146,7 +155,8 @@ pub async fn run(
                         Ok(d) => {
                             revision = d.revision;
                             instances.clear();
-                            rebuild(&session, &config, &d, &tx, &mut instances).await;
+                            description = d;
+                            rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
                         }
                         Err(e) => {
                             tracing::warn!("cannot resynchronise yet: {e}");
@@ -209,14 +219,25 @@ async fn rebuild(
     description: &WorldDescription,
     tx: &UnboundedSender<Input>,
     instances: &mut BTreeMap<String, Instance>,
+    claims: &mut Claims,
 ) {
+    let wanted: Vec<String> = description
+        .models
+        .iter()
+        .filter(|m| config.selection.serves(&m.name))
+        .flat_map(|m| {
+            m.plugins.iter().filter(|p| p.plugin_type == "DiffDrive").map(|p| claims.instance(&m.name, &p.name))
+        })
+        .collect();
+    claims.sync(session, &config.keys, &wanted).await;
     let mut next = BTreeMap::new();
     for model in &description.models {
-        if !config.selection.serves(&model.name) {
-            continue;
-        }
         let ctx = PluginContext::of(model, &description.layer_names);
-        for plugin in model.plugins.iter().filter(|p| p.plugin_type == "DiffDrive") {
+        for plugin in model
+            .plugins
+            .iter()
+            .filter(|p| p.plugin_type == "DiffDrive" && claims.holds(&claims.instance(&model.name, &p.name)))
+        {
             let parsed =
                 entry_of(plugin, ctx.model_file).and_then(|entry| DiffDriveConfig::parse(&entry, &plugin.name, &ctx));
             let drive_config = match parsed {

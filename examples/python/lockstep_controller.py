@@ -72,9 +72,16 @@ def main() -> None:
     session = zenoh.open(conf)
 
     me = f"flotilla/{args.sim}/lockstep/py-controller"
-    inbox: queue.Queue = queue.Queue()  # one queue keeps arrival order across keys
-    session.declare_subscriber(f"flotilla/{args.sim}/world/state", lambda s: inbox.put(("state", s.payload.to_bytes())))
-    session.declare_subscriber(f"{args.robot}/odometry/ground_truth", lambda s: inbox.put(("odom", s.payload.to_bytes())))
+    # One queue, filled directly on Zenoh's receive thread, keeps the arrival
+    # order across keys. (Python callbacks are "indirect" by default: each
+    # subscriber then runs on a thread of its own, and the order is lost.)
+    inbox: queue.Queue = queue.Queue()
+
+    def into_inbox(kind):
+        return zenoh.handlers.Callback(lambda s: inbox.put((kind, s.payload.to_bytes())), indirect=False)
+
+    session.declare_subscriber(f"flotilla/{args.sim}/world/state", into_inbox("state"))
+    session.declare_subscriber(f"{args.robot}/odometry/ground_truth", into_inbox("odom"))
     token = session.liveliness().declare_token(me)
 
     x, stopped_at, last_step = None, None, None

@@ -131,3 +131,201 @@ mod tests {
         }
     }
 }
+
+/// Who claims which plugin instances, as one node sees it (DESIGN.md §4).
+///
+/// An instance id is `<model>/<plugin>/<aspect>`, the aspect being the kind of
+/// node that serves it (`drive`, `odom`, `laser`): a DiffDrive has a drive and
+/// an odometry side. A node claims an instance only when no other node does;
+/// two nodes that claimed at the same moment settle it by id (the lower one
+/// keeps it). A node that stands by takes over when the claim disappears.
+#[derive(Debug, Clone, Default)]
+pub struct ClaimBook {
+    others: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+}
+
+impl ClaimBook {
+    /// Another node's claim appeared (`alive`) or disappeared.
+    pub fn seen(&mut self, instance: &str, node: &str, alive: bool) {
+        let nodes = self.others.entry(instance.to_string()).or_default();
+        if alive {
+            nodes.insert(node.to_string());
+        } else {
+            nodes.remove(node);
+        }
+    }
+
+    /// The nodes (other than us) claiming an instance.
+    pub fn claimants(&self, instance: &str) -> Vec<String> {
+        self.others.get(instance).map(|n| n.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Whether `me` may claim an instance nobody else claims.
+    pub fn may_claim(&self, instance: &str, me: &str) -> bool {
+        self.others.get(instance).is_none_or(|n| n.iter().all(|other| other == me))
+    }
+
+    /// Whether `me`, holding an instance, must give it up to a lower id.
+    pub fn must_yield(&self, instance: &str, me: &str) -> bool {
+        self.others.get(instance).is_some_and(|n| n.iter().any(|other| other.as_str() < me))
+    }
+}
+
+/// Splits a claim key's tail `<model>/<plugin>/<aspect>/<node>` into
+/// (instance id, node).
+pub fn parse_claim(tail: &str) -> Option<(String, String)> {
+    let (instance, node) = tail.rsplit_once('/')?;
+    (instance.split('/').count() == 3).then(|| (instance.to_string(), node.to_string()))
+}
+
+/// A node's own claims: the book of others' claims plus the tokens it holds.
+pub struct Claims {
+    me: String,
+    aspect: String,
+    book: ClaimBook,
+    held: std::collections::BTreeMap<String, zenoh::liveliness::LivelinessToken>,
+    waiting: std::collections::BTreeSet<String>,
+}
+
+impl Claims {
+    /// Claims of node `me`, serving the `aspect` of its plugin instances.
+    pub fn new(me: &str, aspect: &str) -> Claims {
+        Claims {
+            me: me.to_string(),
+            aspect: aspect.to_string(),
+            book: ClaimBook::default(),
+            held: Default::default(),
+            waiting: Default::default(),
+        }
+    }
+
+    /// The instance id of a model's plugin for this node's aspect.
+    pub fn instance(&self, model: &str, plugin: &str) -> String {
+        format!("{model}/{plugin}/{}", self.aspect)
+    }
+
+    /// Records another node's claim (events from [`watch_claims`]).
+    pub fn seen(&mut self, instance: &str, node: &str, alive: bool) {
+        if node != self.me {
+            self.book.seen(instance, node, alive);
+        }
+    }
+
+    /// Loads every current claim (call before the first [`Claims::sync`]).
+    pub async fn load(&mut self, session: &zenoh::Session, keys: &crate::Keys) {
+        let prefix = keys.claim("", "");
+        let prefix = prefix.trim_end_matches('/');
+        if let Ok(replies) =
+            session.liveliness().get(format!("{prefix}/**")).timeout(std::time::Duration::from_secs(2)).await
+        {
+            while let Ok(reply) = replies.recv_async().await {
+                if let Ok(sample) = reply.result() {
+                    let tail =
+                        sample.key_expr().as_str().strip_prefix(prefix).unwrap_or_default().trim_start_matches('/');
+                    if let Some((instance, node)) = parse_claim(tail) {
+                        self.seen(&instance, &node, true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Claims what it may of `wanted`, yields what it must, releases what is
+    /// no longer wanted. Returns whether the held set changed.
+    pub async fn sync(&mut self, session: &zenoh::Session, keys: &crate::Keys, wanted: &[String]) -> bool {
+        let mut changed = false;
+        let held: Vec<String> = self.held.keys().cloned().collect();
+        for instance in held {
+            let yield_now = self.book.must_yield(&instance, &self.me);
+            if yield_now || !wanted.contains(&instance) {
+                if yield_now {
+                    tracing::warn!(
+                        "{instance} is also claimed by {}; leaving it to them and standing by",
+                        self.book.claimants(&instance).join(", ")
+                    );
+                }
+                self.held.remove(&instance);
+                changed = true;
+            }
+        }
+        for instance in wanted {
+            if self.held.contains_key(instance) {
+                continue;
+            }
+            if !self.book.may_claim(instance, &self.me) {
+                if self.waiting.insert(instance.clone()) {
+                    tracing::warn!(
+                        "{instance} is served by {}; standing by to take over",
+                        self.book.claimants(instance).join(", ")
+                    );
+                }
+                continue;
+            }
+            let (model, rest) = instance.split_once('/').unwrap_or((instance.as_str(), ""));
+            let token_key = format!("{}/{}", keys.claim(model, rest), self.me);
+            match session.liveliness().declare_token(&token_key).await {
+                Ok(token) => {
+                    if self.waiting.remove(instance) {
+                        tracing::info!("taking over {instance}");
+                    }
+                    self.held.insert(instance.clone(), token);
+                    changed = true;
+                }
+                Err(e) => tracing::warn!("cannot claim {instance}: {e}"),
+            }
+        }
+        self.waiting.retain(|i| wanted.contains(i));
+        changed
+    }
+
+    /// Whether this node holds (serves) an instance.
+    pub fn holds(&self, instance: &str) -> bool {
+        self.held.contains_key(instance)
+    }
+}
+
+/// Watches every claim of the simulation, forwarding (instance, node, alive).
+pub async fn watch_claims<I: Send + 'static>(
+    session: &zenoh::Session,
+    keys: &crate::Keys,
+    tx: UnboundedSender<I>,
+    wrap: fn(String, String, bool) -> I,
+) -> Result<zenoh::pubsub::Subscriber<()>, String> {
+    let prefix = keys.claim("", "").trim_end_matches('/').to_string();
+    session
+        .liveliness()
+        .declare_subscriber(format!("{prefix}/**"))
+        .history(true)
+        .callback(move |sample| {
+            let tail = sample.key_expr().as_str().strip_prefix(&prefix).unwrap_or_default().trim_start_matches('/');
+            if let Some((instance, node)) = parse_claim(tail) {
+                let alive = sample.kind() == zenoh::sample::SampleKind::Put;
+                let _ = tx.send(wrap(instance, node, alive));
+            }
+        })
+        .await
+        .map_err(|e| format!("cannot watch claims: {e}"))
+}
+
+#[cfg(test)]
+mod claim_tests {
+    use super::*;
+
+    #[test]
+    fn the_first_claim_wins_and_a_simultaneous_one_goes_to_the_lower_id() {
+        let mut book = ClaimBook::default();
+        assert!(book.may_claim("r/laser/laser", "laser-b"));
+        book.seen("r/laser/laser", "laser-a", true);
+        assert!(!book.may_claim("r/laser/laser", "laser-b"), "a holds it: b stands by");
+        assert!(book.must_yield("r/laser/laser", "laser-b"), "had b claimed at once, it yields to a");
+        assert!(!book.must_yield("r/laser/laser", "laser-0"), "a lower id keeps it");
+        book.seen("r/laser/laser", "laser-a", false);
+        assert!(book.may_claim("r/laser/laser", "laser-b"), "a is gone: b takes over");
+    }
+
+    #[test]
+    fn claim_keys_parse() {
+        assert_eq!(parse_claim("robot1/drive/odom/odom-1a2b"), Some(("robot1/drive/odom".into(), "odom-1a2b".into())));
+        assert_eq!(parse_claim("robot1/drive"), None);
+    }
+}

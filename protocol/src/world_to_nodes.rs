@@ -100,6 +100,11 @@ pub struct WorldStatus {
     pub nodes: u32,
     /// The endpoint other programs connect to.
     pub endpoint: String,
+    /// Plugin instances of implemented types that no node serves
+    /// (`<model>/<plugin>/<aspect>`), at most 20.
+    pub unclaimed: Vec<String>,
+    /// How many there are in all.
+    pub unclaimed_count: u32,
 }
 
 impl WireMessage for WorldStatus {

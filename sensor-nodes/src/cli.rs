@@ -36,7 +36,7 @@ pub fn main<S: PluginServer>(binary: &str, kind: &str, server: S) -> std::proces
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
         runtime.block_on(async {
             let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
-            let result = serve(session.clone(), keys, node_id(kind), selection, server, shutdown_signal()).await;
+            let result = serve(session.clone(), keys, node_id(kind), kind, selection, server, shutdown_signal()).await;
             let _ = session.close().await;
             result
         })

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flotilla_protocol::client::fetch_description;
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::node_kit::{forward, watch_world, WorldPresence};
+use flotilla_protocol::node_kit::{forward, watch_claims, watch_world, Claims, WorldPresence};
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState};
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::unbounded_channel;
@@ -44,8 +44,11 @@ impl Outbox {
 
 /// A sensor node's logic, free of Zenoh.
 pub trait PluginServer {
-    /// (Re)selects the plugin instances to serve from a description.
-    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, selection: &Selection);
+    /// The plugin type this node serves, e.g. `Laser`.
+    fn plugin_type(&self) -> &'static str;
+    /// (Re)builds the plugin instances to serve: those of the description for
+    /// which `serves(model, plugin)` holds.
+    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool);
     /// Handles one world state, queuing outputs.
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox);
     /// Forgets everything: a new world process came up.
@@ -56,6 +59,33 @@ enum Input {
     State(WorldState),
     Event(WorldEvent),
     World(WorldPresence),
+    Claim(String, String, bool),
+}
+
+/// The instance ids this node would serve, claims aside.
+fn wanted(description: &WorldDescription, plugin_type: &str, selection: &Selection, claims: &Claims) -> Vec<String> {
+    description
+        .models
+        .iter()
+        .filter(|m| selection.serves(&m.name))
+        .flat_map(|m| {
+            m.plugins.iter().filter(|p| p.plugin_type == plugin_type).map(|p| claims.instance(&m.name, &p.name))
+        })
+        .collect()
+}
+
+/// Claims what it may, then rebuilds the server for the held instances.
+async fn claim_and_rebuild<S: PluginServer>(
+    session: &zenoh::Session,
+    keys: &Keys,
+    description: &WorldDescription,
+    selection: &Selection,
+    claims: &mut Claims,
+    server: &mut S,
+) {
+    let wanted = wanted(description, server.plugin_type(), selection, claims);
+    claims.sync(session, keys, &wanted).await;
+    server.rebuild(description, keys, &|model, plugin| claims.holds(&claims.instance(model, plugin)));
 }
 
 /// Runs `server` as node `node_id` until `shutdown` completes.
@@ -63,6 +93,7 @@ pub async fn serve<S: PluginServer>(
     session: zenoh::Session,
     keys: Keys,
     node_id: String,
+    aspect: &str,
     selection: Selection,
     mut server: S,
     shutdown: impl Future<Output = ()>,
@@ -73,18 +104,20 @@ pub async fn serve<S: PluginServer>(
     let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
+    let _claims = watch_claims(&session, &keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
+    let mut claims = Claims::new(&node_id, aspect);
 
     let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, &keys, &node_id)
         .await
         .map_err(anyhow::Error::msg)?;
     tokio::pin!(shutdown);
-    let mut revision = tokio::select! {
+    let mut description = tokio::select! {
         _ = &mut shutdown => return Ok(()),
-        d = wait_for_world(&session, &keys) => {
-            server.rebuild(&d, &keys, &selection);
-            d.revision
-        }
+        d = wait_for_world(&session, &keys) => d,
     };
+    claims.load(&session, &keys).await;
+    claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
+    let mut revision = description.revision;
     let mut publishers: HashMap<String, zenoh::pubsub::Publisher<'static>> = HashMap::new();
     let mut outbox = Outbox::default();
     let mut last_step = None;
@@ -97,11 +130,16 @@ pub async fn serve<S: PluginServer>(
             input = rx.recv() => match input { Some(i) => i, None => break },
         };
         match input {
+            Input::Claim(instance, node, alive) => {
+                claims.seen(&instance, &node, alive);
+                claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
+            }
             Input::Event(event) if event.revision > revision => {
                 match fetch_description(&session, &keys, Duration::from_secs(5)).await {
                     Ok(d) => {
                         revision = d.revision;
-                        server.rebuild(&d, &keys, &selection);
+                        description = d;
+                        claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
                     }
                     Err(e) => tracing::warn!("cannot refresh the world description: {e}"),
                 }
@@ -128,8 +166,10 @@ pub async fn serve<S: PluginServer>(
                     match fetch_description(&session, &keys, Duration::from_secs(5)).await {
                         Ok(d) => {
                             revision = d.revision;
+                            description = d;
                             server.reset();
-                            server.rebuild(&d, &keys, &selection);
+                            claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server)
+                                .await;
                         }
                         Err(e) => {
                             tracing::warn!("cannot resynchronise yet: {e}");
@@ -142,7 +182,8 @@ pub async fn serve<S: PluginServer>(
                     // A change we have not heard about (missed event, world restart).
                     if let Ok(d) = fetch_description(&session, &keys, Duration::from_secs(5)).await {
                         revision = d.revision;
-                        server.rebuild(&d, &keys, &selection);
+                        description = d;
+                        claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
                     }
                 }
                 server.on_state(&state, &mut outbox);

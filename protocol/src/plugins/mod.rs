@@ -78,6 +78,11 @@ pub fn binaries_for(plugin_type: &str) -> Option<&'static [&'static str]> {
     IMPLEMENTED.iter().find(|(t, _)| *t == plugin_type).map(|(_, bins)| *bins)
 }
 
+/// The aspects (node kinds) that serve a plugin type: `flotilla-drive` → `drive`.
+pub fn aspects_for(plugin_type: &str) -> Vec<&'static str> {
+    binaries_for(plugin_type).unwrap_or_default().iter().map(|b| b.trim_start_matches("flotilla-")).collect()
+}
+
 /// Validates a plugin entry of every type whose parameters Flotilla knows;
 /// `Ok(false)` for types it cannot validate yet.
 pub fn validate(plugin_type: &str, entry: &Value, name: &str, ctx: &PluginContext) -> Result<bool, LoadError> {

@@ -12,7 +12,7 @@ use flotilla_protocol::Keys;
 
 use super::Laser;
 use crate::scene::Scene;
-use crate::serve::{Outbox, PluginServer, Selection};
+use crate::serve::{Outbox, PluginServer};
 
 struct Instance {
     key: String,
@@ -32,7 +32,11 @@ pub struct LaserServer {
 }
 
 impl PluginServer for LaserServer {
-    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, selection: &Selection) {
+    fn plugin_type(&self) -> &'static str {
+        "Laser"
+    }
+
+    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {
         // Walls only change with the world file; rebuild them only then.
         if self.layers_revision.as_ref() != Some(&description.layer_names) || self.scene.is_none() {
             self.scene = Some(Scene::new(description));
@@ -43,9 +47,9 @@ impl PluginServer for LaserServer {
         self.tf_key = keys.ros("/tf");
         let reflectance = description.layer_bits(&["reflectance".to_string()]).unwrap_or(0);
         let mut old: Vec<Instance> = std::mem::take(&mut self.instances);
-        for model in description.models.iter().filter(|m| selection.serves(&m.name)) {
+        for model in &description.models {
             let ctx = PluginContext::of(model, &description.layer_names);
-            for plugin in model.plugins.iter().filter(|p| p.plugin_type == "Laser") {
+            for plugin in model.plugins.iter().filter(|p| p.plugin_type == "Laser" && serves(&model.name, &p.name)) {
                 let key = format!("{}/{}", model.name, plugin.name);
                 let config =
                     match entry_of(plugin, ctx.model_file).and_then(|e| LaserConfig::parse(&e, &plugin.name, &ctx)) {

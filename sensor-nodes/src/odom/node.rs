@@ -11,7 +11,7 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 use flotilla_protocol::Keys;
 
 use super::Odom;
-use crate::serve::{Outbox, PluginServer, Selection};
+use crate::serve::{Outbox, PluginServer};
 
 struct Instance {
     key: String,
@@ -30,12 +30,17 @@ pub struct OdomServer {
 }
 
 impl PluginServer for OdomServer {
-    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, selection: &Selection) {
+    fn plugin_type(&self) -> &'static str {
+        "DiffDrive"
+    }
+
+    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {
         self.tf_key = keys.ros("/tf");
         let mut old = std::mem::take(&mut self.instances);
-        for model in description.models.iter().filter(|m| selection.serves(&m.name)) {
+        for model in &description.models {
             let ctx = PluginContext::of(model, &description.layer_names);
-            for plugin in model.plugins.iter().filter(|p| p.plugin_type == "DiffDrive") {
+            for plugin in model.plugins.iter().filter(|p| p.plugin_type == "DiffDrive" && serves(&model.name, &p.name))
+            {
                 let key = format!("{}/{}", model.name, plugin.name);
                 let config = match entry_of(plugin, ctx.model_file)
                     .and_then(|e| DiffDriveConfig::parse(&e, &plugin.name, &ctx))

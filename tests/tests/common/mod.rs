@@ -84,6 +84,27 @@ impl Sim {
         Sim { sim, endpoint, keys, session, children, world_args, logs }
     }
 
+    /// Starts another node binary (named `label` among the children).
+    pub fn spawn_node(&mut self, label: &str, binary: &str, extra: &[&str]) {
+        let mut args = vec!["--sim", self.sim.as_str(), "--connect", self.endpoint.as_str()];
+        args.extend_from_slice(extra);
+        let child = spawn(&bin(binary), &args, &self.logs.join(format!("{label}.log")));
+        self.children.push((label.to_string(), child));
+    }
+
+    /// Kills a child with SIGKILL.
+    pub fn kill(&mut self, name: &str) {
+        if let Some((_, child)) = self.children.iter_mut().find(|(n, _)| n == name) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// A child's log so far.
+    pub fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.logs.join(format!("{name}.log"))).unwrap_or_default()
+    }
+
     /// Where this simulation's processes log.
     pub fn logs(&self) -> &Path {
         &self.logs

@@ -85,6 +85,7 @@ pub fn load_model(
             }
             let plugin_type: String = plugin.req("type")?;
             let plugin_name: String = plugin.req("name")?;
+            flotilla_protocol::keys::check_key_chunk("plugin name", &plugin_name).map_err(|e| plugin.error(e))?;
             if plugins.iter().any(|(p, _)| p.name == plugin_name) {
                 return Err(model.error(format!("plugin named \"{plugin_name}\" already exists in model \"{name}\"")));
             }

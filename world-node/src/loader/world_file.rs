@@ -85,6 +85,7 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
             let [x, y, t] = m.array::<3>("pose", Some([0.0; 3]))?;
             let model_file: String = m.req("model")?;
             m.finish()?;
+            flotilla_protocol::keys::check_key_chunk("model name", &name).map_err(|e| m.error(e))?;
             if models.iter().any(|other| other.name == name) {
                 return Err(m.error(format!("model named \"{name}\" already exists")));
             }

@@ -68,6 +68,8 @@ struct Shared {
     published_step: u64,
     /// Latest external clock, ns.
     external_ns: Option<u64>,
+    /// Live claims: instance → nodes.
+    claims: std::collections::BTreeMap<String, BTreeSet<String>>,
     /// A participant joined while paused: publish the current state again so
     /// that it sees (and reports) the step the world waits at.
     republish: bool,
@@ -106,6 +108,7 @@ pub async fn run(
         published_step: 0,
         external_ns: None,
         republish: false,
+        claims: Default::default(),
     }));
 
     let _token = session
@@ -231,6 +234,27 @@ pub async fn run(
             .map_err(zerr)?
     };
 
+    let _claims = {
+        let shared = shared.clone();
+        let prefix = keys.claim("", "").trim_end_matches('/').to_string();
+        session
+            .liveliness()
+            .declare_subscriber(format!("{prefix}/**"))
+            .history(true)
+            .callback(move |sample| {
+                let tail = sample.key_expr().as_str().strip_prefix(&prefix).unwrap_or_default().trim_start_matches('/');
+                let Some((instance, node)) = flotilla_protocol::node_kit::parse_claim(tail) else { return };
+                let mut s = lock(&shared);
+                let nodes = s.claims.entry(instance).or_default();
+                match sample.kind() {
+                    SampleKind::Put => nodes.insert(node),
+                    SampleKind::Delete => nodes.remove(&node),
+                };
+            })
+            .await
+            .map_err(zerr)?
+    };
+
     let _description = {
         let shared = shared.clone();
         let key = keys.world_description();
@@ -328,6 +352,8 @@ pub async fn run(
     let mut pacer = Pacer::new(step_ns, config.real_time_factor);
     let mut last_status = (Instant::now(), state.time);
     let mut waiting = None;
+    let started = Instant::now();
+    let mut reported_unclaimed: Vec<String> = Vec::new();
     tokio::pin!(shutdown);
     loop {
         let (paused, pending, mode, rtf, changed) = {
@@ -400,6 +426,23 @@ pub async fn run(
         if now.duration_since(last_status.0) >= Duration::from_millis(500) {
             let status = {
                 let s = lock(&shared);
+                let unclaimed: Vec<String> = s
+                    .physics
+                    .servable_instances()
+                    .into_iter()
+                    .filter(|i| s.claims.get(i).is_none_or(|nodes| nodes.is_empty()))
+                    .collect();
+                // Nodes need a moment to start; report what stays unclaimed.
+                if unclaimed != reported_unclaimed && now.duration_since(started) > Duration::from_secs(2) {
+                    if !unclaimed.is_empty() {
+                        tracing::warn!(
+                            "{} plugin instance(s) served by no node: {}",
+                            unclaimed.len(),
+                            unclaimed.join(", ")
+                        );
+                    }
+                    reported_unclaimed = unclaimed.clone();
+                }
                 let wall = now.duration_since(last_status.0).as_secs_f64();
                 let sim = (state.time.nanos - last_status.1.nanos) as f64 * 1e-9;
                 WorldStatus {
@@ -413,6 +456,8 @@ pub async fn run(
                     robots: s.physics.robot_count() as u32,
                     nodes: s.nodes.len() as u32,
                     endpoint: config.endpoint.clone(),
+                    unclaimed_count: unclaimed.len() as u32,
+                    unclaimed: unclaimed.into_iter().take(20).collect(),
                 }
             };
             last_status = (now, state.time);

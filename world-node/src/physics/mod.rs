@@ -111,6 +111,18 @@ impl Physics {
             .filter(|m| m.description.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str())))
             .count()
     }
+    /// Every plugin instance a Flotilla node can serve: `<model>/<plugin>/<aspect>`.
+    pub fn servable_instances(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for m in &self.models {
+            for p in &m.description.plugins {
+                for aspect in flotilla_protocol::plugins::aspects_for(&p.plugin_type) {
+                    out.push(format!("{}/{}/{aspect}", m.description.name, p.name));
+                }
+            }
+        }
+        out
+    }
     /// Every layer name.
     pub fn layer_names(&self) -> &[String] {
         &self.layer_names

@@ -1,0 +1,85 @@
+//! Claims: every plugin instance is served by exactly one node; a second node
+//! that wants it stands by and takes over when the first disappears; the
+//! world reports instances nobody serves.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Sim;
+use flotilla_protocol::codec::decode;
+use flotilla_protocol::ros::sensor_msgs::LaserScan;
+use flotilla_protocol::world_to_nodes::WorldStatus;
+
+const T: Duration = Duration::from_secs(30);
+
+fn ns(s: &LaserScan) -> u64 {
+    s.header.stamp.sec as u64 * 1_000_000_000 + u64::from(s.header.stamp.nanosec)
+}
+
+async fn wait_for_log(sim: &Sim, name: &str, text: &str) {
+    let deadline = tokio::time::Instant::now() + T;
+    while !sim.log(name).contains(text) {
+        assert!(tokio::time::Instant::now() < deadline, "{name} never logged {text:?}:\n{}", sim.log(name));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_laser_stands_by_and_takes_over() {
+    let world = common::config("tests/room/world.yaml");
+    let mut sim = Sim::start("claims", &world, &["flotilla-laser"], &["--rate", "2"]).await;
+    let mut scans = sim.subscribe::<LaserScan>("/robot/scan").await;
+    scans.next(T).await;
+
+    sim.spawn_node("second-laser", "flotilla-laser", &[]);
+    wait_for_log(&sim, "second-laser", "standing by").await;
+    // Only one laser scans: every stamp comes once, 100 ms apart.
+    scans.clear();
+    let mut stamps = vec![ns(&scans.next(T).await)];
+    while stamps.len() < 10 {
+        stamps.push(ns(&scans.next(T).await));
+    }
+    for pair in stamps.windows(2) {
+        assert_eq!(pair[1] - pair[0], 100_000_000, "one scan per 100 ms, no duplicates: {stamps:?}");
+    }
+
+    sim.kill("flotilla-laser");
+    wait_for_log(&sim, "second-laser", "taking over").await;
+    scans.clear();
+    let a = scans.next(T).await;
+    let b = scans.next(T).await;
+    assert_eq!(ns(&b) - ns(&a), 100_000_000, "the second laser scans at 10 Hz");
+}
+
+/// The first status with `want` unclaimed instances.
+async fn next_status(statuses: &mut tokio::sync::mpsc::UnboundedReceiver<WorldStatus>, want: u32) -> WorldStatus {
+    loop {
+        let s = tokio::time::timeout(T, statuses.recv()).await.expect("status").unwrap();
+        if s.unclaimed_count == want {
+            return s;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_world_reports_instances_no_node_serves() {
+    let world = common::config("tests/room/world.yaml");
+    let mut sim = Sim::start("unclaimed", &world, &[], &[]).await;
+    let (tx, mut statuses) = tokio::sync::mpsc::unbounded_channel();
+    let _sub = sim
+        .session
+        .declare_subscriber(sim.keys.status())
+        .callback(move |s| {
+            let _ = tx.send(decode::<WorldStatus>(&s.payload().to_bytes()).unwrap());
+        })
+        .await
+        .unwrap();
+    let none_served = next_status(&mut statuses, 3).await;
+    assert_eq!(none_served.unclaimed, ["robot/drive/drive", "robot/drive/odom", "robot/laser/laser"]);
+
+    sim.spawn_node("laser", "flotilla-laser", &[]);
+    let laser_served = next_status(&mut statuses, 2).await;
+    assert_eq!(laser_served.unclaimed, ["robot/drive/drive", "robot/drive/odom"]);
+    wait_for_log(&sim, "world", "served by no node").await;
+}
