@@ -6,6 +6,7 @@ set -euo pipefail
 missing=()
 command -v cc >/dev/null 2>&1 || missing+=(build-essential)   # C toolchain for -sys crates
 command -v pgrep >/dev/null 2>&1 || missing+=(procps)         # the launcher tests find processes with pgrep
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)         # the multi-machine test builds network namespaces
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
 
