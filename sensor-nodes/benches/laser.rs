@@ -3,12 +3,15 @@
 //! Laser throughput on the conestogo office map (Flatland's demo map from the
 //! shared fixtures): 1081-beam, 270°, 20 m scans from many free poses.
 //!
-//! Reports beams per second (criterion "elements") for Flotilla's grid ray
-//! caster and for the naive per-beam test against every wall segment.
+//! Reports beams per second (criterion "elements"), on the same poses and
+//! map: Flotilla's scan kernel, its per-beam grid walk, a per-beam BVH ray
+//! cast over the same merged segments (parry2d's polyline), and the naive
+//! per-beam test against every wall segment.
 
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use flotilla_sensors::raycast::{Fan, ScanBuffers};
 use flotilla_sensors::scene::Scene;
 use flotilla_world::loader::load_world;
 use flotilla_world::physics::Physics;
@@ -40,6 +43,36 @@ fn free_poses(scene: &Scene, n: usize) -> Vec<[f64; 3]> {
     poses
 }
 
+/// Flotilla's laser: the whole scan at once.
+fn scan_kernel(scene: &Scene, pose: [f64; 3], local: &[[f64; 2]], dirs: &mut [[f64; 2]], buffers: &mut ScanBuffers) {
+    let (s, c) = pose[2].sin_cos();
+    for (w, l) in dirs.iter_mut().zip(local) {
+        *w = [c * l[0] - s * l[1], s * l[0] + c * l[1]];
+    }
+    let fan = Fan {
+        origin: [pose[0], pose[1]],
+        start_rad: pose[2] - FOV_RAD / 2.0,
+        increment_rad: FOV_RAD / (BEAMS - 1) as f64,
+        dirs,
+        range_m: RANGE_M,
+        layers: u16::MAX,
+    };
+    scene.scan(&fan, buffers);
+}
+
+/// The per-beam BVH baseline: parry2d's polyline over the same segments.
+fn scan_bvh(walls: &parry2d_f64::shape::Polyline, pose: [f64; 3], out: &mut [f32]) {
+    use parry2d_f64::query::{Ray, RayCast};
+    for (i, r) in out.iter_mut().enumerate() {
+        let a = pose[2] - FOV_RAD / 2.0 + i as f64 * FOV_RAD / (BEAMS - 1) as f64;
+        let ray = Ray::new(
+            parry2d_f64::math::Vector::new(pose[0], pose[1]),
+            parry2d_f64::math::Vector::new(a.cos(), a.sin()),
+        );
+        *r = walls.cast_local_ray(&ray, RANGE_M, true).map_or(f32::NAN, |t| t as f32);
+    }
+}
+
 fn scan(scene: &Scene, pose: [f64; 3], out: &mut [f32], brute_force: bool) {
     for (i, r) in out.iter_mut().enumerate() {
         let a = pose[2] - FOV_RAD / 2.0 + i as f64 * FOV_RAD / (BEAMS - 1) as f64;
@@ -62,10 +95,41 @@ fn bench(c: &mut Criterion) {
     let scene = Scene::new(&description);
     let poses = free_poses(&scene, 256);
     let mut out = vec![0f32; BEAMS];
+    let local: Vec<[f64; 2]> = (0..BEAMS)
+        .map(|i| (-FOV_RAD / 2.0 + i as f64 * FOV_RAD / (BEAMS - 1) as f64).sin_cos())
+        .map(|(s, c)| [c, s])
+        .collect();
+    let mut dirs = local.clone();
+    let mut buffers = ScanBuffers::default();
+    let mut vertices = Vec::new();
+    let mut indices = Vec::new();
+    for seg in description.layers.iter().flat_map(|l| &l.segments) {
+        let i = vertices.len() as u32;
+        vertices.push(parry2d_f64::math::Vector::new(seg.a[0], seg.a[1]));
+        vertices.push(parry2d_f64::math::Vector::new(seg.b[0], seg.b[1]));
+        indices.push([i, i + 1]);
+    }
+    let walls = parry2d_f64::shape::Polyline::new(vertices, Some(indices));
 
     let mut group = c.benchmark_group(format!("laser_conestogo_{}_segments", scene.wall_count()));
     group.throughput(Throughput::Elements((BEAMS * poses.len()) as u64));
-    group.bench_function(BenchmarkId::new("grid", "1081x256"), |b| {
+    group.bench_function(BenchmarkId::new("flotilla_scan_kernel", "1081x256"), |b| {
+        b.iter(|| {
+            for &p in &poses {
+                scan_kernel(&scene, p, &local, &mut dirs, &mut buffers);
+            }
+            buffers.best[0]
+        })
+    });
+    group.bench_function(BenchmarkId::new("parry2d_bvh_per_beam", "1081x256"), |b| {
+        b.iter(|| {
+            for &p in &poses {
+                scan_bvh(&walls, p, &mut out);
+            }
+            out[0]
+        })
+    });
+    group.bench_function(BenchmarkId::new("grid_walk_per_beam", "1081x256"), |b| {
         b.iter(|| {
             for &p in &poses {
                 scan(&scene, p, &mut out, false);

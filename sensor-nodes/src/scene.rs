@@ -7,7 +7,7 @@ use flotilla_protocol::description::{FootprintShape, LayerBits, WorldDescription
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
-use crate::raycast::{ConvexPolygon, Hit, SegmentGrid, Shape, Vec2};
+use crate::raycast::{scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2};
 
 /// Grid cell size for wall segments, m: a few map pixels wide, so a beam
 /// tests a handful of segments per cell.
@@ -147,6 +147,13 @@ impl Scene {
             }
         }
         best
+    }
+
+    /// Casts a whole fan (walls, then the footprints prepared with
+    /// [`Scene::prepare`]) into `buffers`: the scan-level kernel the laser uses.
+    pub fn scan(&self, fan: &Fan, buffers: &mut ScanBuffers) {
+        self.walls.scan(fan, buffers);
+        scan_shapes(fan, &self.candidates, buffers);
     }
 
     /// [`Scene::cast`] with every wall tested (reference for tests and benches).

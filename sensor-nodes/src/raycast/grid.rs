@@ -6,13 +6,13 @@ use super::{ray_segment, Hit, Vec2};
 /// Segments bucketed into square cells (compressed rows: no per-cell Vec).
 #[derive(Debug, Clone)]
 pub struct SegmentGrid {
-    segments: Vec<(Vec2, Vec2, u16)>,
-    origin: Vec2,
-    cell_m: f64,
-    cols: usize,
-    rows: usize,
-    cell_start: Vec<u32>,
-    cell_items: Vec<u32>,
+    pub(super) segments: Vec<(Vec2, Vec2, u16)>,
+    pub(super) origin: Vec2,
+    pub(super) cell_m: f64,
+    pub(super) cols: usize,
+    pub(super) rows: usize,
+    pub(super) cell_start: Vec<u32>,
+    pub(super) cell_items: Vec<u32>,
 }
 
 impl SegmentGrid {

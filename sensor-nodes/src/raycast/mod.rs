@@ -7,9 +7,11 @@
 //! are invisible. A hit closer than the range returns its distance.
 
 mod grid;
+mod scan;
 mod shapes;
 
 pub use grid::SegmentGrid;
+pub use scan::{fast_atan2, scan_shapes, Fan, ScanBuffers};
 pub use shapes::{ConvexPolygon, Shape};
 
 /// A point or vector in metres.
