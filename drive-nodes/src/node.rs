@@ -16,7 +16,9 @@ use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
 use flotilla_protocol::health::BadMessages;
 use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::node_kit::{forward, watch_claims, watch_world, Claims, WorldPresence};
+use flotilla_protocol::node_kit::{
+    forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
+};
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::{entry_of, PluginContext};
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
@@ -103,9 +105,7 @@ pub async fn run(
     rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
     let mut revision = description.revision;
     let mut now_ns = 0u64;
-    let mut last_step = None;
-    let mut world_id: Option<String> = None;
-    let mut resync = false;
+    let mut tracker = WorldTracker::default();
     let mut commands = Vec::new();
 
     loop {
@@ -133,24 +133,13 @@ pub async fn run(
                 claims.seen(&instance, &node, alive);
                 rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
             }
-            Input::World(WorldPresence::Down(id)) => {
-                tracing::warn!("lost the world ({id}); keeping on, waiting for it to come back");
-            }
-            Input::World(WorldPresence::Up(id)) => {
-                if world_id.as_ref().is_some_and(|known| *known != id) {
-                    tracing::info!("a new world is up ({id}); resynchronising");
-                    resync = true;
-                }
-                world_id = Some(id);
-            }
+            Input::World(presence) => tracker.presence(&presence),
             Input::State(state) => {
-                if last_step == Some(state.step) {
-                    continue; // the world re-published a state we handled
-                }
-                // Time going backwards also means a new world.
-                resync |= last_step.is_some_and(|last| state.step < last);
-                last_step = Some(state.step);
-                if std::mem::take(&mut resync) {
+                let resync = match tracker.state(state.step) {
+                    StateVerdict::Duplicate => continue, // the world re-published a state we handled
+                    StateVerdict::Handle { resync } => resync,
+                };
+                if resync {
                     match fetch_description(&session, keys, Duration::from_secs(5)).await {
                         Ok(d) => {
                             revision = d.revision;
@@ -160,7 +149,7 @@ pub async fn run(
                         }
                         Err(e) => {
                             tracing::warn!("cannot resynchronise yet: {e}");
-                            resync = true;
+                            tracker.resync_failed();
                             continue;
                         }
                     }

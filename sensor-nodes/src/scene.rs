@@ -137,7 +137,11 @@ impl Scene {
 
     /// The nearest wall or prepared footprint on `layers` along a unit ray.
     pub fn cast(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
-        let mut best = self.walls.cast(origin, dir, range_m, layers);
+        self.nearer_footprint(origin, dir, range_m, self.walls.cast(origin, dir, range_m, layers))
+    }
+
+    /// `best`, or a prepared footprint hit before it.
+    fn nearer_footprint(&self, origin: Vec2, dir: Vec2, range_m: f64, mut best: Option<Hit>) -> Option<Hit> {
         for (shape, bits) in &self.candidates {
             let limit = best.map_or(range_m, |h| h.distance_m);
             if let Some(t) = shape.ray(origin, dir, limit) {
@@ -158,15 +162,6 @@ impl Scene {
 
     /// [`Scene::cast`] with every wall tested (reference for tests and benches).
     pub fn cast_brute_force(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
-        let mut best = self.walls.cast_brute_force(origin, dir, range_m, layers);
-        for (shape, bits) in &self.candidates {
-            let limit = best.map_or(range_m, |h| h.distance_m);
-            if let Some(t) = shape.ray(origin, dir, limit) {
-                if best.is_none_or(|h| t < h.distance_m) {
-                    best = Some(Hit { distance_m: t, layers: *bits });
-                }
-            }
-        }
-        best
+        self.nearer_footprint(origin, dir, range_m, self.walls.cast_brute_force(origin, dir, range_m, layers))
     }
 }

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use flotilla_protocol::client::fetch_description;
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::node_kit::{forward, watch_claims, watch_world, Claims, WorldPresence};
+use flotilla_protocol::node_kit::{
+    forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
+};
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState};
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::unbounded_channel;
@@ -120,9 +122,7 @@ pub async fn serve<S: PluginServer>(
     let mut revision = description.revision;
     let mut publishers: HashMap<String, zenoh::pubsub::Publisher<'static>> = HashMap::new();
     let mut outbox = Outbox::default();
-    let mut last_step = None;
-    let mut world_id: Option<String> = None;
-    let mut resync = false;
+    let mut tracker = WorldTracker::default();
     loop {
         let input = tokio::select! {
             biased;
@@ -145,24 +145,13 @@ pub async fn serve<S: PluginServer>(
                 }
             }
             Input::Event(_) => {}
-            Input::World(WorldPresence::Down(id)) => {
-                tracing::warn!("lost the world ({id}); keeping on, waiting for it to come back");
-            }
-            Input::World(WorldPresence::Up(id)) => {
-                if world_id.as_ref().is_some_and(|known| *known != id) {
-                    tracing::info!("a new world is up ({id}); resynchronising");
-                    resync = true;
-                }
-                world_id = Some(id);
-            }
+            Input::World(presence) => tracker.presence(&presence),
             Input::State(state) => {
-                if last_step == Some(state.step) {
-                    continue; // the world re-published a state we handled
-                }
-                // Time going backwards also means a new world.
-                resync |= last_step.is_some_and(|last| state.step < last);
-                last_step = Some(state.step);
-                if std::mem::take(&mut resync) {
+                let resync = match tracker.state(state.step) {
+                    StateVerdict::Duplicate => continue, // the world re-published a state we handled
+                    StateVerdict::Handle { resync } => resync,
+                };
+                if resync {
                     match fetch_description(&session, &keys, Duration::from_secs(5)).await {
                         Ok(d) => {
                             revision = d.revision;
@@ -173,7 +162,7 @@ pub async fn serve<S: PluginServer>(
                         }
                         Err(e) => {
                             tracing::warn!("cannot resynchronise yet: {e}");
-                            resync = true;
+                            tracker.resync_failed();
                             continue;
                         }
                     }

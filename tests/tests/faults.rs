@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::Sim;
@@ -12,15 +11,6 @@ use flotilla_protocol::ros::nav_msgs::Odometry;
 use flotilla_protocol::ros::sensor_msgs::LaserScan;
 
 const T: Duration = Duration::from_secs(30);
-
-fn pids_of(pattern: &str) -> Vec<u32> {
-    let out = Command::new("pgrep").args(["-f", pattern]).output().expect("pgrep");
-    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
-}
-
-fn kill9(pid: u32) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
-}
 
 /// Waits for a ground-truth message matching `pred`.
 async fn wait_for(truth: &mut tokio::sync::mpsc::UnboundedReceiver<Odometry>, pred: impl Fn(&Odometry) -> bool) {
@@ -69,10 +59,10 @@ async fn a_killed_drive_stops_its_robot_and_comes_back() {
     wait_for(&mut truth, turning).await;
 
     let pattern = format!("flotilla-drive --sim {sim} ");
-    let old = pids_of(&pattern);
+    let old = common::pids_of(&pattern);
     assert_eq!(old.len(), 1);
     let killed_at = Instant::now();
-    kill9(old[0]);
+    common::signal(old[0], nix::sys::signal::Signal::SIGKILL);
     // The world stops the robot the dead drive was driving...
     wait_for(&mut truth, stopped).await;
     // ...and once the launcher has restarted the drive, it turns again.
@@ -81,7 +71,7 @@ async fn a_killed_drive_stops_its_robot_and_comes_back() {
     driver.abort();
     eprintln!("drive recovered {recovered:?} after the kill");
     assert!(recovered < Duration::from_secs(1), "output resumes within 1 s of wall time, took {recovered:?}");
-    let new = pids_of(&pattern);
+    let new = common::pids_of(&pattern);
     assert!(new.len() == 1 && new[0] != old[0], "a new drive process: {new:?}");
 
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(launcher.id() as i32), nix::sys::signal::Signal::SIGTERM)
@@ -209,8 +199,8 @@ async fn lockstep_goes_on_without_a_killed_node_and_takes_it_back() {
     tokio::time::timeout(T, scans.recv()).await.expect("lockstep runs");
 
     let pattern = format!("flotilla-laser --sim {sim} ");
-    let old = pids_of(&pattern);
-    kill9(old[0]);
+    let old = common::pids_of(&pattern);
+    common::signal(old[0], nix::sys::signal::Signal::SIGKILL);
     // The world drops the dead laser from the barrier and keeps stepping:
     // the drive's odometry keeps coming while the laser is gone.
     let (otx, mut odom) = tokio::sync::mpsc::unbounded_channel();

@@ -9,11 +9,6 @@ use flotilla_protocol::ros::sensor_msgs::LaserScan;
 
 const T: Duration = Duration::from_secs(30);
 
-fn pids_of(pattern: &str) -> Vec<u32> {
-    let out = Command::new("pgrep").args(["-f", pattern]).output().expect("pgrep (procps) is installed");
-    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_laser_is_restarted_and_scans_resume() {
     let sim = common::unique_sim("restart");
@@ -36,14 +31,14 @@ async fn a_killed_laser_is_restarted_and_scans_resume() {
     tokio::time::timeout(T, rx.recv()).await.expect("first scan");
 
     let pattern = format!("flotilla-laser --sim {sim} ");
-    let before = pids_of(&pattern);
+    let before = common::pids_of(&pattern);
     assert_eq!(before.len(), 1, "one laser process: {before:?}");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(before[0] as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    common::signal(before[0], nix::sys::signal::Signal::SIGKILL);
 
     // A new laser process comes up...
     let deadline = Instant::now() + T;
     loop {
-        let now = pids_of(&pattern);
+        let now = common::pids_of(&pattern);
         if now.len() == 1 && now[0] != before[0] {
             break;
         }
@@ -68,7 +63,7 @@ async fn a_killed_laser_is_restarted_and_scans_resume() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(status.success(), "clean exit: {status}");
-    assert!(pids_of(&format!("--sim {sim} ")).is_empty(), "no child left behind");
+    assert!(common::pids_of(&format!("--sim {sim} ")).is_empty(), "no child left behind");
 }
 
 #[test]

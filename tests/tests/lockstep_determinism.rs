@@ -82,23 +82,7 @@ async fn run(layout: &[&[&str]]) -> Streams {
 
     // Step once every participant is in.
     let expected = layout.len() + 1;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let replies = session.liveliness().get(keys.lockstep_all()).await.unwrap();
-        let mut joined = 0;
-        while let Ok(r) = replies.recv_async().await {
-            joined += usize::from(r.result().is_ok());
-        }
-        if joined >= expected {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "only {joined} of {expected} joined; logs in {}",
-            logs.display()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::wait_for_participants(&session, &keys, expected, &logs).await;
     flotilla_protocol::client::call_control(
         &session,
         &keys,

@@ -40,23 +40,7 @@ async fn run_once() -> String {
 
     let session = common::connect(&endpoint).await;
     let keys = Keys::new(&sim);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let replies = session.liveliness().get(keys.lockstep_all()).await.unwrap();
-        let mut joined = 0;
-        while let Ok(r) = replies.recv_async().await {
-            joined += usize::from(r.result().is_ok());
-        }
-        if joined >= 3 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{joined} of 3 joined (is eclipse-zenoh installed? ./scripts/ensure-deps.sh); logs in {}",
-            logs.display()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    common::wait_for_participants(&session, &keys, 3, &logs).await;
     flotilla_protocol::client::call_control(
         &session,
         &keys,

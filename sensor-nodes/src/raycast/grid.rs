@@ -132,16 +132,7 @@ impl SegmentGrid {
         self.walk(origin, dir, max_m, |cell, t_exit| {
             let (s, e) = (self.cell_start[cell] as usize, self.cell_start[cell + 1] as usize);
             for &i in &self.cell_items[s..e] {
-                let (a, b, bits) = self.segments[i as usize];
-                if bits & layers == 0 {
-                    continue;
-                }
-                let limit = best.map_or(max_m, |h| h.distance_m);
-                if let Some(t) = ray_segment(origin, dir, a, b, limit) {
-                    if best.is_none_or(|h| t < h.distance_m) {
-                        best = Some(Hit { distance_m: t, layers: bits });
-                    }
-                }
+                best = nearer(self.segments[i as usize], origin, dir, max_m, layers, best);
             }
             // A hit inside this cell cannot be beaten by any later cell.
             best.is_some_and(|h| h.distance_m <= t_exit)
@@ -151,19 +142,28 @@ impl SegmentGrid {
 
     /// The naive reference: every segment tested (for tests and benchmarks).
     pub fn cast_brute_force(&self, origin: Vec2, dir: Vec2, max_m: f64, layers: u16) -> Option<Hit> {
-        let mut best: Option<Hit> = None;
-        for &(a, b, bits) in &self.segments {
-            if bits & layers == 0 {
-                continue;
-            }
-            let limit = best.map_or(max_m, |h| h.distance_m);
-            if let Some(t) = ray_segment(origin, dir, a, b, limit) {
-                if best.is_none_or(|h| t < h.distance_m) {
-                    best = Some(Hit { distance_m: t, layers: bits });
-                }
-            }
-        }
-        best
+        self.segments.iter().fold(None, |best, &segment| nearer(segment, origin, dir, max_m, layers, best))
+    }
+}
+
+/// `best`, or the segment if it is on `layers` and hit before it.
+#[inline]
+fn nearer(
+    segment: (Vec2, Vec2, u16),
+    origin: Vec2,
+    dir: Vec2,
+    max_m: f64,
+    layers: u16,
+    best: Option<Hit>,
+) -> Option<Hit> {
+    let (a, b, bits) = segment;
+    if bits & layers == 0 {
+        return best;
+    }
+    let limit = best.map_or(max_m, |h| h.distance_m);
+    match ray_segment(origin, dir, a, b, limit) {
+        Some(t) if best.is_none_or(|h| t < h.distance_m) => Some(Hit { distance_m: t, layers: bits }),
+        _ => best,
     }
 }
 

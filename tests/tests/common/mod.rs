@@ -254,3 +254,35 @@ pub fn spawn(program: &Path, args: &[&str], log: &Path) -> Child {
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()))
 }
+
+/// Process ids whose command line matches `pattern` (pgrep -f).
+pub fn pids_of(pattern: &str) -> Vec<u32> {
+    let out = Command::new("pgrep").args(["-f", pattern]).output().expect("pgrep (procps) is installed");
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+/// Sends a signal to a process.
+pub fn signal(pid: u32, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).expect("the process exists");
+}
+
+/// Waits until `count` lockstep participants hold tokens.
+pub async fn wait_for_participants(session: &zenoh::Session, keys: &Keys, count: usize, logs: &Path) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let replies = session.liveliness().get(keys.lockstep_all()).await.unwrap();
+        let mut joined = 0;
+        while let Ok(r) = replies.recv_async().await {
+            joined += usize::from(r.result().is_ok());
+        }
+        if joined >= count {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{joined} of {count} lockstep participants joined; logs in {}",
+            logs.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
