@@ -10,7 +10,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_protocol::client::fetch_description;
+use flotilla_protocol::client::{fetch_description, wait_for_world};
 use flotilla_protocol::codec::encode;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
@@ -182,22 +182,6 @@ pub async fn run(
         }
     }
     Ok(())
-}
-
-async fn wait_for_world(session: &zenoh::Session, keys: &Keys) -> WorldDescription {
-    let mut warned = false;
-    loop {
-        match fetch_description(session, keys, Duration::from_secs(2)).await {
-            Ok(d) => return d,
-            Err(e) => {
-                if !warned {
-                    tracing::info!("waiting for the world: {e}");
-                    warned = true;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-        }
-    }
 }
 
 /// Selects the DiffDrive instances to serve and (re)subscribes their cmd_vel,

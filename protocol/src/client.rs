@@ -41,6 +41,24 @@ pub async fn wait_for_description(
     }
 }
 
+/// Waits as long as it takes for a world to answer (nodes started before the
+/// world, or while it restarts), logging once that it is waiting.
+pub async fn wait_for_world(session: &zenoh::Session, keys: &Keys) -> WorldDescription {
+    let mut warned = false;
+    loop {
+        match fetch_description(session, keys, Duration::from_secs(2)).await {
+            Ok(d) => return d,
+            Err(e) => {
+                if !warned {
+                    tracing::info!("waiting for the world: {e}");
+                    warned = true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
 /// Calls a control service and returns the world's reply. A query that finds
 /// no service (the world not up yet, or still declaring it) is retried until
 /// `timeout`.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
 
-use flotilla_protocol::client::fetch_description;
+use flotilla_protocol::client::{fetch_description, wait_for_world};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::node_kit::{
     forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
@@ -200,20 +200,4 @@ pub async fn serve<S: PluginServer>(
         }
     }
     Ok(())
-}
-
-async fn wait_for_world(session: &zenoh::Session, keys: &Keys) -> WorldDescription {
-    let mut warned = false;
-    loop {
-        match fetch_description(session, keys, Duration::from_secs(2)).await {
-            Ok(d) => return d,
-            Err(e) => {
-                if !warned {
-                    tracing::info!("waiting for the world: {e}");
-                    warned = true;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-        }
-    }
 }

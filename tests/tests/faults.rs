@@ -12,71 +12,36 @@ use flotilla_protocol::ros::sensor_msgs::LaserScan;
 
 const T: Duration = Duration::from_secs(30);
 
-/// Waits for a ground-truth message matching `pred`.
-async fn wait_for(truth: &mut tokio::sync::mpsc::UnboundedReceiver<Odometry>, pred: impl Fn(&Odometry) -> bool) {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        match tokio::time::timeout_at(deadline, truth.recv()).await {
-            Ok(Some(o)) if pred(&o) => return,
-            Ok(Some(_)) => {}
-            _ => panic!("ground truth never matched"),
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_drive_stops_its_robot_and_comes_back() {
-    let sim = common::unique_sim("drive-crash");
-    let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
-    let log = common::log_dir(&sim).join("flotilla-run.log");
     let world = common::config("tests/room/world.yaml");
-    let mut launcher =
-        common::spawn(&common::bin("flotilla"), &["run", &world, "--sim", &sim, "--listen", &endpoint], &log);
-    let session = common::connect(&endpoint).await;
-    let keys = flotilla_protocol::Keys::new(&sim);
-    let (tx, mut truth) = tokio::sync::mpsc::unbounded_channel();
-    let _sub = session
-        .declare_subscriber(keys.ros("/robot/odometry/ground_truth"))
-        .callback(move |s| {
-            let _ = tx.send(flotilla_protocol::ros::decode::<Odometry>(&s.payload().to_bytes()).unwrap());
-        })
-        .await
-        .unwrap();
-    let cmd_key = keys.ros("/robot/cmd_vel");
+    let run = common::Launched::start("drive-crash", &world, &[]).await;
+    let mut truth = run.subscribe::<Odometry>("/robot/odometry/ground_truth").await;
     let driver = {
-        let session = session.clone();
+        let (session, key) = (run.session.clone(), run.keys.ros("/robot/cmd_vel"));
         tokio::spawn(async move {
             let mut t = Twist::default();
             t.angular.z = 0.5;
             loop {
-                let _ = session.put(&cmd_key, flotilla_protocol::ros::encode(&t)).await;
+                let _ = session.put(&key, flotilla_protocol::ros::encode(&t)).await;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         })
     };
     let turning = |o: &Odometry| (o.twist.twist.angular.z - 0.5).abs() < 1e-6;
-    let stopped = |o: &Odometry| o.twist.twist.angular.z.abs() < 1e-9;
-    wait_for(&mut truth, turning).await;
+    truth.until(T, turning).await;
 
-    let pattern = format!("flotilla-drive --sim {sim} ");
-    let old = common::pids_of(&pattern);
-    assert_eq!(old.len(), 1);
     let killed_at = Instant::now();
-    common::signal(old[0], nix::sys::signal::Signal::SIGKILL);
-    // The world stops the robot the dead drive was driving...
-    wait_for(&mut truth, stopped).await;
-    // ...and once the launcher has restarted the drive, it turns again.
-    wait_for(&mut truth, turning).await;
+    run.kill_and_await_restart("flotilla-drive").await;
+    // Meanwhile the world stopped the robot the dead drive was driving...
+    truth.until(T, |o| o.twist.twist.angular.z.abs() < 1e-9).await;
+    // ...and the restarted drive turns it again.
+    truth.until(T, turning).await;
     let recovered = killed_at.elapsed();
     driver.abort();
     eprintln!("drive recovered {recovered:?} after the kill");
     assert!(recovered < Duration::from_secs(1), "output resumes within 1 s of wall time, took {recovered:?}");
-    let new = common::pids_of(&pattern);
-    assert!(new.len() == 1 && new[0] != old[0], "a new drive process: {new:?}");
-
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(launcher.id() as i32), nix::sys::signal::Signal::SIGTERM)
-        .unwrap();
-    let _ = tokio::task::spawn_blocking(move || launcher.wait()).await;
+    run.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -177,55 +142,19 @@ async fn garbage_on_every_key_is_counted_and_dropped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lockstep_goes_on_without_a_killed_node_and_takes_it_back() {
-    let sim = common::unique_sim("lockstep-crash");
-    let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
-    let log = common::log_dir(&sim).join("flotilla-run.log");
     let world = common::config("tests/room/world.yaml");
-    let mut launcher = common::spawn(
-        &common::bin("flotilla"),
-        &["run", &world, "--sim", &sim, "--listen", &endpoint, "--clock", "lockstep"],
-        &log,
-    );
-    let session = common::connect(&endpoint).await;
-    let keys = flotilla_protocol::Keys::new(&sim);
-    let (tx, mut scans) = tokio::sync::mpsc::unbounded_channel();
-    let _sub = session
-        .declare_subscriber(keys.ros("/robot/scan"))
-        .callback(move |s| {
-            let _ = tx.send(flotilla_protocol::ros::decode::<LaserScan>(&s.payload().to_bytes()).unwrap());
-        })
-        .await
-        .unwrap();
-    tokio::time::timeout(T, scans.recv()).await.expect("lockstep runs");
+    let run = common::Launched::start("lockstep-crash", &world, &["--clock", "lockstep"]).await;
+    let mut scans = run.subscribe::<LaserScan>("/robot/scan").await;
+    let mut odom = run.subscribe::<Odometry>("/robot/odometry/ground_truth").await;
+    scans.next(T).await;
 
-    let pattern = format!("flotilla-laser --sim {sim} ");
-    let old = common::pids_of(&pattern);
-    common::signal(old[0], nix::sys::signal::Signal::SIGKILL);
-    // The world drops the dead laser from the barrier and keeps stepping:
-    // the drive's odometry keeps coming while the laser is gone.
-    let (otx, mut odom) = tokio::sync::mpsc::unbounded_channel();
-    let _odom_sub = session
-        .declare_subscriber(keys.ros("/robot/odometry/ground_truth"))
-        .callback(move |s| {
-            let _ = otx.send(flotilla_protocol::ros::decode::<Odometry>(&s.payload().to_bytes()).unwrap());
-        })
-        .await
-        .unwrap();
-    let first = tokio::time::timeout(T, odom.recv()).await.unwrap().unwrap().header.stamp;
-    let later = loop {
-        let o = tokio::time::timeout(T, odom.recv()).await.unwrap().unwrap();
-        if o.header.stamp.sec > first.sec + 1 {
-            break o;
-        }
-    };
-    assert!(later.header.stamp.sec > first.sec);
-    // The restarted laser joins the barrier again and scans resume.
-    while scans.try_recv().is_ok() {}
-    tokio::time::timeout(T, scans.recv()).await.expect("scans after the restart");
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("laser exited"), "{text}");
-
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(launcher.id() as i32), nix::sys::signal::Signal::SIGTERM)
-        .unwrap();
-    let _ = tokio::task::spawn_blocking(move || launcher.wait()).await;
+    run.kill_and_await_restart("flotilla-laser").await;
+    // The world dropped the dead laser from the barrier and kept stepping:
+    // odometry time moves on; the restarted laser joins again and scans.
+    let first = odom.next(T).await.header.stamp.sec;
+    odom.until(T, |o| o.header.stamp.sec > first + 1).await;
+    scans.clear();
+    scans.next(T).await;
+    assert!(run.output().contains("laser exited"), "{}", run.output());
+    run.stop().await;
 }

@@ -3,7 +3,7 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use flotilla_protocol::ros::sensor_msgs::LaserScan;
 
@@ -11,57 +11,19 @@ const T: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_laser_is_restarted_and_scans_resume() {
-    let sim = common::unique_sim("restart");
-    let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
-    let log = common::log_dir(&sim).join("flotilla-run.log");
     let world = common::config("tests/room/world.yaml");
-    let mut launcher =
-        common::spawn(&common::bin("flotilla"), &["run", &world, "--sim", &sim, "--listen", &endpoint], &log);
+    let run = common::Launched::start("restart", &world, &[]).await;
+    let mut scans = run.subscribe::<LaserScan>("/robot/scan").await;
+    scans.next(T).await;
 
-    let session = common::connect(&endpoint).await;
-    let keys = flotilla_protocol::Keys::new(&sim);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let _sub = session
-        .declare_subscriber(keys.ros("/robot/scan"))
-        .callback(move |s| {
-            let _ = tx.send(flotilla_protocol::ros::decode::<LaserScan>(&s.payload().to_bytes()).unwrap());
-        })
-        .await
-        .unwrap();
-    tokio::time::timeout(T, rx.recv()).await.expect("first scan");
-
-    let pattern = format!("flotilla-laser --sim {sim} ");
-    let before = common::pids_of(&pattern);
-    assert_eq!(before.len(), 1, "one laser process: {before:?}");
-    common::signal(before[0], nix::sys::signal::Signal::SIGKILL);
-
-    // A new laser process comes up...
-    let deadline = Instant::now() + T;
-    loop {
-        let now = common::pids_of(&pattern);
-        if now.len() == 1 && now[0] != before[0] {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no new laser process; see {}", log.display());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    // ...and scans resume.
-    while rx.try_recv().is_ok() {}
-    tokio::time::timeout(T, rx.recv()).await.expect("scans after the restart");
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("laser exited"), "the launcher reports the crash:\n{text}");
+    run.kill_and_await_restart("flotilla-laser").await;
+    scans.clear();
+    scans.next(T).await; // scans resume
+    assert!(run.output().contains("laser exited"), "the launcher reports the crash:\n{}", run.output());
 
     // SIGTERM stops everything cleanly.
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(launcher.id() as i32), nix::sys::signal::Signal::SIGTERM)
-        .unwrap();
-    let deadline = Instant::now() + T;
-    let status = loop {
-        if let Some(status) = launcher.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "launcher did not stop");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let sim = run.sim.clone();
+    let status = run.stop().await;
     assert!(status.success(), "clean exit: {status}");
     assert!(common::pids_of(&format!("--sim {sim} ")).is_empty(), "no child left behind");
 }

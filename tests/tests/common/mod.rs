@@ -140,17 +140,7 @@ impl Sim {
 
     /// Subscribes to a ROS topic, decoding every message.
     pub async fn subscribe<T: RosMessage + Send + 'static>(&self, ros_name: &str) -> Topic<T> {
-        let key = self.keys.ros(ros_name);
-        let (tx, rx) = unbounded_channel();
-        let subscriber = self
-            .session
-            .declare_subscriber(&key)
-            .callback(move |sample| {
-                let _ = tx.send(ros::decode::<T>(&sample.payload().to_bytes()).expect("well-formed CDR"));
-            })
-            .await
-            .unwrap();
-        Topic { key, rx, _subscriber: subscriber }
+        subscribe(&self.session, &self.keys, ros_name).await
     }
 
     /// Subscribes to the world's internal state messages.
@@ -284,5 +274,94 @@ pub async fn wait_for_participants(session: &zenoh::Session, keys: &Keys, count:
             logs.display()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Subscribes to a ROS topic of a simulation, decoding every message.
+pub async fn subscribe<T: RosMessage + Send + 'static>(
+    session: &zenoh::Session,
+    keys: &Keys,
+    ros_name: &str,
+) -> Topic<T> {
+    let key = keys.ros(ros_name);
+    let (tx, rx) = unbounded_channel();
+    let subscriber = session
+        .declare_subscriber(&key)
+        .callback(move |sample| {
+            let _ = tx.send(ros::decode::<T>(&sample.payload().to_bytes()).expect("well-formed CDR"));
+        })
+        .await
+        .unwrap();
+    Topic { key, rx, _subscriber: subscriber }
+}
+
+/// A simulation started by `flotilla run`, as a user starts it.
+pub struct Launched {
+    pub sim: String,
+    pub keys: Keys,
+    pub session: zenoh::Session,
+    /// The launcher's output.
+    pub log: PathBuf,
+    launcher: Child,
+}
+
+impl Launched {
+    /// `flotilla run WORLD` on a free port with a unique sim id, plus `extra`.
+    pub async fn start(test: &str, world: &str, extra: &[&str]) -> Launched {
+        let sim = unique_sim(test);
+        let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+        let log = log_dir(&sim).join("flotilla-run.log");
+        let mut args = vec!["run", world, "--sim", &sim, "--listen", &endpoint];
+        args.extend_from_slice(extra);
+        let launcher = spawn(&bin("flotilla"), &args, &log);
+        let session = connect(&endpoint).await;
+        Launched { keys: Keys::new(&sim), sim, session, log, launcher }
+    }
+
+    /// Subscribes to a ROS topic of this simulation.
+    pub async fn subscribe<T: RosMessage + Send + 'static>(&self, ros_name: &str) -> Topic<T> {
+        subscribe(&self.session, &self.keys, ros_name).await
+    }
+
+    /// The launcher's output so far.
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The pid of the one node process of this simulation running `binary`.
+    pub fn node_pid(&self, binary: &str) -> u32 {
+        let pids = pids_of(&format!("{binary} --sim {} ", self.sim));
+        assert_eq!(pids.len(), 1, "one {binary} process: {pids:?}");
+        pids[0]
+    }
+
+    /// Kills a node with SIGKILL and waits until the launcher has started a
+    /// new one; returns the new pid.
+    pub async fn kill_and_await_restart(&self, binary: &str) -> u32 {
+        let old = self.node_pid(binary);
+        signal(old, nix::sys::signal::Signal::SIGKILL);
+        let pattern = format!("{binary} --sim {} ", self.sim);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = pids_of(&pattern);
+            if now.len() == 1 && now[0] != old {
+                return now[0];
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no new {binary}; see {}", self.log.display());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Stops the launcher with SIGTERM and returns its exit status.
+    pub async fn stop(mut self) -> std::process::ExitStatus {
+        signal(self.launcher.id(), nix::sys::signal::Signal::SIGTERM);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.launcher.try_wait().unwrap() {
+                return status;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the launcher did not stop");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }
