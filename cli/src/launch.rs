@@ -56,6 +56,8 @@ struct Supervised {
     args: Vec<String>,
     env: Vec<(String, String)>,
     child: Option<Child>,
+    /// Process group of the current or last child (its pid).
+    group: Option<u32>,
     started: Instant,
     restarts: u32,
     restart_at: Option<Instant>,
@@ -184,6 +186,7 @@ fn supervised(name: &str, program: PathBuf, args: Vec<String>, env: Vec<(String,
         args,
         env,
         child: None,
+        group: None,
         started: Instant::now(),
         restarts: 0,
         restart_at: None,
@@ -198,8 +201,12 @@ fn start(s: &mut Supervised, console: &Arc<Mutex<Console>>) -> anyhow::Result<()
         .envs(s.env.iter().cloned())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        // Its own process group, so that stopping it also stops whatever it
+        // started (an `--exec` command runs under `sh -c`).
+        .process_group(0);
     let mut child = command.spawn().with_context(|| format!("starting {}", s.program.display()))?;
+    s.group = child.id();
     for stream in [
         child.stdout.take().map(|o| Box::new(o) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
         child.stderr.take().map(|e| Box::new(e) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
@@ -229,9 +236,10 @@ fn start(s: &mut Supervised, console: &Arc<Mutex<Console>>) -> anyhow::Result<()
     Ok(())
 }
 
-fn terminate(child: &Child) {
-    if let Some(pid) = child.id() {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM);
+/// Sends a signal to a child's whole process group.
+fn signal_group(s: &Supervised, signal: nix::sys::signal::Signal) {
+    if let Some(pid) = s.group {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid as i32), signal);
     }
 }
 
@@ -301,6 +309,7 @@ async fn supervise(
                     let Some(child) = c.child.as_mut() else { continue };
                     let Ok(Some(exit)) = child.try_wait() else { continue };
                     c.child = None;
+                    signal_group(c, nix::sys::signal::Signal::SIGKILL);
                     let lived = c.started.elapsed();
                     if c.name == "world" && !world_seen && !exit.success() {
                         let tail = c.tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect::<Vec<_>>().join("\n");
@@ -325,25 +334,29 @@ async fn supervise(
     }
 
     // Nodes first, the world last, so that nodes do not log a lost world.
-    for c in children.iter().rev() {
-        if let Some(child) = &c.child {
-            terminate(child);
-        }
+    use nix::sys::signal::Signal::{SIGKILL, SIGTERM};
+    for c in children.iter().rev().filter(|c| c.child.is_some()) {
         if c.name == "world" {
             break;
         }
+        signal_group(c, SIGTERM);
     }
     let grace = Instant::now() + Duration::from_secs(5);
     for c in children.iter_mut().rev() {
+        if c.name == "world" && c.child.is_some() {
+            signal_group(c, SIGTERM);
+        }
         if let Some(child) = &mut c.child {
-            if c.name == "world" {
-                terminate(child);
-            }
             let left = grace.saturating_duration_since(Instant::now());
             if tokio::time::timeout(left, child.wait()).await.is_err() {
-                let _ = child.kill().await;
+                signal_group(c, SIGKILL);
+                if let Some(child) = &mut c.child {
+                    let _ = child.wait().await;
+                }
             }
         }
+        // Whatever the child left in its group goes too.
+        signal_group(c, SIGKILL);
     }
     let _ = session.close().await;
     console.lock().unwrap_or_else(|e| e.into_inner()).finish();

@@ -36,11 +36,11 @@ async fn run(layout: &[&[&str]]) -> Streams {
     let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
     let logs = common::log_dir(&sim);
     let world = common::config("tests/determinism/world.yaml");
-    let mut children = vec![common::spawn(
+    let mut children = common::Processes(vec![common::spawn(
         &common::bin("flotilla-world"),
         &[&world, "--sim", &sim, "--listen", &endpoint, "--start-paused"],
         &logs.join("world.log"),
-    )];
+    )]);
     let session = common::connect(&endpoint).await;
     let keys = Keys::new(&sim);
     flotilla_protocol::client::wait_for_description(&session, &keys, Duration::from_secs(30)).await.unwrap();
@@ -66,7 +66,7 @@ async fn run(layout: &[&[&str]]) -> Streams {
     for (i, node) in layout.iter().enumerate() {
         let mut args = vec!["--sim", sim.as_str(), "--connect", endpoint.as_str()];
         args.extend_from_slice(&node[1..]);
-        children.push(common::spawn(&common::bin(node[0]), &args, &logs.join(format!("{i}-{}.log", node[0]))));
+        children.0.push(common::spawn(&common::bin(node[0]), &args, &logs.join(format!("{i}-{}.log", node[0]))));
     }
 
     // The scripted controller takes part in the barrier like any external program.
@@ -123,10 +123,7 @@ async fn run(layout: &[&[&str]]) -> Streams {
     // Outputs for every step up to STEPS are published before their nodes
     // report; give the last ones time to arrive.
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    for mut child in children {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+    drop(children);
     let result = streams.lock().unwrap().clone();
     result
 }

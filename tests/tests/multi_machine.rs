@@ -98,12 +98,12 @@ async fn shards_on_another_host_drive_scan_and_survive_a_cut_link() {
     let for_test = format!("tcp/{}:{port}", hosts.world_for_test);
     let world = common::config("tests/determinism/world.yaml");
 
-    let mut children = vec![hosts.run(
+    let mut children = common::Processes(vec![hosts.run(
         &hosts.w,
         "flotilla-world",
         &[&world, "--sim", &sim, "--clock", "realtime", "--rate", "2", "--listen", &for_nodes, "--listen", &for_test],
         &logs.join("world.log"),
-    )];
+    )]);
     let nodes: [(&str, &[&str]); 5] = [
         ("flotilla-laser", &["--shard", "0/2"]),
         ("flotilla-laser", &["--shard", "1/2"]),
@@ -114,7 +114,7 @@ async fn shards_on_another_host_drive_scan_and_survive_a_cut_link() {
     for (i, (binary, extra)) in nodes.iter().enumerate() {
         let mut args = vec!["--sim", sim.as_str(), "--connect", for_nodes.as_str()];
         args.extend_from_slice(extra);
-        children.push(hosts.run(&hosts.n, binary, &args, &logs.join(format!("{i}-{binary}.log"))));
+        children.0.push(hosts.run(&hosts.n, binary, &args, &logs.join(format!("{i}-{binary}.log"))));
     }
 
     let session = common::connect(&for_test).await;
@@ -185,12 +185,9 @@ async fn shards_on_another_host_drive_scan_and_survive_a_cut_link() {
     // Restore it: the same processes carry on.
     hosts.link(true);
     all_alive(&mut inbox, &logs).await;
-    for child in &mut children {
+    for child in &mut children.0 {
         assert!(child.try_wait().unwrap().is_none(), "nothing was restarted or died; logs in {}", logs.display());
     }
     driver.abort();
-    for mut child in children {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+    drop(children);
 }

@@ -16,13 +16,13 @@ async fn run_once() -> String {
     let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
     let logs = common::log_dir(&sim);
     let world = common::config("tests/room/world.yaml");
-    let mut children = vec![common::spawn(
+    let mut children = common::Processes(vec![common::spawn(
         &common::bin("flotilla-world"),
         &[&world, "--sim", &sim, "--listen", &endpoint, "--clock", "lockstep", "--start-paused"],
         &logs.join("world.log"),
-    )];
+    )]);
     for node in ["flotilla-drive", "flotilla-odom"] {
-        children.push(common::spawn(
+        children.0.push(common::spawn(
             &common::bin(node),
             &["--sim", &sim, "--connect", &endpoint],
             &logs.join(format!("{node}.log")),
@@ -51,10 +51,7 @@ async fn run_once() -> String {
     .await
     .unwrap();
     let output = tokio::task::spawn_blocking(move || python.wait_with_output()).await.unwrap().unwrap();
-    for mut child in children {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+    drop(children);
     assert!(output.status.success(), "python controller failed; logs in {}", logs.display());
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }

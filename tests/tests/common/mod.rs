@@ -245,6 +245,26 @@ pub fn spawn(program: &Path, args: &[&str], log: &Path) -> Child {
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()))
 }
 
+impl Drop for Launched {
+    /// A test that panics still stops the launcher, which stops its nodes.
+    fn drop(&mut self) {
+        if let Some(mut launcher) = self.launcher.take() {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(launcher.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            for _ in 0..100 {
+                if launcher.try_wait().ok().flatten().is_some() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = launcher.kill();
+            let _ = launcher.wait();
+        }
+    }
+}
+
 /// Process ids whose command line matches `pattern` (pgrep -f).
 pub fn pids_of(pattern: &str) -> Vec<u32> {
     let out = Command::new("pgrep").args(["-f", pattern]).output().expect("pgrep (procps) is installed");
@@ -295,6 +315,19 @@ pub async fn subscribe<T: RosMessage + Send + 'static>(
     Topic { key, rx, _subscriber: subscriber }
 }
 
+/// Child processes that are killed when dropped — also when a test panics,
+/// so that a failing test never leaves processes behind.
+pub struct Processes(pub Vec<Child>);
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// A simulation started by `flotilla run`, as a user starts it.
 pub struct Launched {
     pub sim: String,
@@ -302,7 +335,7 @@ pub struct Launched {
     pub session: zenoh::Session,
     /// The launcher's output.
     pub log: PathBuf,
-    launcher: Child,
+    launcher: Option<Child>,
 }
 
 impl Launched {
@@ -315,7 +348,7 @@ impl Launched {
         args.extend_from_slice(extra);
         let launcher = spawn(&bin("flotilla"), &args, &log);
         let session = connect(&endpoint).await;
-        Launched { keys: Keys::new(&sim), sim, session, log, launcher }
+        Launched { keys: Keys::new(&sim), sim, session, log, launcher: Some(launcher) }
     }
 
     /// Subscribes to a ROS topic of this simulation.
@@ -354,10 +387,11 @@ impl Launched {
 
     /// Stops the launcher with SIGTERM and returns its exit status.
     pub async fn stop(mut self) -> std::process::ExitStatus {
-        signal(self.launcher.id(), nix::sys::signal::Signal::SIGTERM);
+        let mut launcher = self.launcher.take().expect("running");
+        signal(launcher.id(), nix::sys::signal::Signal::SIGTERM);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
-            if let Some(status) = self.launcher.try_wait().unwrap() {
+            if let Some(status) = launcher.try_wait().unwrap() {
                 return status;
             }
             assert!(tokio::time::Instant::now() < deadline, "the launcher did not stop");
