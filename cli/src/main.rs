@@ -16,7 +16,7 @@ mod status_line;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use flotilla_protocol::args::{NodeArgs, ZenohArgs};
+use flotilla_protocol::args::NodeArgs;
 
 /// Flotilla: a distributed 2D multi-robot simulator that loads Flatland worlds.
 #[derive(Parser)]
@@ -135,12 +135,6 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
-}
-
-/// Connection options for a one-shot client: connect to the world's default
-/// endpoint unless told otherwise.
-fn client_args(node: &NodeArgs) -> ZenohArgs {
-    node.zenoh.clone()
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use flotilla_protocol::node_kit::{
     forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
 };
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
-use flotilla_protocol::plugins::{entry_of, PluginContext};
+use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
 use flotilla_protocol::ros::{self, CdrError};
 use flotilla_protocol::world_to_nodes::{BodyId, WorldEvent, WorldState};
@@ -85,6 +85,9 @@ pub async fn run(
     let _world = watch_world(&session, keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _claims = watch_claims(&session, keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
     let mut claims = Claims::new(&config.node_id, "drive");
+    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, keys, &config.node_id)
+        .await
+        .map_err(anyhow::Error::msg)?;
     let actuation_key = keys.actuation(&config.node_id);
     let publisher = session
         .declare_publisher(actuation_key.clone())
@@ -92,9 +95,6 @@ pub async fn run(
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
 
-    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, keys, &config.node_id)
-        .await
-        .map_err(anyhow::Error::msg)?;
     tokio::pin!(shutdown);
     let mut description = tokio::select! {
         _ = &mut shutdown => return Ok(()),
@@ -204,38 +204,21 @@ async fn rebuild(
         .collect();
     claims.sync(session, &config.keys, &wanted).await;
     let mut next = BTreeMap::new();
-    for model in &description.models {
-        let ctx = PluginContext::of(model, &description.layer_names);
-        for plugin in model
-            .plugins
-            .iter()
-            .filter(|p| p.plugin_type == "DiffDrive" && claims.holds(&claims.instance(&model.name, &p.name)))
-        {
-            let parsed =
-                entry_of(plugin, ctx.model_file).and_then(|entry| DiffDriveConfig::parse(&entry, &plugin.name, &ctx));
-            let drive_config = match parsed {
-                Ok(c) => c,
-                Err(e) => {
-                    tracing::error!("skipping {}/{}: {e}", model.name, plugin.name);
-                    continue;
-                }
-            };
-            let Some(body) = model.body(&drive_config.body) else { continue };
-            let key = format!("{}/{}", model.name, plugin.name);
-            if let Some(existing) = instances.remove(&key) {
-                if existing.body == body.id {
-                    next.insert(key, existing);
-                    continue;
-                }
+    let held = |model: &str, plugin: &str| claims.holds(&claims.instance(model, plugin));
+    for Configured { model, key, body, config: drive_config, .. } in configured::<DiffDriveConfig>(description, &held) {
+        if let Some(existing) = instances.remove(&key) {
+            if existing.body == body {
+                next.insert(key, existing);
+                continue;
             }
-            let topic = config.keys.ros(&resolve_topic(&model.namespace, &drive_config.twist_sub));
-            match subscribe_cmd_vel(session, &topic, key.clone(), tx.clone()).await {
-                Ok(sub) => {
-                    tracing::info!("serving DiffDrive {key}: cmd_vel on {topic}");
-                    next.insert(key, Instance { body: body.id, drive: DiffDrive::new(&drive_config), _cmd_vel: sub });
-                }
-                Err(e) => tracing::error!("cannot serve {key}: {e}"),
+        }
+        let topic = config.keys.ros(&resolve_topic(&model.namespace, &drive_config.twist_sub));
+        match subscribe_cmd_vel(session, &topic, key.clone(), tx.clone()).await {
+            Ok(sub) => {
+                tracing::info!("serving DiffDrive {key}: cmd_vel on {topic}");
+                next.insert(key, Instance { body, drive: DiffDrive::new(&drive_config), _cmd_vel: sub });
             }
+            Err(e) => tracing::error!("cannot serve {key}: {e}"),
         }
     }
     *instances = next;

@@ -51,18 +51,12 @@ pub trait WireMessage: Serialize + DeserializeOwned {
 /// Encodes a message with the schema-version header.
 pub fn encode<T: WireMessage>(message: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
-    encode_into(message, &mut out);
-    out
-}
-
-/// Encodes a message into `out` (cleared first), reusing its allocation.
-pub fn encode_into<T: WireMessage>(message: &T, out: &mut Vec<u8>) {
-    out.clear();
     out.extend_from_slice(&SCHEMA_VERSION.to_le_bytes());
     // Serializing plain data structs into a Vec cannot fail: bincode only
     // errors on writer failures and on sequences of unknown length.
-    bincode::serialize_into(&mut *out, message)
+    bincode::serialize_into(&mut out, message)
         .unwrap_or_else(|e| panic!("{}: bincode cannot fail on a Vec writer: {e}", T::KIND));
+    out
 }
 
 /// Decodes a message, checking the schema version.

@@ -83,6 +83,10 @@ impl Keys {
     pub fn claim(&self, model: &str, plugin: &str) -> String {
         format!("{}/claims/{model}/{plugin}", self.root)
     }
+    /// `flotilla/<sim>/claims` — the prefix of every claim token.
+    pub fn claims_prefix(&self) -> String {
+        format!("{}/claims", self.root)
+    }
     /// `flotilla/<sim>/lockstep/<node>` — "done with step k".
     pub fn lockstep(&self, node: &str) -> String {
         format!("{}/lockstep/{node}", self.root)

@@ -45,6 +45,22 @@ pub enum WorldPresence {
     Down(String),
 }
 
+/// Subscribes to the liveliness tokens matching `key_expr` (those already
+/// declared first), calling `on_change(key, alive)` for each change.
+pub async fn watch_tokens(
+    session: &zenoh::Session,
+    key_expr: String,
+    on_change: impl Fn(&str, bool) + Send + Sync + 'static,
+) -> Result<zenoh::pubsub::Subscriber<()>, String> {
+    session
+        .liveliness()
+        .declare_subscriber(&key_expr)
+        .history(true)
+        .callback(move |sample| on_change(sample.key_expr().as_str(), sample.kind() == zenoh::sample::SampleKind::Put))
+        .await
+        .map_err(|e| format!("cannot watch the tokens on {key_expr}: {e}"))
+}
+
 /// Watches the world's liveliness token, forwarding presence changes.
 pub async fn watch_world<I: Send + 'static>(
     session: &zenoh::Session,
@@ -53,20 +69,11 @@ pub async fn watch_world<I: Send + 'static>(
     wrap: fn(WorldPresence) -> I,
 ) -> Result<zenoh::pubsub::Subscriber<()>, String> {
     let prefix = keys.node_token("");
-    session
-        .liveliness()
-        .declare_subscriber(keys.world_tokens())
-        .history(true)
-        .callback(move |sample| {
-            let id = sample.key_expr().as_str().strip_prefix(&prefix).unwrap_or_default().to_string();
-            let presence = match sample.kind() {
-                zenoh::sample::SampleKind::Put => WorldPresence::Up(id),
-                zenoh::sample::SampleKind::Delete => WorldPresence::Down(id),
-            };
-            let _ = tx.send(wrap(presence));
-        })
-        .await
-        .map_err(|e| format!("cannot watch the world's token: {e}"))
+    watch_tokens(session, keys.world_tokens(), move |key, alive| {
+        let id = key.strip_prefix(&prefix).unwrap_or_default().to_string();
+        let _ = tx.send(wrap(if alive { WorldPresence::Up(id) } else { WorldPresence::Down(id) }));
+    })
+    .await
 }
 
 /// Which models a node serves: `--models GLOB` and `--shard i/n`.
@@ -178,6 +185,11 @@ pub fn parse_claim(tail: &str) -> Option<(String, String)> {
     (instance.split('/').count() == 3).then(|| (instance.to_string(), node.to_string()))
 }
 
+/// The (instance id, node) of a full claim key of the simulation.
+pub fn claim_of(keys: &crate::Keys, key: &str) -> Option<(String, String)> {
+    parse_claim(key.strip_prefix(&keys.claims_prefix())?.strip_prefix('/')?)
+}
+
 /// A node's own claims: the book of others' claims plus the tokens it holds.
 pub struct Claims {
     me: String,
@@ -213,18 +225,12 @@ impl Claims {
 
     /// Loads every current claim (call before the first [`Claims::sync`]).
     pub async fn load(&mut self, session: &zenoh::Session, keys: &crate::Keys) {
-        let prefix = keys.claim("", "");
-        let prefix = prefix.trim_end_matches('/');
-        if let Ok(replies) =
-            session.liveliness().get(format!("{prefix}/**")).timeout(std::time::Duration::from_secs(2)).await
-        {
+        let all = format!("{}/**", keys.claims_prefix());
+        if let Ok(replies) = session.liveliness().get(all).timeout(std::time::Duration::from_secs(2)).await {
             while let Ok(reply) = replies.recv_async().await {
-                if let Ok(sample) = reply.result() {
-                    let tail =
-                        sample.key_expr().as_str().strip_prefix(prefix).unwrap_or_default().trim_start_matches('/');
-                    if let Some((instance, node)) = parse_claim(tail) {
-                        self.seen(&instance, &node, true);
-                    }
+                if let Some((instance, node)) = reply.result().ok().and_then(|s| claim_of(keys, s.key_expr().as_str()))
+                {
+                    self.seen(&instance, &node, true);
                 }
             }
         }
@@ -261,8 +267,7 @@ impl Claims {
                 }
                 continue;
             }
-            let (model, rest) = instance.split_once('/').unwrap_or((instance.as_str(), ""));
-            let token_key = format!("{}/{}", keys.claim(model, rest), self.me);
+            let token_key = format!("{}/{instance}/{}", keys.claims_prefix(), self.me);
             match session.liveliness().declare_token(&token_key).await {
                 Ok(token) => {
                     if self.waiting.remove(instance) {
@@ -291,20 +296,13 @@ pub async fn watch_claims<I: Send + 'static>(
     tx: UnboundedSender<I>,
     wrap: fn(String, String, bool) -> I,
 ) -> Result<zenoh::pubsub::Subscriber<()>, String> {
-    let prefix = keys.claim("", "").trim_end_matches('/').to_string();
-    session
-        .liveliness()
-        .declare_subscriber(format!("{prefix}/**"))
-        .history(true)
-        .callback(move |sample| {
-            let tail = sample.key_expr().as_str().strip_prefix(&prefix).unwrap_or_default().trim_start_matches('/');
-            if let Some((instance, node)) = parse_claim(tail) {
-                let alive = sample.kind() == zenoh::sample::SampleKind::Put;
-                let _ = tx.send(wrap(instance, node, alive));
-            }
-        })
-        .await
-        .map_err(|e| format!("cannot watch claims: {e}"))
+    let own = keys.clone();
+    watch_tokens(session, format!("{}/**", keys.claims_prefix()), move |key, alive| {
+        if let Some((instance, node)) = claim_of(&own, key) {
+            let _ = tx.send(wrap(instance, node, alive));
+        }
+    })
+    .await
 }
 
 #[cfg(test)]
@@ -327,6 +325,12 @@ mod claim_tests {
     fn claim_keys_parse() {
         assert_eq!(parse_claim("robot1/drive/odom/odom-1a2b"), Some(("robot1/drive/odom".into(), "odom-1a2b".into())));
         assert_eq!(parse_claim("robot1/drive"), None);
+        let keys = crate::Keys::new("s");
+        assert_eq!(
+            claim_of(&keys, "flotilla/s/claims/r/laser/laser/laser-1"),
+            Some(("r/laser/laser".into(), "laser-1".into()))
+        );
+        assert_eq!(claim_of(&keys, "flotilla/other/claims/r/laser/laser/laser-1"), None);
     }
 }
 

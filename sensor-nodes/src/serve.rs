@@ -32,16 +32,6 @@ impl Outbox {
     pub fn drain(&mut self) -> std::vec::Drain<'_, (String, Vec<u8>)> {
         self.items.drain(..)
     }
-
-    /// Number of queued messages.
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    /// Whether nothing is queued.
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
 }
 
 /// A sensor node's logic, free of Zenoh.
@@ -108,10 +98,10 @@ pub async fn serve<S: PluginServer>(
     let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _claims = watch_claims(&session, &keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
     let mut claims = Claims::new(&node_id, aspect);
-
     let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, &keys, &node_id)
         .await
         .map_err(anyhow::Error::msg)?;
+
     tokio::pin!(shutdown);
     let mut description = tokio::select! {
         _ = &mut shutdown => return Ok(()),

@@ -69,6 +69,16 @@ fn covariance(r: &Reader, key: &str, noise: [f64; 3]) -> Result<Covariance, Load
     Ok(Covariance(out))
 }
 
+impl super::PluginConfig for DiffDriveConfig {
+    const TYPE: &'static str = "DiffDrive";
+    fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<DiffDriveConfig, LoadError> {
+        DiffDriveConfig::parse(entry, name, ctx)
+    }
+    fn body(&self) -> &str {
+        &self.body
+    }
+}
+
 impl DiffDriveConfig {
     /// Parses and validates a `DiffDrive` entry.
     pub fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<DiffDriveConfig, LoadError> {

@@ -46,6 +46,16 @@ pub struct LaserConfig {
     pub angle_increment_rad: f64,
 }
 
+impl super::PluginConfig for LaserConfig {
+    const TYPE: &'static str = "Laser";
+    fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<LaserConfig, LoadError> {
+        LaserConfig::parse(entry, name, ctx)
+    }
+    fn body(&self) -> &str {
+        &self.body
+    }
+}
+
 impl LaserConfig {
     /// Number of beams: `round((max - min) / increment) + 1`, as Flatland.
     pub fn beam_count(&self) -> usize {

@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_yaml::Value;
 
 use crate::config::{LoadError, Reader};
-use crate::description::{ModelDescription, PluginDescription};
+use crate::description::{ModelDescription, PluginDescription, WorldDescription};
 
 /// What a plugin parser needs to know about the model it belongs to.
 pub struct PluginContext<'a> {
@@ -64,6 +64,55 @@ impl<'a> PluginContext<'a> {
 pub fn entry_of(plugin: &PluginDescription, model_file: &Path) -> Result<Value, LoadError> {
     serde_yaml::from_str(&plugin.params_yaml)
         .map_err(|e| LoadError::new(model_file, format!("plugin \"{}\"", plugin.name), e.to_string()))
+}
+
+/// A plugin type whose parameters Flotilla parses into `Self`.
+pub trait PluginConfig: Sized {
+    /// The plugin type, e.g. `Laser`.
+    const TYPE: &'static str;
+    /// Parses and validates one entry.
+    fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<Self, LoadError>;
+    /// The body the plugin is attached to.
+    fn body(&self) -> &str;
+}
+
+/// One plugin instance of a description, with its parsed configuration.
+pub struct Configured<'a, C> {
+    /// Its model.
+    pub model: &'a ModelDescription,
+    /// Its entry.
+    pub plugin: &'a PluginDescription,
+    /// `<model>/<plugin>`.
+    pub key: String,
+    /// The id of the body it is attached to.
+    pub body: crate::world_to_nodes::BodyId,
+    /// Its parameters.
+    pub config: C,
+}
+
+/// Every plugin of type `C` for which `serves(model, plugin)` holds, parsed.
+/// An entry that does not parse (the world validated it, so this means
+/// another Flotilla version) is logged and skipped.
+pub fn configured<'a, C: PluginConfig>(
+    description: &'a WorldDescription,
+    serves: &dyn Fn(&str, &str) -> bool,
+) -> Vec<Configured<'a, C>> {
+    let mut out = Vec::new();
+    for model in &description.models {
+        let ctx = PluginContext::of(model, &description.layer_names);
+        for plugin in model.plugins.iter().filter(|p| p.plugin_type == C::TYPE && serves(&model.name, &p.name)) {
+            let key = format!("{}/{}", model.name, plugin.name);
+            match entry_of(plugin, ctx.model_file).and_then(|e| C::parse(&e, &plugin.name, &ctx)) {
+                Ok(config) => {
+                    if let Some(body) = model.body(config.body()) {
+                        out.push(Configured { model, plugin, key, body: body.id, config });
+                    }
+                }
+                Err(e) => tracing::error!("skipping {key}: {e}"),
+            }
+        }
+    }
+    out
 }
 
 /// The plugin types Flotilla serves and the binary that serves each.

@@ -3,7 +3,7 @@
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::{entry_of, PluginContext};
+use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::tf2_msgs::TFMessage;
 use flotilla_protocol::ros::{self};
 use flotilla_protocol::seed::plugin_seed;
@@ -47,37 +47,22 @@ impl PluginServer for LaserServer {
         self.tf_key = keys.ros("/tf");
         let reflectance = description.layer_bits(&["reflectance".to_string()]).unwrap_or(0);
         let mut old: Vec<Instance> = std::mem::take(&mut self.instances);
-        for model in &description.models {
-            let ctx = PluginContext::of(model, &description.layer_names);
-            for plugin in model.plugins.iter().filter(|p| p.plugin_type == "Laser" && serves(&model.name, &p.name)) {
-                let key = format!("{}/{}", model.name, plugin.name);
-                let config =
-                    match entry_of(plugin, ctx.model_file).and_then(|e| LaserConfig::parse(&e, &plugin.name, &ctx)) {
-                        Ok(c) => c,
-                        Err(e) => {
-                            tracing::error!("skipping {key}: {e}");
-                            continue;
-                        }
-                    };
-                let Some(body) = model.body(&config.body) else { continue };
-                // Keep a running instance (its timer and noise stream) when it is unchanged.
-                if let Some(pos) =
-                    old.iter().position(|i| i.key == key && i.body == body.id && *i.laser.config() == config)
-                {
-                    self.instances.push(old.swap_remove(pos));
-                    continue;
-                }
-                let scan_key = keys.ros(&resolve_topic(&model.namespace, &config.topic));
-                tracing::info!("serving Laser {key}: {} beams on {scan_key}", config.beam_count());
-                let seed = plugin_seed(description.seed, &model.name, &plugin.name);
-                self.instances.push(Instance {
-                    key,
-                    body: body.id,
-                    namespace: model.namespace.clone(),
-                    scan_key,
-                    laser: Laser::new(config, seed, reflectance),
-                });
+        for Configured { model, plugin, key, body, config } in configured::<LaserConfig>(description, serves) {
+            // Keep a running instance (its timer and noise stream) when it is unchanged.
+            if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.laser.config() == config) {
+                self.instances.push(old.swap_remove(pos));
+                continue;
             }
+            let scan_key = keys.ros(&resolve_topic(&model.namespace, &config.topic));
+            tracing::info!("serving Laser {key}: {} beams on {scan_key}", config.beam_count());
+            let seed = plugin_seed(description.seed, &model.name, &plugin.name);
+            self.instances.push(Instance {
+                key,
+                body,
+                namespace: model.namespace.clone(),
+                scan_key,
+                laser: Laser::new(config, seed, reflectance),
+            });
         }
     }
 

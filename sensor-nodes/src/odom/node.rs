@@ -4,7 +4,7 @@
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
-use flotilla_protocol::plugins::{entry_of, PluginContext};
+use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
 use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
@@ -37,38 +37,21 @@ impl PluginServer for OdomServer {
     fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {
         self.tf_key = keys.ros("/tf");
         let mut old = std::mem::take(&mut self.instances);
-        for model in &description.models {
-            let ctx = PluginContext::of(model, &description.layer_names);
-            for plugin in model.plugins.iter().filter(|p| p.plugin_type == "DiffDrive" && serves(&model.name, &p.name))
-            {
-                let key = format!("{}/{}", model.name, plugin.name);
-                let config = match entry_of(plugin, ctx.model_file)
-                    .and_then(|e| DiffDriveConfig::parse(&e, &plugin.name, &ctx))
-                {
-                    Ok(c) => c,
-                    Err(e) => {
-                        tracing::error!("skipping {key}: {e}");
-                        continue;
-                    }
-                };
-                let Some(body) = model.body(&config.body) else { continue };
-                if let Some(pos) =
-                    old.iter().position(|i| i.key == key && i.body == body.id && *i.odom.config() == config)
-                {
-                    self.instances.push(old.swap_remove(pos));
-                    continue;
-                }
-                let topic = |name: &str| keys.ros(&resolve_topic(&model.namespace, name));
-                tracing::info!("serving DiffDrive odometry {key} on {}", topic(&config.odom_pub));
-                self.instances.push(Instance {
-                    key,
-                    body: body.id,
-                    odom_key: topic(&config.odom_pub),
-                    ground_truth_key: topic(&config.ground_truth_pub),
-                    twist_key: topic(&config.twist_pub),
-                    odom: Odom::new(config, &model.namespace, plugin_seed(description.seed, &model.name, &plugin.name)),
-                });
+        for Configured { model, plugin, key, body, config } in configured::<DiffDriveConfig>(description, serves) {
+            if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.odom.config() == config) {
+                self.instances.push(old.swap_remove(pos));
+                continue;
             }
+            let topic = |name: &str| keys.ros(&resolve_topic(&model.namespace, name));
+            tracing::info!("serving DiffDrive odometry {key} on {}", topic(&config.odom_pub));
+            self.instances.push(Instance {
+                key,
+                body,
+                odom_key: topic(&config.odom_pub),
+                ground_truth_key: topic(&config.ground_truth_pub),
+                twist_key: topic(&config.twist_pub),
+                odom: Odom::new(config, &model.namespace, plugin_seed(description.seed, &model.name, &plugin.name)),
+            });
         }
     }
 

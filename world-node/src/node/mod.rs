@@ -16,17 +16,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use flotilla_protocol::codec::{decode, encode, encode_into};
+use flotilla_protocol::codec::{decode, encode};
 use flotilla_protocol::control::{ClockMode, ControlRequest};
 use flotilla_protocol::drive_to_world::Actuation;
 use flotilla_protocol::health::BadMessages;
 use flotilla_protocol::lockstep::StepDone;
+use flotilla_protocol::node_kit::{claim_of, watch_tokens};
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
 use flotilla_protocol::Keys;
 use tokio::sync::Notify;
 use zenoh::qos::CongestionControl;
-use zenoh::sample::SampleKind;
 use zenoh::Wait;
 
 pub use barrier::{Barrier, StallPolicy};
@@ -134,60 +134,46 @@ pub async fn run(
     let _node_tokens = {
         let shared = shared.clone();
         let prefix = keys.node_token("");
-        session
-            .liveliness()
-            .declare_subscriber(keys.node_tokens())
-            .history(true)
-            .callback(move |sample| {
-                let node = chunk_after(sample.key_expr().as_str(), &prefix);
-                let mut s = lock(&shared);
-                match sample.kind() {
-                    SampleKind::Put => {
-                        s.nodes.insert(node);
-                    }
-                    SampleKind::Delete => {
-                        s.nodes.remove(&node);
-                        let stopped = s.inbox.node_lost(&node);
-                        if stopped > 0 {
-                            tracing::warn!("node {node} left; {stopped} bodies it drove are stopped");
-                        }
-                    }
+        watch_tokens(&session, keys.node_tokens(), move |key, alive| {
+            let node = chunk_after(key, &prefix);
+            let mut s = lock(&shared);
+            if alive {
+                s.nodes.insert(node);
+            } else {
+                s.nodes.remove(&node);
+                let stopped = s.inbox.node_lost(&node);
+                if stopped > 0 {
+                    tracing::warn!("node {node} left; {stopped} bodies it drove are stopped");
                 }
-            })
-            .await
-            .map_err(zerr)?
+            }
+        })
+        .await
+        .map_err(zerr)?
     };
 
     let _lockstep_tokens = {
         let (shared, wake) = (shared.clone(), wake.clone());
         let prefix = keys.lockstep("");
-        session
-            .liveliness()
-            .declare_subscriber(keys.lockstep_all())
-            .history(true)
-            .callback(move |sample| {
-                let node = chunk_after(sample.key_expr().as_str(), &prefix);
-                let mut s = lock(&shared);
-                match sample.kind() {
-                    SampleKind::Put => {
-                        // While paused the world re-publishes the current state
-                        // for the newcomer, so it owes that step; otherwise the
-                        // next one, as it may have missed the current.
-                        let paused = s.run.paused && s.run.steps_pending == 0;
-                        let from = if paused { s.published_step } else { s.published_step + 1 };
-                        s.republish |= paused;
-                        s.barrier.join(&node, from);
-                        tracing::info!("lockstep: {node} joined (from step {from})");
-                    }
-                    SampleKind::Delete => {
-                        s.barrier.leave(&node);
-                        tracing::info!("lockstep: {node} left");
-                    }
-                }
-                wake.notify_one();
-            })
-            .await
-            .map_err(zerr)?
+        watch_tokens(&session, keys.lockstep_all(), move |key, alive| {
+            let node = chunk_after(key, &prefix);
+            let mut s = lock(&shared);
+            if alive {
+                // While paused the world re-publishes the current state for
+                // the newcomer, so it owes that step; otherwise the next one,
+                // as it may have missed the current.
+                let paused = s.run.paused && s.run.steps_pending == 0;
+                let from = if paused { s.published_step } else { s.published_step + 1 };
+                s.republish |= paused;
+                s.barrier.join(&node, from);
+                tracing::info!("lockstep: {node} joined (from step {from})");
+            } else {
+                s.barrier.leave(&node);
+                tracing::info!("lockstep: {node} left");
+            }
+            wake.notify_one();
+        })
+        .await
+        .map_err(zerr)?
     };
 
     let _lockstep_reports = {
@@ -235,24 +221,19 @@ pub async fn run(
     };
 
     let _claims = {
-        let shared = shared.clone();
-        let prefix = keys.claim("", "").trim_end_matches('/').to_string();
-        session
-            .liveliness()
-            .declare_subscriber(format!("{prefix}/**"))
-            .history(true)
-            .callback(move |sample| {
-                let tail = sample.key_expr().as_str().strip_prefix(&prefix).unwrap_or_default().trim_start_matches('/');
-                let Some((instance, node)) = flotilla_protocol::node_kit::parse_claim(tail) else { return };
-                let mut s = lock(&shared);
-                let nodes = s.claims.entry(instance).or_default();
-                match sample.kind() {
-                    SampleKind::Put => nodes.insert(node),
-                    SampleKind::Delete => nodes.remove(&node),
-                };
-            })
-            .await
-            .map_err(zerr)?
+        let (shared, own) = (shared.clone(), keys.clone());
+        watch_tokens(&session, format!("{}/**", keys.claims_prefix()), move |key, alive| {
+            let Some((instance, node)) = claim_of(&own, key) else { return };
+            let mut s = lock(&shared);
+            let nodes = s.claims.entry(instance).or_default();
+            if alive {
+                nodes.insert(node);
+            } else {
+                nodes.remove(&node);
+            }
+        })
+        .await
+        .map_err(zerr)?
     };
 
     let _description = {
@@ -328,17 +309,15 @@ pub async fn run(
         .map_err(zerr)?;
 
     let mut state = WorldState { revision: 0, step: 0, time: Default::default(), step_ns, bodies: Vec::new() };
-    let mut buffer = Vec::new();
-    let publish = |state: &mut WorldState, buffer: &mut Vec<u8>| -> (Vec<u8>, Vec<u8>, bool) {
+    let publish = |state: &mut WorldState| -> (Vec<u8>, Vec<u8>, bool) {
         let mut s = lock(&shared);
         s.physics.state_into(state);
         s.published_step = state.step;
-        encode_into(state, buffer);
-        (buffer.clone(), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock != ClockMode::External)
+        (encode(state), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock != ClockMode::External)
     };
     macro_rules! publish_state {
         () => {{
-            let (bytes, clock, own_clock) = publish(&mut state, &mut buffer);
+            let (bytes, clock, own_clock) = publish(&mut state);
             state_pub.put(bytes).await.map_err(zerr)?;
             if own_clock {
                 clock_pub.put(clock).await.map_err(zerr)?;
