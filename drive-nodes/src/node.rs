@@ -85,9 +85,6 @@ pub async fn run(
     let _world = watch_world(&session, keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _claims = watch_claims(&session, keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
     let mut claims = Claims::new(&config.node_id, "drive");
-    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, keys, &config.node_id)
-        .await
-        .map_err(anyhow::Error::msg)?;
     let actuation_key = keys.actuation(&config.node_id);
     let publisher = session
         .declare_publisher(actuation_key.clone())
@@ -103,6 +100,11 @@ pub async fn run(
     let mut instances = BTreeMap::new();
     claims.load(&session, keys).await;
     rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
+    // Join the barrier only now, with every cmd_vel subscribed: a command sent
+    // at the first step a participant sees is never lost.
+    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, keys, &config.node_id)
+        .await
+        .map_err(anyhow::Error::msg)?;
     let mut revision = description.revision;
     let mut now_ns = 0u64;
     let mut tracker = WorldTracker::default();

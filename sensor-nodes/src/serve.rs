@@ -98,9 +98,6 @@ pub async fn serve<S: PluginServer>(
     let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _claims = watch_claims(&session, &keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
     let mut claims = Claims::new(&node_id, aspect);
-    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, &keys, &node_id)
-        .await
-        .map_err(anyhow::Error::msg)?;
 
     tokio::pin!(shutdown);
     let mut description = tokio::select! {
@@ -109,6 +106,10 @@ pub async fn serve<S: PluginServer>(
     };
     claims.load(&session, &keys).await;
     claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
+    // Join the barrier only now, ready to serve what it claimed.
+    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, &keys, &node_id)
+        .await
+        .map_err(anyhow::Error::msg)?;
     let mut revision = description.revision;
     let mut publishers: HashMap<String, zenoh::pubsub::Publisher<'static>> = HashMap::new();
     let mut outbox = Outbox::default();
