@@ -9,6 +9,11 @@ command -v pgrep >/dev/null 2>&1 || missing+=(procps)         # the launcher tes
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)         # the multi-machine test builds network namespaces
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
+# The ROS 2 bridge embeds zenoh-plugin-ros2dds, whose cyclors crate builds
+# CycloneDDS from source (cmake) and generates bindings with bindgen (libclang).
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
 
 if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"

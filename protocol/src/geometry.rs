@@ -30,6 +30,12 @@ impl Pose2 {
         }
     }
 
+    /// The inverse transform: `p.inverse().compose(&p)` is the identity.
+    pub fn inverse(&self) -> Pose2 {
+        let (s, c) = self.theta_rad.sin_cos();
+        Pose2 { x_m: -(c * self.x_m + s * self.y_m), y_m: s * self.x_m - c * self.y_m, theta_rad: -self.theta_rad }
+    }
+
     /// Maps a point from this frame to the parent frame.
     pub fn transform_point(&self, p: [f64; 2]) -> [f64; 2] {
         let (s, c) = self.theta_rad.sin_cos();

@@ -15,3 +15,4 @@ pub mod odom;
 pub mod raycast;
 pub mod scene;
 pub mod serve;
+pub mod static_tf;

@@ -10,8 +10,11 @@ use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::node_kit::{
     forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
 };
+use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState};
 use flotilla_protocol::Keys;
+
+use crate::static_tf::StaticTf;
 use tokio::sync::mpsc::unbounded_channel;
 
 pub use flotilla_protocol::node_kit::Selection;
@@ -45,6 +48,11 @@ pub trait PluginServer {
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox);
     /// Forgets everything: a new world process came up.
     fn reset(&mut self);
+    /// The fixed transforms of the served instances (e.g. sensor mounts),
+    /// published latched on `tf_static`.
+    fn static_transforms(&self) -> Vec<TransformStamped> {
+        Vec::new()
+    }
 }
 
 enum Input {
@@ -66,7 +74,8 @@ fn wanted(description: &WorldDescription, plugin_type: &str, selection: &Selecti
         .collect()
 }
 
-/// Claims what it may, then rebuilds the server for the held instances.
+/// Claims what it may, then rebuilds the server for the held instances and
+/// republishes their static transforms if they changed.
 async fn claim_and_rebuild<S: PluginServer>(
     session: &zenoh::Session,
     keys: &Keys,
@@ -74,10 +83,12 @@ async fn claim_and_rebuild<S: PluginServer>(
     selection: &Selection,
     claims: &mut Claims,
     server: &mut S,
+    static_tf: &mut StaticTf,
 ) {
     let wanted = wanted(description, server.plugin_type(), selection, claims);
     claims.sync(session, keys, &wanted).await;
     server.rebuild(description, keys, &|model, plugin| claims.holds(&claims.instance(model, plugin)));
+    static_tf.update(session, server.static_transforms()).await;
 }
 
 /// Runs `server` as node `node_id` until `shutdown` completes.
@@ -105,7 +116,8 @@ pub async fn serve<S: PluginServer>(
         d = wait_for_world(&session, &keys) => d,
     };
     claims.load(&session, &keys).await;
-    claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
+    let mut static_tf = StaticTf::new(keys.ros("/tf_static"));
+    claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server, &mut static_tf).await;
     // Join the barrier only now, ready to serve what it claimed.
     let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, &keys, &node_id)
         .await
@@ -123,14 +135,24 @@ pub async fn serve<S: PluginServer>(
         match input {
             Input::Claim(instance, node, alive) => {
                 claims.seen(&instance, &node, alive);
-                claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
+                claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server, &mut static_tf)
+                    .await;
             }
             Input::Event(event) if event.revision > revision => {
                 match fetch_description(&session, &keys, Duration::from_secs(5)).await {
                     Ok(d) => {
                         revision = d.revision;
                         description = d;
-                        claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
+                        claim_and_rebuild(
+                            &session,
+                            &keys,
+                            &description,
+                            &selection,
+                            &mut claims,
+                            &mut server,
+                            &mut static_tf,
+                        )
+                        .await;
                     }
                     Err(e) => tracing::warn!("cannot refresh the world description: {e}"),
                 }
@@ -148,8 +170,16 @@ pub async fn serve<S: PluginServer>(
                             revision = d.revision;
                             description = d;
                             server.reset();
-                            claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server)
-                                .await;
+                            claim_and_rebuild(
+                                &session,
+                                &keys,
+                                &description,
+                                &selection,
+                                &mut claims,
+                                &mut server,
+                                &mut static_tf,
+                            )
+                            .await;
                         }
                         Err(e) => {
                             tracing::warn!("cannot resynchronise yet: {e}");
@@ -163,7 +193,16 @@ pub async fn serve<S: PluginServer>(
                     if let Ok(d) = fetch_description(&session, &keys, Duration::from_secs(5)).await {
                         revision = d.revision;
                         description = d;
-                        claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server).await;
+                        claim_and_rebuild(
+                            &session,
+                            &keys,
+                            &description,
+                            &selection,
+                            &mut claims,
+                            &mut server,
+                            &mut static_tf,
+                        )
+                        .await;
                     }
                 }
                 server.on_state(&state, &mut outbox);

@@ -11,3 +11,4 @@
 pub mod loader;
 pub mod node;
 pub mod physics;
+pub mod ros_services;

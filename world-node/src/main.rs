@@ -6,7 +6,7 @@ use clap::Parser;
 use flotilla_protocol::args::{open_session, NodeArgs, Role};
 use flotilla_protocol::Keys;
 use flotilla_world::loader::{load_world, ClockMode};
-use flotilla_world::node::{run, WorldNodeConfig};
+use flotilla_world::node::{run, ModelDirs, WorldNodeConfig};
 use flotilla_world::physics::Physics;
 
 /// The authoritative world process of a Flotilla simulation.
@@ -42,6 +42,10 @@ struct Args {
     /// Start paused; `flotilla resume` (or the launcher) starts stepping.
     #[arg(long)]
     start_paused: bool,
+    /// A directory spawn requests may load model files from, besides the
+    /// world file's own directory (repeatable).
+    #[arg(long = "model-dir", value_name = "DIR")]
+    model_dirs: Vec<PathBuf>,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -85,6 +89,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     s.validate().map_err(|e| anyhow::anyhow!("{}: {e}", args.world.display()))?;
     flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
     let physics = Physics::new(&spec).map_err(anyhow::Error::msg)?;
+    let model_dirs = ModelDirs::new(&spec.path, &args.model_dirs).map_err(anyhow::Error::msg)?;
     let config = WorldNodeConfig {
         keys: Keys::new(&args.node.sim).with_ros_prefix(&spec.settings.ros_prefix),
         clock: spec.settings.clock,
@@ -94,6 +99,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         stall_policy: spec.settings.on_stall,
         external_clock: spec.settings.external_clock.clone(),
         endpoint: args.node.zenoh.advertised_endpoint(),
+        model_dirs,
         node_id: format!("world-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;

@@ -193,3 +193,29 @@ impl RosMessage for TwistWithCovariance {
 impl RosMessage for TwistWithCovarianceStamped {
     const TYPE_NAME: &'static str = "geometry_msgs/msg/TwistWithCovarianceStamped";
 }
+
+/// `geometry_msgs/msg/PoseStamped`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PoseStamped {
+    /// Stamp and frame.
+    pub header: Header,
+    /// The pose.
+    pub pose: Pose,
+}
+
+impl RosMessage for PoseStamped {
+    const TYPE_NAME: &'static str = "geometry_msgs/msg/PoseStamped";
+}
+
+/// `geometry_msgs/msg/Accel`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Accel {
+    /// Linear acceleration, m/s².
+    pub linear: Vector3,
+    /// Angular acceleration, rad/s².
+    pub angular: Vector3,
+}
+
+impl RosMessage for Accel {
+    const TYPE_NAME: &'static str = "geometry_msgs/msg/Accel";
+}

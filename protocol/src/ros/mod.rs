@@ -6,11 +6,15 @@
 
 pub mod builtin_interfaces;
 mod covariance;
+pub mod flatland_msgs;
 pub mod geometry_msgs;
 pub mod nav_msgs;
 pub mod rosgraph_msgs;
 pub mod sensor_msgs;
+pub mod services;
+pub mod simulation_interfaces;
 pub mod std_msgs;
+pub mod std_srvs;
 pub mod tf2_msgs;
 
 pub use covariance::Covariance;
@@ -21,6 +25,16 @@ use serde::{de::DeserializeOwned, Serialize};
 pub trait RosMessage: Serialize + DeserializeOwned {
     /// The ROS type name, e.g. `geometry_msgs/msg/Twist`.
     const TYPE_NAME: &'static str;
+}
+
+/// A ROS 2 service type: its name and its request and response messages.
+pub trait RosService {
+    /// The ROS type name, e.g. `flatland_msgs/srv/SpawnModel`.
+    const TYPE_NAME: &'static str;
+    /// The request message.
+    type Request: RosMessage;
+    /// The response message.
+    type Response: RosMessage;
 }
 
 /// Why a CDR payload could not be decoded.

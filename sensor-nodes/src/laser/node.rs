@@ -4,9 +4,9 @@ use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::laser::LaserConfig;
 use flotilla_protocol::plugins::{configured, Configured};
-use flotilla_protocol::ros::tf2_msgs::TFMessage;
-use flotilla_protocol::ros::{self};
+use flotilla_protocol::ros::{self, geometry_msgs::TransformStamped};
 use flotilla_protocol::seed::plugin_seed;
+use flotilla_protocol::time::SimTime;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 use flotilla_protocol::Keys;
 
@@ -27,7 +27,6 @@ struct Instance {
 pub struct LaserServer {
     scene: Option<Scene>,
     instances: Vec<Instance>,
-    tf_key: String,
     layers_revision: Option<Vec<String>>,
 }
 
@@ -44,7 +43,6 @@ impl PluginServer for LaserServer {
         } else if let Some(scene) = &mut self.scene {
             scene.set_bodies(description);
         }
-        self.tf_key = keys.ros("/tf");
         let reflectance = description.layer_bits(&["reflectance".to_string()]).unwrap_or(0);
         let mut old: Vec<Instance> = std::mem::take(&mut self.instances);
         for Configured { model, plugin, key, body, config } in configured::<LaserConfig>(description, serves) {
@@ -73,7 +71,6 @@ impl PluginServer for LaserServer {
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let Some(scene) = &mut self.scene else { return };
         scene.update(state);
-        let mut transforms = Vec::new();
         for instance in &mut self.instances {
             if !instance.laser.due(state.time.nanos, state.step_ns) {
                 continue;
@@ -81,12 +78,18 @@ impl PluginServer for LaserServer {
             let Some(pose) = scene.body_pose(instance.body) else { continue };
             instance.laser.scan(scene, pose);
             out.put(instance.scan_key.clone(), ros::encode(&instance.laser.message(state.time, &instance.namespace)));
-            if instance.laser.config().broadcast_tf {
-                transforms.push(instance.laser.mount_transform(state.time, &instance.namespace));
-            }
         }
-        if !transforms.is_empty() {
-            out.put(self.tf_key.clone(), ros::encode(&TFMessage { transforms }));
-        }
+    }
+
+    /// The mounts (body → laser frame) of lasers with `broadcast_tf`. They
+    /// never move, so they go on `tf_static`, latched, as
+    /// robot_state_publisher does for fixed joints, rather than on `tf` with
+    /// every scan as Flatland did.
+    fn static_transforms(&self) -> Vec<TransformStamped> {
+        self.instances
+            .iter()
+            .filter(|instance| instance.laser.config().broadcast_tf)
+            .map(|instance| instance.laser.mount_transform(SimTime::default(), &instance.namespace))
+            .collect()
     }
 }

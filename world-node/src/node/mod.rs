@@ -6,9 +6,10 @@
 //! publishes a status summary about twice per wall second.
 
 mod barrier;
-mod control;
+pub(crate) mod control;
 mod inbox;
 mod pacing;
+mod ros_adapter;
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -30,10 +31,11 @@ use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 
 pub use barrier::{Barrier, StallPolicy};
-pub use control::{RunState, MAX_STEPS_PER_REQUEST};
+pub use control::{ModelDirs, RunState, SpawnError, MAX_STEPS_PER_REQUEST};
 pub use pacing::Pacer;
 
 use crate::physics::Physics;
+use crate::ros_services::World;
 use inbox::Inbox;
 
 /// How to run the world node.
@@ -54,6 +56,8 @@ pub struct WorldNodeConfig {
     pub external_clock: String,
     /// The endpoint other programs connect to (for the status message).
     pub endpoint: String,
+    /// Directories spawn requests may load model files from.
+    pub model_dirs: ModelDirs,
     /// This node's id (last chunk of its liveliness token).
     pub node_id: String,
 }
@@ -101,7 +105,7 @@ pub async fn run(
     let wake = Arc::new(Notify::new());
     let shared = Arc::new(Mutex::new(Shared {
         physics,
-        run: RunState::new(config.clock, config.real_time_factor, config.start_paused),
+        run: RunState::new(config.clock, config.real_time_factor, config.start_paused, config.model_dirs.clone()),
         inbox: Inbox::default(),
         nodes: BTreeSet::new(),
         barrier: Barrier::default(),
@@ -297,6 +301,27 @@ pub async fn run(
             .map_err(zerr)?
     };
 
+    let (published_tx, published_rx) = tokio::sync::watch::channel(0u64);
+    let _ros_services = {
+        let (shared, wake, session2, events_key) = (shared.clone(), wake.clone(), session.clone(), keys.world_events());
+        let answer = move |service, request: &[u8]| {
+            let answer = {
+                let mut s = lock(&shared);
+                let s = &mut *s;
+                crate::ros_services::answer(service, request, World { physics: &mut s.physics, run: &mut s.run })
+            };
+            wake.notify_one();
+            if let Some(change) = answer.change.clone() {
+                let event = WorldEvent { revision: lock(&shared).physics.revision(), change };
+                if let Err(e) = session2.put(&events_key, encode(&event)).wait() {
+                    tracing::warn!("cannot announce a world event: {e}");
+                }
+            }
+            answer
+        };
+        ros_adapter::declare(&session, &keys, Arc::new(answer), published_rx).await.map_err(zerr)?
+    };
+
     let state_pub = session
         .declare_publisher(keys.world_state())
         .congestion_control(CongestionControl::Block)
@@ -319,6 +344,7 @@ pub async fn run(
         () => {{
             let (bytes, clock, own_clock) = publish(&mut state);
             state_pub.put(bytes).await.map_err(zerr)?;
+            published_tx.send_replace(state.step);
             if own_clock {
                 clock_pub.put(clock).await.map_err(zerr)?;
             }

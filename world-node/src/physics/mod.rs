@@ -49,6 +49,19 @@ pub struct Physics {
     bodies: BTreeMap<BodyId, BodyEntry>,
     next_body_id: BodyId,
     commands: BTreeMap<BodyId, BodyCommand>,
+    /// The models as loaded, for resets.
+    initial_models: Vec<ModelDescription>,
+}
+
+/// What a reset puts back (simulation_interfaces' ResetSimulation scopes
+/// that apply to Flotilla; sim time never goes back, see the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResetScope {
+    /// Every model of the world file back at its initial pose, at rest;
+    /// models of the world file that were deleted come back.
+    pub state: bool,
+    /// Models spawned since the start are deleted.
+    pub spawned: bool,
 }
 
 impl Physics {
@@ -75,6 +88,7 @@ impl Physics {
             bodies: BTreeMap::new(),
             next_body_id: 1,
             commands: BTreeMap::new(),
+            initial_models: spec.models.clone(),
         };
         for model in &spec.models {
             physics.add_model(model.clone())?;
@@ -206,6 +220,84 @@ impl Physics {
             body.set_angvel(0.0, true);
         }
         entry.description.pose = pose;
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// Teleports a model rigidly so that its first body lands at `pose`
+    /// (the inverse of [`Physics::model_state`]); velocities are zeroed.
+    pub fn place_model(&mut self, name: &str, pose: Pose2) -> Result<(), String> {
+        let index = self.model_index(name)?;
+        let (body_pose, _) = self.model_state(name)?;
+        let model_pose = self.models[index].description.pose;
+        let body_in_model = model_pose.inverse().compose(&body_pose);
+        self.move_model(name, pose.compose(&body_in_model.inverse()))
+    }
+
+    /// Every model name, in load / spawn order.
+    pub fn model_names(&self) -> impl Iterator<Item = &str> {
+        self.models.iter().map(|m| m.description.name.as_str())
+    }
+
+    /// Ground truth of a model: the pose and world-frame twist of its first
+    /// body (Flatland's "base" body by convention).
+    pub fn model_state(&self, name: &str) -> Result<(Pose2, Twist2), String> {
+        let entry = &self.models[self.model_index(name)?];
+        let body = entry
+            .handles
+            .first()
+            .and_then(|h| self.world.bodies.get(*h))
+            .ok_or_else(|| format!("model \"{name}\" has no body"))?;
+        Ok((body_pose(body), origin_twist(body)))
+    }
+
+    /// Sets the world-frame velocity of every body of a model, once: the
+    /// bodies then move freely (or as their drive commands).
+    pub fn set_model_twist(&mut self, name: &str, twist: Twist2) -> Result<(), String> {
+        if !(twist.vx_mps.is_finite() && twist.vy_mps.is_finite() && twist.omega_radps.is_finite()) {
+            return Err(format!("twist must be finite, got {twist:?}"));
+        }
+        let index = self.model_index(name)?;
+        for handle in &self.models[index].handles {
+            let Some(body) = self.world.bodies.get_mut(*handle) else { continue };
+            let omega = twist.omega_radps;
+            let r = body.center_of_mass() - body.translation();
+            body.set_linvel(Vector::new(twist.vx_mps - omega * r.y, twist.vy_mps + omega * r.x), true);
+            body.set_angvel(omega, true);
+        }
+        Ok(())
+    }
+
+    /// Puts the world back as loaded, within `scope`. Sim time keeps going.
+    pub fn reset(&mut self, scope: ResetScope) -> Result<(), String> {
+        let initial = self.initial_models.clone();
+        let is_initial = |name: &str| initial.iter().any(|m| m.name == name);
+        if scope.spawned {
+            let spawned: Vec<String> =
+                self.model_names().filter(|name| !is_initial(name)).map(str::to_string).collect();
+            for name in spawned {
+                self.remove_model(&name)?;
+            }
+        }
+        if scope.state {
+            for model in &initial {
+                let Ok(index) = self.model_index(&model.name) else {
+                    self.add_model(model.clone())?;
+                    continue;
+                };
+                let entry = &mut self.models[index];
+                for (handle, body) in entry.handles.iter().zip(&model.bodies) {
+                    let Some(rb) = self.world.bodies.get_mut(*handle) else { continue };
+                    rb.set_position(Pose::new(Vector::new(body.pose.x_m, body.pose.y_m), body.pose.theta_rad), true);
+                    rb.set_linvel(Vector::ZERO, true);
+                    rb.set_angvel(0.0, true);
+                }
+                entry.description.pose = model.pose;
+                for body in &entry.description.bodies {
+                    self.commands.remove(&body.id);
+                }
+            }
+        }
         self.revision += 1;
         Ok(())
     }

@@ -1,0 +1,107 @@
+//! The ROS 2 services a Flotilla world serves, with their names and types:
+//! Flatland's and the standard `simulation_interfaces` ones. The world
+//! answers them; the bridge announces them to DDS.
+
+use super::simulation_interfaces as si;
+use super::{flatland_msgs, std_srvs, RosService};
+
+/// Every ROS service the world serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// Flatland's `spawn_model`.
+    SpawnModel,
+    /// Flatland's `delete_model`.
+    DeleteModel,
+    /// Flatland's `move_model`.
+    MoveModel,
+    /// Flatland's `pause`.
+    Pause,
+    /// Flatland's `resume`.
+    Resume,
+    /// Flatland's `toggle_pause`.
+    TogglePause,
+    /// `get_simulator_features`.
+    GetSimulatorFeatures,
+    /// `spawn_entity`.
+    SpawnEntity,
+    /// `delete_entity`.
+    DeleteEntity,
+    /// `get_entities`.
+    GetEntities,
+    /// `get_entity_state`.
+    GetEntityState,
+    /// `set_entity_state`.
+    SetEntityState,
+    /// `get_simulation_state`.
+    GetSimulationState,
+    /// `set_simulation_state`.
+    SetSimulationState,
+    /// `reset_simulation`.
+    ResetSimulation,
+    /// `step_simulation`.
+    StepSimulation,
+}
+
+impl Service {
+    /// Every service.
+    pub const ALL: [Service; 16] = [
+        Service::SpawnModel,
+        Service::DeleteModel,
+        Service::MoveModel,
+        Service::Pause,
+        Service::Resume,
+        Service::TogglePause,
+        Service::GetSimulatorFeatures,
+        Service::SpawnEntity,
+        Service::DeleteEntity,
+        Service::GetEntities,
+        Service::GetEntityState,
+        Service::SetEntityState,
+        Service::GetSimulationState,
+        Service::SetSimulationState,
+        Service::ResetSimulation,
+        Service::StepSimulation,
+    ];
+
+    /// The ROS service name (absolute; the world's ROS prefix goes in front).
+    pub fn ros_name(self) -> &'static str {
+        match self {
+            Service::SpawnModel => "/spawn_model",
+            Service::DeleteModel => "/delete_model",
+            Service::MoveModel => "/move_model",
+            Service::Pause => "/pause",
+            Service::Resume => "/resume",
+            Service::TogglePause => "/toggle_pause",
+            Service::GetSimulatorFeatures => "/get_simulator_features",
+            Service::SpawnEntity => "/spawn_entity",
+            Service::DeleteEntity => "/delete_entity",
+            Service::GetEntities => "/get_entities",
+            Service::GetEntityState => "/get_entity_state",
+            Service::SetEntityState => "/set_entity_state",
+            Service::GetSimulationState => "/get_simulation_state",
+            Service::SetSimulationState => "/set_simulation_state",
+            Service::ResetSimulation => "/reset_simulation",
+            Service::StepSimulation => "/step_simulation",
+        }
+    }
+
+    /// The ROS service type, e.g. `flatland_msgs/srv/SpawnModel`.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Service::SpawnModel => flatland_msgs::SpawnModel::TYPE_NAME,
+            Service::DeleteModel => flatland_msgs::DeleteModel::TYPE_NAME,
+            Service::MoveModel => flatland_msgs::MoveModel::TYPE_NAME,
+            Service::Pause | Service::Resume | Service::TogglePause => std_srvs::Empty::TYPE_NAME,
+            Service::GetSimulatorFeatures => si::GetSimulatorFeatures::TYPE_NAME,
+            Service::SpawnEntity => si::SpawnEntity::TYPE_NAME,
+            Service::DeleteEntity => si::DeleteEntity::TYPE_NAME,
+            Service::GetEntities => si::GetEntities::TYPE_NAME,
+            Service::GetEntityState => si::GetEntityState::TYPE_NAME,
+            Service::SetEntityState => si::SetEntityState::TYPE_NAME,
+            Service::GetSimulationState => si::GetSimulationState::TYPE_NAME,
+            Service::SetSimulationState => si::SetSimulationState::TYPE_NAME,
+            Service::ResetSimulation => si::ResetSimulation::TYPE_NAME,
+            Service::StepSimulation => si::StepSimulation::TYPE_NAME,
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! `simulation_interfaces` (ros-simulation/simulation_interfaces 2.x): the
+//! standard ROS 2 simulator control API, for the services that apply to a 2D
+//! world. Field order follows the `.srv` / `.msg` files, which is the wire
+//! order.
+
+use serde::{Deserialize, Serialize};
+
+use super::geometry_msgs::{Accel, Pose, PoseStamped, Twist, Vector3};
+use super::std_msgs::Header;
+use super::std_srvs::EmptyMessage;
+use super::{RosMessage, RosService};
+
+/// `simulation_interfaces/msg/Result` codes shared by every service.
+pub mod result_code {
+    /// The feature is not supported (see GetSimulatorFeatures).
+    pub const FEATURE_UNSUPPORTED: u8 = 0;
+    /// Done.
+    pub const OK: u8 = 1;
+    /// No match for the input, e.g. an unknown entity.
+    pub const NOT_FOUND: u8 = 2;
+    /// The simulator is in the wrong state for this call.
+    pub const INCORRECT_STATE: u8 = 3;
+    /// The request could not be carried out.
+    pub const OPERATION_FAILED: u8 = 4;
+    /// SpawnEntity: the name is taken and renaming is not allowed.
+    pub const NAME_NOT_UNIQUE: u8 = 101;
+    /// SpawnEntity: the name is not valid here.
+    pub const NAME_INVALID: u8 = 102;
+    /// SpawnEntity: the resource format is not supported.
+    pub const UNSUPPORTED_FORMAT: u8 = 103;
+    /// SpawnEntity: neither uri nor resource string was given.
+    pub const NO_RESOURCE: u8 = 104;
+    /// SpawnEntity: the namespace is not valid.
+    pub const NAMESPACE_INVALID: u8 = 105;
+    /// SpawnEntity: the resource failed to parse.
+    pub const RESOURCE_PARSE_ERROR: u8 = 106;
+    /// SpawnEntity: the pose is invalid.
+    pub const INVALID_POSE: u8 = 109;
+    /// SetEntityState: the pose is invalid.
+    pub const SET_STATE_INVALID_POSE: u8 = 101;
+    /// SetSimulationState: already in the target state.
+    pub const ALREADY_IN_TARGET_STATE: u8 = 101;
+    /// SetSimulationState: the transition failed.
+    pub const STATE_TRANSITION_ERROR: u8 = 102;
+    /// SetSimulationState: the transition is not allowed.
+    pub const INCORRECT_TRANSITION: u8 = 103;
+}
+
+/// `simulation_interfaces/msg/Result`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SimResult {
+    /// One of [`result_code`].
+    pub result: u8,
+    /// What went wrong, when useful.
+    pub error_message: String,
+}
+
+impl SimResult {
+    /// Success.
+    pub fn ok() -> SimResult {
+        SimResult { result: result_code::OK, error_message: String::new() }
+    }
+
+    /// A failure with `code` and a message.
+    pub fn fail(code: u8, message: impl Into<String>) -> SimResult {
+        SimResult { result: code, error_message: message.into() }
+    }
+}
+
+/// `simulation_interfaces/msg/SimulatorFeatures` feature numbers.
+pub mod feature {
+    /// SpawnEntity.
+    pub const SPAWNING: u16 = 0;
+    /// DeleteEntity.
+    pub const DELETING: u16 = 1;
+    /// Category filters in GetEntities.
+    pub const ENTITY_CATEGORIES: u16 = 8;
+    /// GetEntityState.
+    pub const ENTITY_STATE_GETTING: u16 = 10;
+    /// SetEntityState.
+    pub const ENTITY_STATE_SETTING: u16 = 11;
+    /// ResetSimulation.
+    pub const SIMULATION_RESET: u16 = 20;
+    /// ResetSimulation with SCOPE_TIME.
+    pub const SIMULATION_RESET_TIME: u16 = 21;
+    /// ResetSimulation with SCOPE_STATE.
+    pub const SIMULATION_RESET_STATE: u16 = 22;
+    /// ResetSimulation with SCOPE_SPAWNED.
+    pub const SIMULATION_RESET_SPAWNED: u16 = 23;
+    /// GetSimulationState.
+    pub const SIMULATION_STATE_GETTING: u16 = 24;
+    /// SetSimulationState.
+    pub const SIMULATION_STATE_SETTING: u16 = 25;
+    /// SetSimulationState to STATE_PAUSED.
+    pub const SIMULATION_STATE_PAUSE: u16 = 26;
+    /// StepSimulation with one step.
+    pub const STEP_SIMULATION_SINGLE: u16 = 31;
+    /// StepSimulation with several steps.
+    pub const STEP_SIMULATION_MULTIPLE: u16 = 32;
+}
+
+/// `simulation_interfaces/msg/SimulatorFeatures`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SimulatorFeatures {
+    /// Supported [`feature`] numbers.
+    pub features: Vec<u16>,
+    /// Formats SpawnEntity accepts in `entity_resource.uri`.
+    pub spawn_formats: Vec<String>,
+    /// Free-form information.
+    pub custom_info: String,
+}
+
+/// `simulation_interfaces/msg/SimulationState` values.
+pub mod simulation_state {
+    /// Stopped: paused and reset.
+    pub const STOPPED: u8 = 0;
+    /// Playing.
+    pub const PLAYING: u8 = 1;
+    /// Paused.
+    pub const PAUSED: u8 = 2;
+    /// Quitting.
+    pub const QUITTING: u8 = 3;
+    /// No world loaded.
+    pub const NO_WORLD: u8 = 4;
+    /// Loading a world.
+    pub const LOADING_WORLD: u8 = 5;
+}
+
+/// `simulation_interfaces/msg/SimulationState`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SimulationState {
+    /// One of [`simulation_state`].
+    pub state: u8,
+}
+
+/// `simulation_interfaces/msg/Resource`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Resource {
+    /// Where the entity definition is (for Flotilla: a Flatland model YAML path).
+    pub uri: String,
+    /// An entity definition passed inline (not supported by Flotilla).
+    pub resource_string: String,
+}
+
+/// `simulation_interfaces/msg/EntityState`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EntityState {
+    /// Frame and stamp; an empty frame means the world frame.
+    pub header: Header,
+    /// Ground-truth pose.
+    pub pose: Pose,
+    /// Ground-truth twist.
+    pub twist: Twist,
+    /// Ground-truth acceleration.
+    pub acceleration: Accel,
+}
+
+/// `simulation_interfaces/msg/EntityCategory`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EntityCategory {
+    /// The category number.
+    pub category: u8,
+}
+
+/// `simulation_interfaces/msg/TagsFilter`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TagsFilter {
+    /// Tags to match.
+    pub tags: Vec<String>,
+    /// 0: any tag matches, 1: all must.
+    pub filter_mode: u8,
+}
+
+/// `simulation_interfaces/msg/Bounds`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Bounds {
+    /// 0 empty, 1 box, 2 convex hull, 3 sphere.
+    #[serde(rename = "type")]
+    pub kind: u8,
+    /// Points defining the bounds.
+    pub points: Vec<Vector3>,
+}
+
+/// `simulation_interfaces/msg/EntityFilters`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct EntityFilters {
+    /// A regular expression the names must match (empty: all).
+    pub filter: String,
+    /// Categories (empty: all).
+    pub categories: Vec<EntityCategory>,
+    /// Tags.
+    pub tags: TagsFilter,
+    /// Overlap bounds.
+    pub bounds: Bounds,
+}
+
+macro_rules! service {
+    ($(#[$doc:meta])* $service:ident, $name:literal, $request:ty, $response:ty) => {
+        $(#[$doc])*
+        pub struct $service;
+
+        impl RosService for $service {
+            const TYPE_NAME: &'static str = concat!("simulation_interfaces/srv/", $name);
+            type Request = $request;
+            type Response = $response;
+        }
+    };
+}
+
+macro_rules! message {
+    ($type:ty, $name:literal) => {
+        impl RosMessage for $type {
+            const TYPE_NAME: &'static str = concat!("simulation_interfaces/", $name);
+        }
+    };
+}
+
+/// A response that carries only a [`SimResult`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ResultResponse {
+    /// The outcome.
+    pub result: SimResult,
+}
+message!(ResultResponse, "srv/*_Response (a Result only)");
+
+/// `GetSimulatorFeatures` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetSimulatorFeaturesResponse {
+    /// What this simulator supports.
+    pub features: SimulatorFeatures,
+}
+message!(GetSimulatorFeaturesResponse, "srv/GetSimulatorFeatures_Response");
+service!(
+    /// What the simulator supports.
+    GetSimulatorFeatures, "GetSimulatorFeatures", EmptyMessage, GetSimulatorFeaturesResponse
+);
+
+/// `SpawnEntity` request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SpawnEntityRequest {
+    /// Name of the new entity.
+    pub name: String,
+    /// Whether a taken name may be changed to a free one.
+    pub allow_renaming: bool,
+    /// The model file.
+    pub entity_resource: Resource,
+    /// Namespace of the entity's topics and frames.
+    pub entity_namespace: String,
+    /// Initial pose; the frame must be empty or the world frame.
+    pub initial_pose: PoseStamped,
+}
+message!(SpawnEntityRequest, "srv/SpawnEntity_Request");
+
+/// `SpawnEntity` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SpawnEntityResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// The name the entity got.
+    pub entity_name: String,
+}
+message!(SpawnEntityResponse, "srv/SpawnEntity_Response");
+service!(
+    /// Spawns an entity.
+    SpawnEntity, "SpawnEntity", SpawnEntityRequest, SpawnEntityResponse
+);
+
+/// A request naming one entity (`DeleteEntity`, `GetEntityState`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EntityRequest {
+    /// The entity's unique name.
+    pub entity: String,
+}
+message!(EntityRequest, "srv/DeleteEntity_Request (also GetEntityState_Request)");
+service!(
+    /// Deletes an entity.
+    DeleteEntity, "DeleteEntity", EntityRequest, ResultResponse
+);
+
+/// `GetEntities` request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetEntitiesRequest {
+    /// Which entities.
+    pub filters: EntityFilters,
+}
+message!(GetEntitiesRequest, "srv/GetEntities_Request");
+
+/// `GetEntities` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetEntitiesResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// Names of the matching entities.
+    pub entities: Vec<String>,
+}
+message!(GetEntitiesResponse, "srv/GetEntities_Response");
+service!(
+    /// Lists entities.
+    GetEntities, "GetEntities", GetEntitiesRequest, GetEntitiesResponse
+);
+
+/// `GetEntityState` response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetEntityStateResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// Ground truth, valid when the result is OK.
+    pub state: EntityState,
+}
+message!(GetEntityStateResponse, "srv/GetEntityState_Response");
+service!(
+    /// Ground truth of one entity.
+    GetEntityState, "GetEntityState", EntityRequest, GetEntityStateResponse
+);
+
+/// `SetEntityState` request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SetEntityStateRequest {
+    /// The entity.
+    pub entity: String,
+    /// The new state.
+    pub state: EntityState,
+    /// Set the pose.
+    pub set_pose: bool,
+    /// Set the twist.
+    pub set_twist: bool,
+    /// Set the acceleration.
+    pub set_acceleration: bool,
+}
+message!(SetEntityStateRequest, "srv/SetEntityState_Request");
+service!(
+    /// Teleports an entity and/or sets its velocity.
+    SetEntityState, "SetEntityState", SetEntityStateRequest, ResultResponse
+);
+
+/// `GetSimulationState` response (state first, as in the `.srv`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetSimulationStateResponse {
+    /// Playing or paused.
+    pub state: SimulationState,
+    /// The outcome.
+    pub result: SimResult,
+}
+message!(GetSimulationStateResponse, "srv/GetSimulationState_Response");
+service!(
+    /// Whether the simulation is playing or paused.
+    GetSimulationState, "GetSimulationState", EmptyMessage, GetSimulationStateResponse
+);
+
+/// `SetSimulationState` request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SetSimulationStateRequest {
+    /// The target state.
+    pub state: SimulationState,
+}
+message!(SetSimulationStateRequest, "srv/SetSimulationState_Request");
+service!(
+    /// Plays, pauses or stops the simulation.
+    SetSimulationState, "SetSimulationState", SetSimulationStateRequest, ResultResponse
+);
+
+/// `ResetSimulation` scopes (bit flags).
+pub mod reset_scope {
+    /// Same as ALL.
+    pub const DEFAULT: u8 = 0;
+    /// Time back to zero.
+    pub const TIME: u8 = 1;
+    /// Poses and velocities back to the start.
+    pub const STATE: u8 = 2;
+    /// Spawned entities removed.
+    pub const SPAWNED: u8 = 4;
+    /// Everything.
+    pub const ALL: u8 = 255;
+}
+
+/// `ResetSimulation` request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ResetSimulationRequest {
+    /// One of [`reset_scope`].
+    pub scope: u8,
+}
+message!(ResetSimulationRequest, "srv/ResetSimulation_Request");
+service!(
+    /// Resets the simulation to its start.
+    ResetSimulation, "ResetSimulation", ResetSimulationRequest, ResultResponse
+);
+
+/// `StepSimulation` request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StepSimulationRequest {
+    /// How many steps.
+    pub steps: u64,
+}
+message!(StepSimulationRequest, "srv/StepSimulation_Request");
+service!(
+    /// Steps a paused simulation.
+    StepSimulation, "StepSimulation", StepSimulationRequest, ResultResponse
+);

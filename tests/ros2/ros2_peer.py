@@ -1,0 +1,432 @@
+#!/usr/bin/env python3
+"""A ROS 2 node that no Flotilla code implements, for the bridge's end-to-end test.
+
+It speaks DDS through the PyPI `cyclonedds` package and behaves as rmw does:
+ROS topic names get the `rt/` prefix, services are `rq/<name>Request` and
+`rr/<name>Reply` with rmw_cyclonedds's 16-byte request header, and the node
+announces its readers and writers on `ros_discovery_info` (zenoh-plugin-ros2dds
+only routes entities of announced nodes).
+
+Checks, against a room world with one robot in namespace `robot` and a bridge
+on the same DDS domain:
+  1. clock arrives and advances;
+  2. tf_static, subscribed late, still delivers the laser mount (latched);
+  3. tf and scan arrive;
+  4. cmd_vel (Twist) makes the robot's odometry move forward;
+  5. spawn_entity, then get_entities lists the new entity, then delete_entity
+     removes it, and a spawn with a taken name gets NAME_NOT_UNIQUE.
+Prints one line per check and exits non-zero on the first failure.
+
+Usage: ros2_peer.py --domain N [--namespace robot] [--timeout 30]
+(CYCLONEDDS_URI pins DDS to 127.0.0.1; the test sets it.)
+"""
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field
+
+from cyclonedds.core import Policy, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.idl import IdlStruct
+from cyclonedds.idl.types import array, float32, float64, int32, int64, sequence, uint8, uint16, uint32, uint64
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+# --- ROS 2 message types, as rosidl generates them for DDS -----------------
+
+
+@dataclass
+class Time(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
+    sec: int32 = 0
+    nanosec: uint32 = 0
+
+
+@dataclass
+class Header(IdlStruct, typename="std_msgs::msg::dds_::Header_"):
+    stamp: Time = field(default_factory=Time)
+    frame_id: str = ""
+
+
+@dataclass
+class Vector3(IdlStruct, typename="geometry_msgs::msg::dds_::Vector3_"):
+    x: float64 = 0.0
+    y: float64 = 0.0
+    z: float64 = 0.0
+
+
+@dataclass
+class Point(IdlStruct, typename="geometry_msgs::msg::dds_::Point_"):
+    x: float64 = 0.0
+    y: float64 = 0.0
+    z: float64 = 0.0
+
+
+@dataclass
+class Quaternion(IdlStruct, typename="geometry_msgs::msg::dds_::Quaternion_"):
+    x: float64 = 0.0
+    y: float64 = 0.0
+    z: float64 = 0.0
+    w: float64 = 1.0
+
+
+@dataclass
+class Pose(IdlStruct, typename="geometry_msgs::msg::dds_::Pose_"):
+    position: Point = field(default_factory=Point)
+    orientation: Quaternion = field(default_factory=Quaternion)
+
+
+@dataclass
+class PoseStamped(IdlStruct, typename="geometry_msgs::msg::dds_::PoseStamped_"):
+    header: Header = field(default_factory=Header)
+    pose: Pose = field(default_factory=Pose)
+
+
+@dataclass
+class Twist(IdlStruct, typename="geometry_msgs::msg::dds_::Twist_"):
+    linear: Vector3 = field(default_factory=Vector3)
+    angular: Vector3 = field(default_factory=Vector3)
+
+
+@dataclass
+class PoseWithCovariance(IdlStruct, typename="geometry_msgs::msg::dds_::PoseWithCovariance_"):
+    pose: Pose = field(default_factory=Pose)
+    covariance: array[float64, 36] = field(default_factory=lambda: [0.0] * 36)
+
+
+@dataclass
+class TwistWithCovariance(IdlStruct, typename="geometry_msgs::msg::dds_::TwistWithCovariance_"):
+    twist: Twist = field(default_factory=Twist)
+    covariance: array[float64, 36] = field(default_factory=lambda: [0.0] * 36)
+
+
+@dataclass
+class Odometry(IdlStruct, typename="nav_msgs::msg::dds_::Odometry_"):
+    header: Header = field(default_factory=Header)
+    child_frame_id: str = ""
+    pose: PoseWithCovariance = field(default_factory=PoseWithCovariance)
+    twist: TwistWithCovariance = field(default_factory=TwistWithCovariance)
+
+
+@dataclass
+class LaserScan(IdlStruct, typename="sensor_msgs::msg::dds_::LaserScan_"):
+    header: Header = field(default_factory=Header)
+    angle_min: float32 = 0.0
+    angle_max: float32 = 0.0
+    angle_increment: float32 = 0.0
+    time_increment: float32 = 0.0
+    scan_time: float32 = 0.0
+    range_min: float32 = 0.0
+    range_max: float32 = 0.0
+    ranges: sequence[float32] = field(default_factory=list)
+    intensities: sequence[float32] = field(default_factory=list)
+
+
+@dataclass
+class Clock(IdlStruct, typename="rosgraph_msgs::msg::dds_::Clock_"):
+    clock: Time = field(default_factory=Time)
+
+
+@dataclass
+class Transform(IdlStruct, typename="geometry_msgs::msg::dds_::Transform_"):
+    translation: Vector3 = field(default_factory=Vector3)
+    rotation: Quaternion = field(default_factory=Quaternion)
+
+
+@dataclass
+class TransformStamped(IdlStruct, typename="geometry_msgs::msg::dds_::TransformStamped_"):
+    header: Header = field(default_factory=Header)
+    child_frame_id: str = ""
+    transform: Transform = field(default_factory=Transform)
+
+
+@dataclass
+class TFMessage(IdlStruct, typename="tf2_msgs::msg::dds_::TFMessage_"):
+    transforms: sequence[TransformStamped] = field(default_factory=list)
+
+
+# --- simulation_interfaces, each request/reply with rmw's request header ----
+
+
+@dataclass
+class SimResult(IdlStruct, typename="simulation_interfaces::msg::dds_::Result_"):
+    result: uint8 = 0
+    error_message: str = ""
+
+
+@dataclass
+class Resource(IdlStruct, typename="simulation_interfaces::msg::dds_::Resource_"):
+    uri: str = ""
+    resource_string: str = ""
+
+
+@dataclass
+class EntityCategory(IdlStruct, typename="simulation_interfaces::msg::dds_::EntityCategory_"):
+    category: uint8 = 0
+
+
+@dataclass
+class TagsFilter(IdlStruct, typename="simulation_interfaces::msg::dds_::TagsFilter_"):
+    tags: sequence[str] = field(default_factory=list)
+    filter_mode: uint8 = 0
+
+
+@dataclass
+class Bounds(IdlStruct, typename="simulation_interfaces::msg::dds_::Bounds_"):
+    type: uint8 = 0
+    points: sequence[Vector3] = field(default_factory=list)
+
+
+@dataclass
+class EntityFilters(IdlStruct, typename="simulation_interfaces::msg::dds_::EntityFilters_"):
+    filter: str = ""
+    categories: sequence[EntityCategory] = field(default_factory=list)
+    tags: TagsFilter = field(default_factory=TagsFilter)
+    bounds: Bounds = field(default_factory=Bounds)
+
+
+@dataclass
+class SpawnEntityRequest(IdlStruct, typename="simulation_interfaces::srv::dds_::SpawnEntity_Request_"):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    name: str = ""
+    allow_renaming: bool = False
+    entity_resource: Resource = field(default_factory=Resource)
+    entity_namespace: str = ""
+    initial_pose: PoseStamped = field(default_factory=PoseStamped)
+
+
+@dataclass
+class SpawnEntityReply(IdlStruct, typename="simulation_interfaces::srv::dds_::SpawnEntity_Response_"):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    result: SimResult = field(default_factory=SimResult)
+    entity_name: str = ""
+
+
+@dataclass
+class GetEntitiesRequest(IdlStruct, typename="simulation_interfaces::srv::dds_::GetEntities_Request_"):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    filters: EntityFilters = field(default_factory=EntityFilters)
+
+
+@dataclass
+class GetEntitiesReply(IdlStruct, typename="simulation_interfaces::srv::dds_::GetEntities_Response_"):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    result: SimResult = field(default_factory=SimResult)
+    entities: sequence[str] = field(default_factory=list)
+
+
+@dataclass
+class DeleteEntityRequest(IdlStruct, typename="simulation_interfaces::srv::dds_::DeleteEntity_Request_"):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    entity: str = ""
+
+
+@dataclass
+class DeleteEntityReply(IdlStruct, typename="simulation_interfaces::srv::dds_::DeleteEntity_Response_"):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    result: SimResult = field(default_factory=SimResult)
+
+
+# --- rmw's node announcement ----------------------------------------------
+
+
+@dataclass
+class Gid(IdlStruct, typename="rmw_dds_common::msg::dds_::Gid_"):
+    data: array[uint8, 16] = field(default_factory=lambda: [0] * 16)
+
+
+@dataclass
+class NodeEntitiesInfo(IdlStruct, typename="rmw_dds_common::msg::dds_::NodeEntitiesInfo_"):
+    node_namespace: str = "/"
+    node_name: str = ""
+    reader_gid_seq: sequence[Gid] = field(default_factory=list)
+    writer_gid_seq: sequence[Gid] = field(default_factory=list)
+
+
+@dataclass
+class ParticipantEntitiesInfo(IdlStruct, typename="rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_"):
+    gid: Gid = field(default_factory=Gid)
+    node_entities_info_seq: sequence[NodeEntitiesInfo] = field(default_factory=list)
+
+
+RESULT_OK = 1
+NAME_NOT_UNIQUE = 101
+
+XCDR1 = Policy.DataRepresentation(use_cdrv0_representation=True)
+RELIABLE = Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=100))
+TOPIC_QOS = Qos(RELIABLE, Policy.Durability.Volatile, Policy.History.KeepLast(10), XCDR1)
+LATCHED_QOS = Qos(RELIABLE, Policy.Durability.TransientLocal, Policy.History.KeepLast(100), XCDR1)
+DISCOVERY_QOS = Qos(RELIABLE, Policy.Durability.TransientLocal, Policy.History.KeepLast(1), XCDR1)
+SERVICE_QOS = Qos(RELIABLE, Policy.Durability.Volatile, Policy.History.KeepLast(10), XCDR1)
+
+
+def gid(entity):
+    return Gid(list(entity.guid.bytes))
+
+
+class Node:
+    """One ROS node on one participant, announced as rmw announces it."""
+
+    def __init__(self, domain, name):
+        self.participant = DomainParticipant(domain)
+        self.name = name
+        self.readers, self.writers = [], []
+        info_topic = Topic(self.participant, "ros_discovery_info", ParticipantEntitiesInfo)
+        self.info_writer = DataWriter(self.participant, info_topic, qos=DISCOVERY_QOS)
+        self.info_reader_gid = None
+
+    def reader(self, ros_name, msg_type, qos=TOPIC_QOS, prefix="rt"):
+        topic = Topic(self.participant, f"{prefix}{ros_name}", msg_type)
+        reader = DataReader(self.participant, topic, qos=qos)
+        self.readers.append(reader)
+        self.announce()
+        return reader
+
+    def writer(self, ros_name, msg_type, qos=TOPIC_QOS, prefix="rt"):
+        topic = Topic(self.participant, f"{prefix}{ros_name}", msg_type)
+        writer = DataWriter(self.participant, topic, qos=qos)
+        self.writers.append(writer)
+        self.announce()
+        return writer
+
+    def announce(self):
+        node = NodeEntitiesInfo(
+            node_namespace="/",
+            node_name=self.name,
+            reader_gid_seq=[gid(r) for r in self.readers],
+            writer_gid_seq=[gid(w) for w in self.writers],
+        )
+        self.info_writer.write(ParticipantEntitiesInfo(gid=gid(self.participant), node_entities_info_seq=[node]))
+
+
+class ServiceClient:
+    """A ROS 2 service client with rmw_cyclonedds's request header."""
+
+    def __init__(self, node, ros_name, request_type, reply_type):
+        self.writer = node.writer(ros_name + "Request", request_type, SERVICE_QOS, prefix="rq")
+        self.reader = node.reader(ros_name + "Reply", reply_type, SERVICE_QOS, prefix="rr")
+        self.guid = int.from_bytes(self.writer.guid.bytes[8:16], "little")
+        self.sequence = 0
+        self.ros_name = ros_name
+
+    def call(self, request, deadline):
+        """Sends until answered (the bridge may not be matched yet); returns the reply."""
+        self.sequence += 1
+        request.client_guid, request.sequence_number = self.guid, self.sequence
+        next_send = 0.0
+        while time.monotonic() < deadline:
+            if time.monotonic() >= next_send:
+                self.writer.write(request)
+                next_send = time.monotonic() + 2.0
+            for reply in self.reader.take(N=10):
+                if reply.sequence_number == self.sequence and reply.client_guid == self.guid:
+                    return reply
+            time.sleep(0.02)
+        raise Failure(f"{self.ros_name}: no reply")
+
+
+class Failure(Exception):
+    pass
+
+
+def wait_for(reader, deadline, what, accept=lambda m: True):
+    while time.monotonic() < deadline:
+        for message in reader.take(N=100):
+            if accept(message):
+                return message
+        time.sleep(0.01)
+    raise Failure(f"no {what} within the timeout")
+
+
+def check(label, condition, detail=""):
+    if not condition:
+        raise Failure(f"{label}: {detail}")
+    print(f"ok: {label}", flush=True)
+
+
+def run(args):
+    deadline = lambda: time.monotonic() + args.timeout  # noqa: E731
+    ns = "/" + args.namespace
+    node = Node(args.domain, "ros2_peer")
+
+    clock = node.reader("/clock", Clock)
+    first = wait_for(clock, deadline(), "clock")
+    t0 = first.clock.sec + first.clock.nanosec * 1e-9
+    later = wait_for(clock, deadline(), "a later clock", lambda m: m.clock.sec + m.clock.nanosec * 1e-9 > t0 + 0.5)
+    check("clock advances", True, f"{t0:.3f} s then {later.clock.sec} s")
+
+    # Subscribed long after the laser published its mount: only a latched
+    # (transient-local) tf_static delivers it.
+    tf_static = node.reader("/tf_static", TFMessage, LATCHED_QOS)
+    mount = wait_for(tf_static, deadline(), "tf_static", lambda m: len(m.transforms) > 0)
+    frames = [(t.header.frame_id, t.child_frame_id) for t in mount.transforms]
+    check("tf_static is latched", any("laser" in child for _, child in frames), str(frames))
+
+    tf = node.reader("/tf", TFMessage)
+    moving = wait_for(tf, deadline(), "tf", lambda m: len(m.transforms) > 0)
+    check("tf arrives", True, str([(t.header.frame_id, t.child_frame_id) for t in moving.transforms]))
+
+    scan_reader = node.reader(ns + "/scan", LaserScan)
+    scan = wait_for(scan_reader, deadline(), "scan", lambda m: len(m.ranges) > 0)
+    check("scan arrives", "laser" in scan.header.frame_id, f"{len(scan.ranges)} ranges in {scan.header.frame_id}")
+
+    odom_reader = node.reader(ns + "/odometry/filtered", Odometry)
+    start = wait_for(odom_reader, deadline(), "odometry")
+    x0 = start.pose.pose.position.x
+    cmd_vel = node.writer(ns + "/cmd_vel", Twist)
+    end = deadline()
+    moved = None
+    while time.monotonic() < end and moved is None:
+        cmd_vel.write(Twist(linear=Vector3(x=0.5)))
+        for m in odom_reader.take(N=100):
+            if m.pose.pose.position.x > x0 + 0.3 and m.twist.twist.linear.x > 0.3:
+                moved = m
+        time.sleep(0.05)
+    cmd_vel.write(Twist())
+    check("cmd_vel drives the robot", moved is not None, f"odometry stayed near x = {x0:.3f} m")
+
+    spawn = ServiceClient(node, "/spawn_entity", SpawnEntityRequest, SpawnEntityReply)
+    get_entities = ServiceClient(node, "/get_entities", GetEntitiesRequest, GetEntitiesReply)
+    delete = ServiceClient(node, "/delete_entity", DeleteEntityRequest, DeleteEntityReply)
+    request = SpawnEntityRequest(
+        name="crate1",
+        entity_resource=Resource(uri=args.model),
+        initial_pose=PoseStamped(header=Header(frame_id="map"), pose=Pose(position=Point(x=2.0, y=2.0))),
+    )
+    reply = spawn.call(request, deadline())
+    check("spawn_entity", reply.result.result == RESULT_OK and reply.entity_name == "crate1", str(reply.result))
+    reply = get_entities.call(GetEntitiesRequest(), deadline())
+    check("get_entities lists it", "crate1" in reply.entities, str(reply.entities))
+    reply = spawn.call(request, deadline())
+    check("a taken name is refused", reply.result.result == NAME_NOT_UNIQUE, str(reply.result))
+    reply = delete.call(DeleteEntityRequest(entity="crate1"), deadline())
+    check("delete_entity", reply.result.result == RESULT_OK, str(reply.result))
+    reply = get_entities.call(GetEntitiesRequest(), deadline())
+    check("get_entities no longer lists it", "crate1" not in reply.entities, str(reply.entities))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--domain", type=int, required=True)
+    parser.add_argument("--namespace", default="robot")
+    parser.add_argument("--model", default="box.model.yaml", help="model file for spawn_entity")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per check")
+    args = parser.parse_args()
+    try:
+        run(args)
+    except Failure as failure:
+        print(f"FAILED: {failure}", flush=True)
+        sys.exit(1)
+    print("all checks passed", flush=True)
+
+
+if __name__ == "__main__":
+    main()

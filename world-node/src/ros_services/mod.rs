@@ -1,0 +1,73 @@
+//! The world's ROS 2 services: Flatland's (`spawn_model`, `delete_model`,
+//! `move_model`, `pause`, `resume`, `toggle_pause`) and the standard
+//! `simulation_interfaces` ones that apply to a 2D world.
+//!
+//! Each is a Zenoh queryable on the service's ROS name (DESIGN.md §2): CDR
+//! request in, exactly one CDR reply out, so that zenoh-plugin-ros2dds serves
+//! them to ROS 2 unchanged and any Zenoh client can call them without ROS.
+//! This module is the pure part: bytes in, reply bytes and the world change
+//! out. A request that cannot be decoded gets the service's failure reply
+//! and changes nothing.
+
+mod flatland;
+mod simulation;
+
+pub use flotilla_protocol::ros::services::Service;
+use flotilla_protocol::ros::{self, RosMessage, RosService};
+use flotilla_protocol::world_to_nodes::WorldChange;
+
+use crate::node::RunState;
+use crate::physics::Physics;
+
+/// What a service call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The CDR reply, or a Zenoh error reply for a request whose response
+    /// type has no way to say "failed" (std_srvs/Empty).
+    pub reply: Result<Vec<u8>, String>,
+    /// The change to announce on `world/events`.
+    pub change: Option<WorldChange>,
+    /// Hold the reply until the world has published this step
+    /// (StepSimulation returns once stepping is complete).
+    pub after_step: Option<u64>,
+}
+
+impl Answer {
+    fn reply<T: RosMessage>(response: &T) -> Answer {
+        Answer { reply: Ok(ros::encode(response)), change: None, after_step: None }
+    }
+
+    fn with_change(mut self, change: Option<WorldChange>) -> Answer {
+        self.change = change;
+        self
+    }
+}
+
+/// The world as the services see it.
+pub struct World<'a> {
+    /// Physics and registry.
+    pub physics: &'a mut Physics,
+    /// Pause, stepping and spawn policy.
+    pub run: &'a mut RunState,
+}
+
+/// Answers one call of `service` with `request` (CDR bytes).
+pub fn answer(service: Service, request: &[u8], world: World<'_>) -> Answer {
+    match service {
+        Service::SpawnModel
+        | Service::DeleteModel
+        | Service::MoveModel
+        | Service::Pause
+        | Service::Resume
+        | Service::TogglePause => flatland::answer(service, request, world),
+        _ => simulation::answer(service, request, world),
+    }
+}
+
+/// Decodes `bytes` as `S`'s request.
+fn request<S: RosService>(bytes: &[u8]) -> Result<S::Request, String> {
+    ros::decode::<S::Request>(bytes).map_err(|e| format!("{}: bad request: {e}", S::TYPE_NAME))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,457 @@
+//! The `simulation_interfaces` services, with the standard result codes.
+
+use flotilla_protocol::control::ControlRequest;
+use flotilla_protocol::geometry::{Pose2, Twist2};
+use flotilla_protocol::plugins::DRIVE_TYPES;
+use flotilla_protocol::ros::geometry_msgs::{Point, Pose, Quaternion, Twist, Vector3};
+use flotilla_protocol::ros::simulation_interfaces::{self as si, feature, reset_scope, result_code, simulation_state};
+use flotilla_protocol::ros::std_msgs::Header;
+use flotilla_protocol::ros::RosService;
+use flotilla_protocol::world_to_nodes::WorldChange;
+
+use super::{request, Answer, Service, World};
+use crate::node::control::{self, SpawnError};
+use crate::physics::ResetScope;
+use flotilla_protocol::description::{BodyKind, ModelDescription};
+
+/// The world frame: poses in requests must be in it (or give no frame).
+pub const WORLD_FRAME: &str = "map";
+
+/// How far a quaternion may be from unit length, or tilted out of the plane.
+const QUATERNION_TOLERANCE: f64 = 1e-3;
+
+/// Entity categories (simulation_interfaces/msg/EntityCategory).
+const CATEGORY_ROBOT: u8 = 1;
+const CATEGORY_DYNAMIC_OBJECT: u8 = 4;
+const CATEGORY_STATIC_OBJECT: u8 = 5;
+
+pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer {
+    match service {
+        Service::GetSimulatorFeatures => {
+            call::<si::GetSimulatorFeatures>(bytes, world, features, |_| si::GetSimulatorFeaturesResponse::default())
+        }
+        Service::SpawnEntity => call::<si::SpawnEntity>(bytes, world, spawn_entity, |e| si::SpawnEntityResponse {
+            result: failed(e),
+            entity_name: String::new(),
+        }),
+        Service::DeleteEntity => call::<si::DeleteEntity>(bytes, world, delete_entity, result_only),
+        Service::GetEntities => call::<si::GetEntities>(bytes, world, get_entities, |e| si::GetEntitiesResponse {
+            result: failed(e),
+            entities: vec![],
+        }),
+        Service::GetEntityState => call::<si::GetEntityState>(bytes, world, get_entity_state, |e| {
+            si::GetEntityStateResponse { result: failed(e), state: Default::default() }
+        }),
+        Service::SetEntityState => call::<si::SetEntityState>(bytes, world, set_entity_state, result_only),
+        Service::GetSimulationState => call::<si::GetSimulationState>(bytes, world, get_simulation_state, |e| {
+            si::GetSimulationStateResponse { state: Default::default(), result: failed(e) }
+        }),
+        Service::SetSimulationState => call::<si::SetSimulationState>(bytes, world, set_simulation_state, result_only),
+        Service::ResetSimulation => call::<si::ResetSimulation>(bytes, world, reset_simulation, result_only),
+        Service::StepSimulation => step_simulation(bytes, world),
+        _ => unreachable!("{service:?} is not a simulation_interfaces service"),
+    }
+}
+
+/// Decodes, runs `handler`, encodes; an undecodable request gets
+/// `on_bad_request`'s OPERATION_FAILED reply.
+fn call<S: RosService>(
+    bytes: &[u8],
+    world: World<'_>,
+    handler: impl FnOnce(S::Request, World<'_>) -> (S::Response, Option<WorldChange>),
+    on_bad_request: impl FnOnce(String) -> S::Response,
+) -> Answer {
+    match request::<S>(bytes) {
+        Ok(req) => {
+            let (response, change) = handler(req, world);
+            Answer::reply(&response).with_change(change)
+        }
+        Err(message) => Answer::reply(&on_bad_request(message)),
+    }
+}
+
+fn failed(message: String) -> si::SimResult {
+    si::SimResult::fail(result_code::OPERATION_FAILED, message)
+}
+
+fn result_only(message: String) -> si::ResultResponse {
+    si::ResultResponse { result: failed(message) }
+}
+
+fn done(result: si::SimResult) -> (si::ResultResponse, Option<WorldChange>) {
+    (si::ResultResponse { result }, None)
+}
+
+fn features(
+    _: flotilla_protocol::ros::std_srvs::EmptyMessage,
+    _: World<'_>,
+) -> (si::GetSimulatorFeaturesResponse, Option<WorldChange>) {
+    let features = vec![
+        feature::SPAWNING,
+        feature::DELETING,
+        feature::ENTITY_CATEGORIES,
+        feature::ENTITY_STATE_GETTING,
+        feature::ENTITY_STATE_SETTING,
+        feature::SIMULATION_RESET,
+        feature::SIMULATION_RESET_STATE,
+        feature::SIMULATION_RESET_SPAWNED,
+        feature::SIMULATION_STATE_GETTING,
+        feature::SIMULATION_STATE_SETTING,
+        feature::SIMULATION_STATE_PAUSE,
+        feature::STEP_SIMULATION_SINGLE,
+        feature::STEP_SIMULATION_MULTIPLE,
+    ];
+    let response = si::GetSimulatorFeaturesResponse {
+        features: si::SimulatorFeatures {
+            features,
+            spawn_formats: vec!["yaml".into()],
+            custom_info: "Flotilla: a 2D simulator of Flatland worlds. SpawnEntity takes a Flatland model YAML path \
+                          (absolute, file://, or relative to the world file) inside the allowed model directories. \
+                          Poses are in the \"map\" frame; sim time is never reset."
+                .into(),
+        },
+    };
+    (response, None)
+}
+
+fn spawn_entity(req: si::SpawnEntityRequest, world: World<'_>) -> (si::SpawnEntityResponse, Option<WorldChange>) {
+    let fail = |code: u8, message: String| {
+        (si::SpawnEntityResponse { result: si::SimResult::fail(code, message), entity_name: String::new() }, None)
+    };
+    let uri = req.entity_resource.uri.strip_prefix("file://").unwrap_or(&req.entity_resource.uri).to_string();
+    if uri.is_empty() {
+        return if req.entity_resource.resource_string.is_empty() {
+            fail(result_code::NO_RESOURCE, "entity_resource has neither uri nor resource_string".into())
+        } else {
+            fail(
+                result_code::UNSUPPORTED_FORMAT,
+                "inline resource strings are not supported; give a Flatland model YAML path in entity_resource.uri"
+                    .into(),
+            )
+        };
+    }
+    if !(uri.ends_with(".yaml") || uri.ends_with(".yml")) {
+        return fail(result_code::UNSUPPORTED_FORMAT, format!("{uri}: only Flatland model YAML files can be spawned"));
+    }
+    if let Err(message) = check_namespace(&req.entity_namespace) {
+        return fail(result_code::NAMESPACE_INVALID, message);
+    }
+    let pose = match pose_in_world(&req.initial_pose.header.frame_id, &req.initial_pose.pose) {
+        Ok(pose) => pose,
+        Err(message) => return fail(result_code::INVALID_POSE, format!("initial_pose: {message}")),
+    };
+    let name = match (req.name.is_empty(), req.allow_renaming) {
+        (true, true) => free_name(world.physics, &file_stem(&uri)),
+        (false, true) if world.physics.has_model(&req.name) => free_name(world.physics, &req.name),
+        _ => req.name,
+    };
+    let namespace = req.entity_namespace.trim_start_matches('/').to_string();
+    match control::spawn(world.physics, &world.run.model_dirs, &uri, &name, &namespace, pose) {
+        Ok(()) => (
+            si::SpawnEntityResponse { result: si::SimResult::ok(), entity_name: name.clone() },
+            Some(WorldChange::ModelSpawned { model: name }),
+        ),
+        Err(error) => {
+            let code = match &error {
+                SpawnError::NameInvalid(_) => result_code::NAME_INVALID,
+                SpawnError::NameTaken(_) => result_code::NAME_NOT_UNIQUE,
+                SpawnError::PoseInvalid(_) => result_code::INVALID_POSE,
+                SpawnError::ModelInvalid(_) => result_code::RESOURCE_PARSE_ERROR,
+                SpawnError::PathNotAllowed(_) | SpawnError::Refused(_) => result_code::OPERATION_FAILED,
+            };
+            fail(code, error.to_string())
+        }
+    }
+}
+
+fn delete_entity(req: si::EntityRequest, world: World<'_>) -> (si::ResultResponse, Option<WorldChange>) {
+    if !world.physics.has_model(&req.entity) {
+        return done(not_found(&req.entity));
+    }
+    let (reply, change) = control::handle(world.physics, world.run, ControlRequest::Delete { name: req.entity });
+    let result = if reply.success {
+        si::SimResult::ok()
+    } else {
+        si::SimResult::fail(result_code::OPERATION_FAILED, reply.message)
+    };
+    (si::ResultResponse { result }, change)
+}
+
+fn get_entities(req: si::GetEntitiesRequest, world: World<'_>) -> (si::GetEntitiesResponse, Option<WorldChange>) {
+    let fail = |code: u8, message: String| {
+        (si::GetEntitiesResponse { result: si::SimResult::fail(code, message), entities: vec![] }, None)
+    };
+    let filters = req.filters;
+    if !filters.tags.tags.is_empty() {
+        return fail(result_code::FEATURE_UNSUPPORTED, "Flotilla entities have no tags".into());
+    }
+    if filters.bounds.kind != 0 {
+        return fail(result_code::FEATURE_UNSUPPORTED, "bounds filters are not supported".into());
+    }
+    let pattern = match regex::Regex::new(&filters.filter) {
+        Ok(pattern) => pattern,
+        Err(e) => return fail(result_code::OPERATION_FAILED, format!("filter {:?}: {e}", filters.filter)),
+    };
+    let description = world.physics.description();
+    let entities = description
+        .models
+        .iter()
+        .filter(|model| pattern.is_match(&model.name))
+        .filter(|model| {
+            filters.categories.is_empty() || filters.categories.iter().any(|c| c.category == category(model))
+        })
+        .map(|model| model.name.clone())
+        .collect();
+    (si::GetEntitiesResponse { result: si::SimResult::ok(), entities }, None)
+}
+
+/// A robot has a drive; a model whose bodies are all static is a static
+/// object; anything else moves.
+fn category(model: &ModelDescription) -> u8 {
+    if model.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str())) {
+        CATEGORY_ROBOT
+    } else if model.bodies.iter().all(|b| b.kind == BodyKind::Static) {
+        CATEGORY_STATIC_OBJECT
+    } else {
+        CATEGORY_DYNAMIC_OBJECT
+    }
+}
+
+fn get_entity_state(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityStateResponse, Option<WorldChange>) {
+    let Ok((pose, twist)) = world.physics.model_state(&req.entity) else {
+        return (si::GetEntityStateResponse { result: not_found(&req.entity), state: Default::default() }, None);
+    };
+    let time = world.physics.time();
+    let state = si::EntityState {
+        header: Header { stamp: time.to_ros(), frame_id: WORLD_FRAME.into() },
+        pose: Pose {
+            position: Point { x: pose.x_m, y: pose.y_m, z: 0.0 },
+            orientation: Quaternion::from_yaw(pose.theta_rad),
+        },
+        twist: Twist {
+            linear: Vector3 { x: twist.vx_mps, y: twist.vy_mps, z: 0.0 },
+            angular: Vector3 { x: 0.0, y: 0.0, z: twist.omega_radps },
+        },
+        acceleration: Default::default(),
+    };
+    (si::GetEntityStateResponse { result: si::SimResult::ok(), state }, None)
+}
+
+fn set_entity_state(req: si::SetEntityStateRequest, world: World<'_>) -> (si::ResultResponse, Option<WorldChange>) {
+    if !world.physics.has_model(&req.entity) {
+        return done(not_found(&req.entity));
+    }
+    if req.set_acceleration {
+        return done(si::SimResult::fail(
+            result_code::FEATURE_UNSUPPORTED,
+            "accelerations cannot be set; set a twist instead",
+        ));
+    }
+    let frame = &req.state.header.frame_id;
+    let pose = if req.set_pose {
+        match pose_in_world(frame, &req.state.pose) {
+            Ok(pose) => Some(pose),
+            Err(message) => {
+                return done(si::SimResult::fail(result_code::SET_STATE_INVALID_POSE, format!("state.pose: {message}")))
+            }
+        }
+    } else {
+        None
+    };
+    let twist = if req.set_twist {
+        match twist_in_world(frame, &req.state.twist) {
+            Ok(twist) => Some(twist),
+            Err(message) => return done(si::SimResult::fail(result_code::OPERATION_FAILED, message)),
+        }
+    } else {
+        None
+    };
+    let mut change = None;
+    if let Some(pose) = pose {
+        if let Err(message) = world.physics.place_model(&req.entity, pose) {
+            return done(si::SimResult::fail(result_code::OPERATION_FAILED, message));
+        }
+        let model_pose = world.physics.description().models.into_iter().find(|m| m.name == req.entity).map(|m| m.pose);
+        change = model_pose.map(|pose| WorldChange::ModelMoved { model: req.entity.clone(), pose });
+    }
+    if let Some(twist) = twist {
+        if let Err(message) = world.physics.set_model_twist(&req.entity, twist) {
+            return done(si::SimResult::fail(result_code::OPERATION_FAILED, message));
+        }
+    }
+    (si::ResultResponse { result: si::SimResult::ok() }, change)
+}
+
+fn get_simulation_state(
+    _: flotilla_protocol::ros::std_srvs::EmptyMessage,
+    world: World<'_>,
+) -> (si::GetSimulationStateResponse, Option<WorldChange>) {
+    let state = si::SimulationState { state: current_state(world.run) };
+    (si::GetSimulationStateResponse { state, result: si::SimResult::ok() }, None)
+}
+
+fn current_state(run: &control::RunState) -> u8 {
+    match (run.stopped, run.paused) {
+        (true, _) => simulation_state::STOPPED,
+        (false, true) => simulation_state::PAUSED,
+        (false, false) => simulation_state::PLAYING,
+    }
+}
+
+fn set_simulation_state(
+    req: si::SetSimulationStateRequest,
+    world: World<'_>,
+) -> (si::ResultResponse, Option<WorldChange>) {
+    let target = req.state.state;
+    let current = current_state(world.run);
+    if target == current {
+        return done(si::SimResult::fail(result_code::ALREADY_IN_TARGET_STATE, "already in that state"));
+    }
+    match target {
+        simulation_state::PLAYING => {
+            control::handle(world.physics, world.run, ControlRequest::Resume);
+            done(si::SimResult::ok())
+        }
+        simulation_state::PAUSED if current == simulation_state::STOPPED => {
+            done(si::SimResult::fail(result_code::INCORRECT_TRANSITION, "the simulation is stopped; play it first"))
+        }
+        simulation_state::PAUSED => {
+            control::handle(world.physics, world.run, ControlRequest::Pause);
+            done(si::SimResult::ok())
+        }
+        simulation_state::STOPPED => {
+            control::handle(world.physics, world.run, ControlRequest::Pause);
+            if let Err(message) = world.physics.reset(ResetScope { state: true, spawned: true }) {
+                return done(si::SimResult::fail(result_code::STATE_TRANSITION_ERROR, message));
+            }
+            world.run.stopped = true;
+            (si::ResultResponse { result: si::SimResult::ok() }, Some(WorldChange::WorldReset))
+        }
+        simulation_state::QUITTING => done(si::SimResult::fail(
+            result_code::FEATURE_UNSUPPORTED,
+            "the world cannot be quit through a service; stop `flotilla run` (Ctrl-C) instead",
+        )),
+        other => done(si::SimResult::fail(
+            result_code::INCORRECT_TRANSITION,
+            format!("{other} is not a state the simulation can be set to"),
+        )),
+    }
+}
+
+fn reset_simulation(req: si::ResetSimulationRequest, world: World<'_>) -> (si::ResultResponse, Option<WorldChange>) {
+    let scope = match req.scope {
+        reset_scope::DEFAULT | reset_scope::ALL => ResetScope { state: true, spawned: true },
+        s if s & reset_scope::TIME != 0 => {
+            return done(si::SimResult::fail(
+                result_code::FEATURE_UNSUPPORTED,
+                "sim time never goes back in Flotilla (TF buffers and sensor timers would break); \
+                 reset STATE and/or SPAWNED",
+            ))
+        }
+        s if s & !(reset_scope::STATE | reset_scope::SPAWNED) != 0 => {
+            return done(si::SimResult::fail(result_code::OPERATION_FAILED, format!("unknown reset scope {s}")))
+        }
+        s => ResetScope { state: s & reset_scope::STATE != 0, spawned: s & reset_scope::SPAWNED != 0 },
+    };
+    match world.physics.reset(scope) {
+        Ok(()) => (si::ResultResponse { result: si::SimResult::ok() }, Some(WorldChange::WorldReset)),
+        Err(message) => done(si::SimResult::fail(result_code::OPERATION_FAILED, message)),
+    }
+}
+
+fn step_simulation(bytes: &[u8], world: World<'_>) -> Answer {
+    let reply = |result: si::SimResult| Answer::reply(&si::ResultResponse { result });
+    let req = match request::<si::StepSimulation>(bytes) {
+        Ok(req) => req,
+        Err(message) => return reply(failed(message)),
+    };
+    if !world.run.paused {
+        return reply(si::SimResult::fail(
+            result_code::OPERATION_FAILED,
+            "the simulation is playing; pause it before stepping",
+        ));
+    }
+    let (control_reply, _) = control::handle(world.physics, world.run, ControlRequest::Step { steps: req.steps });
+    if !control_reply.success {
+        return reply(si::SimResult::fail(result_code::OPERATION_FAILED, control_reply.message));
+    }
+    let target = world.physics.step_count() + world.run.steps_pending;
+    let mut answer = reply(si::SimResult::ok());
+    answer.after_step = Some(target);
+    answer
+}
+
+fn not_found(entity: &str) -> si::SimResult {
+    si::SimResult::fail(result_code::NOT_FOUND, format!("no entity named {entity:?}"))
+}
+
+/// A 2D pose from a ROS pose in the world frame: finite, a unit quaternion
+/// that only turns about z.
+fn pose_in_world(frame: &str, pose: &Pose) -> Result<Pose2, String> {
+    check_world_frame(frame)?;
+    let (p, q) = (&pose.position, &pose.orientation);
+    if ![p.x, p.y, p.z, q.x, q.y, q.z, q.w].iter().all(|v| v.is_finite()) {
+        return Err(format!("must be finite, got position {p:?}, orientation {q:?}"));
+    }
+    let norm = (q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w).sqrt();
+    if (norm - 1.0).abs() > QUATERNION_TOLERANCE {
+        return Err(format!("the orientation must be a unit quaternion (its norm is {norm})"));
+    }
+    if q.x.abs() > QUATERNION_TOLERANCE || q.y.abs() > QUATERNION_TOLERANCE {
+        return Err("the orientation must be a rotation about z only (a 2D world)".into());
+    }
+    Ok(Pose2::new(p.x, p.y, q.yaw()))
+}
+
+fn twist_in_world(frame: &str, twist: &Twist) -> Result<Twist2, String> {
+    check_world_frame(frame)?;
+    let (l, a) = (&twist.linear, &twist.angular);
+    if ![l.x, l.y, a.z].iter().all(|v| v.is_finite()) {
+        return Err(format!("state.twist must be finite, got {twist:?}"));
+    }
+    Ok(Twist2 { vx_mps: l.x, vy_mps: l.y, omega_radps: a.z })
+}
+
+fn check_world_frame(frame: &str) -> Result<(), String> {
+    if frame.is_empty() || frame.trim_start_matches('/') == WORLD_FRAME {
+        Ok(())
+    } else {
+        Err(format!("frame {frame:?} is not the world frame; use \"{WORLD_FRAME}\" or \"\""))
+    }
+}
+
+/// ROS namespace rules: `/`-separated tokens of letters, digits and `_`,
+/// none starting with a digit.
+fn check_namespace(namespace: &str) -> Result<(), String> {
+    let body = namespace.trim_start_matches('/');
+    if body.is_empty() {
+        return Ok(());
+    }
+    for token in body.split('/') {
+        let valid = !token.is_empty()
+            && !token.starts_with(|c: char| c.is_ascii_digit())
+            && token.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!("namespace {namespace:?}: {token:?} is not a valid ROS name token"));
+        }
+    }
+    Ok(())
+}
+
+fn file_stem(uri: &str) -> String {
+    let stem = std::path::Path::new(uri).file_stem().and_then(|s| s.to_str()).unwrap_or("entity");
+    let clean: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if clean.is_empty() {
+        "entity".into()
+    } else {
+        clean
+    }
+}
+
+/// `base` if free, else the first free `base_N`.
+fn free_name(physics: &crate::physics::Physics, base: &str) -> String {
+    if !physics.has_model(base) {
+        return base.to_string();
+    }
+    (1..).map(|n| format!("{base}_{n}")).find(|name| !physics.has_model(name)).unwrap_or_default()
+}
