@@ -30,6 +30,13 @@ if ! python3 -c "import zenoh" >/dev/null 2>&1; then
     python3 -m pip install -q --disable-pip-version-check eclipse-zenoh==1.10.2
 fi
 
+# The ROS 2 bridge test's stand-in ROS node speaks DDS through the PyPI
+# cyclonedds package (its wheel bundles the CycloneDDS C library).
+if ! python3 -c "import cyclonedds.domain" >/dev/null 2>&1; then
+    echo "installing: cyclonedds (PyPI)"
+    python3 -m pip install -q --disable-pip-version-check cyclonedds==11.0.1
+fi
+
 if ! command -v cargo >/dev/null 2>&1; then
     echo "Flotilla needs a Rust toolchain (cargo); install it with rustup first." >&2
     exit 1

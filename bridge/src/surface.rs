@@ -106,3 +106,47 @@ pub fn surface(description: &WorldDescription, keys: &Keys, services: &[(&str, &
     services.sort();
     Surface { topics, services }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_world::loader::load_world;
+    use flotilla_world::physics::Physics;
+
+    /// The room's description, as the world serves it.
+    fn room() -> WorldDescription {
+        let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/room/world.yaml");
+        Physics::new(&load_world(&world).unwrap()).unwrap().description()
+    }
+
+    #[test]
+    fn the_room_shows_clock_tf_scan_odometry_and_the_services() {
+        let surface = surface(&room(), &Keys::new("s"), &[("/spawn_model", "flatland_msgs/srv/SpawnModel")]);
+        let topics: Vec<(&str, &str)> = surface.topics.iter().map(|t| (t.key.as_str(), t.ros_type)).collect();
+        assert_eq!(
+            topics,
+            vec![
+                ("clock", "rosgraph_msgs/msg/Clock"),
+                ("robot/odometry/filtered", "nav_msgs/msg/Odometry"),
+                ("robot/odometry/ground_truth", "nav_msgs/msg/Odometry"),
+                ("robot/scan", "sensor_msgs/msg/LaserScan"),
+                ("robot/twist", "geometry_msgs/msg/TwistWithCovarianceStamped"),
+                ("tf", "tf2_msgs/msg/TFMessage"),
+                ("tf_static", "tf2_msgs/msg/TFMessage"),
+            ]
+        );
+        let tf_static = surface.topics.iter().find(|t| t.key == "tf_static").unwrap();
+        assert_eq!(tf_static.durability, Durability::TransientLocal, "latched");
+        assert_eq!(
+            surface.services,
+            vec![ServiceEndpoint { key: "spawn_model".into(), ros_type: "flatland_msgs/srv/SpawnModel" }]
+        );
+    }
+
+    #[test]
+    fn the_ros_prefix_goes_in_front_of_every_key() {
+        let surface = surface(&room(), &Keys::new("s").with_ros_prefix("env3"), &[("/pause", "std_srvs/srv/Empty")]);
+        assert!(surface.topics.iter().all(|t| t.key.starts_with("env3/")), "{:?}", surface.topics);
+        assert_eq!(surface.services[0].key, "env3/pause");
+    }
+}

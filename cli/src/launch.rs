@@ -38,6 +38,18 @@ pub struct RunArgs {
     /// Prefix of every ROS-facing key.
     #[arg(long)]
     ros_prefix: Option<String>,
+    /// Also start the ROS 2 bridge (`flotilla-bridge`), so that rviz2, Nav2
+    /// and the ros2 CLI see the simulation. It reads ROS_DISTRO,
+    /// ROS_DOMAIN_ID and CYCLONEDDS_URI from the environment.
+    #[arg(long)]
+    ros: bool,
+    /// DDS domain of the ROS 2 bridge (default: $ROS_DOMAIN_ID, else 0).
+    #[arg(long, value_name = "ID", requires = "ros")]
+    ros_domain: Option<u32>,
+    /// A directory spawn requests may load model files from, besides the
+    /// world file's directory (repeatable).
+    #[arg(long = "model-dir", value_name = "DIR")]
+    model_dirs: Vec<PathBuf>,
     /// Another program to start and supervise with the simulation
     /// (repeatable; run with `sh -c`, with FLOTILLA_ENDPOINT and FLOTILLA_SIM set).
     #[arg(long = "exec", value_name = "COMMAND")]
@@ -131,6 +143,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     }
     world_args.extend(["--ros-prefix".into(), ros_prefix.clone()]);
+    for dir in &args.model_dirs {
+        world_args.extend(["--model-dir".into(), dir.to_string_lossy().into_owned()]);
+    }
 
     let node_args = |extra: &[&str]| -> Vec<String> {
         let mut a: Vec<String> = vec![
@@ -149,6 +164,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     for binary in &binaries {
         let name = binary.trim_start_matches("flotilla-").to_string();
         children.push(supervised(&name, sibling(binary)?, node_args(&[]), vec![]));
+    }
+    if args.ros {
+        let mut bridge_args = node_args(&[]);
+        if let Some(domain) = args.ros_domain {
+            bridge_args.extend(["--domain".into(), domain.to_string()]);
+        }
+        children.push(supervised("bridge", sibling("flotilla-bridge")?, bridge_args, vec![]));
     }
     let env = vec![("FLOTILLA_ENDPOINT".to_string(), endpoint.clone()), ("FLOTILLA_SIM".to_string(), sim.clone())];
     for (i, command) in args.exec.iter().enumerate() {

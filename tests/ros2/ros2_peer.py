@@ -10,7 +10,8 @@ only routes entities of announced nodes).
 Checks, against a room world with one robot in namespace `robot` and a bridge
 on the same DDS domain:
   1. clock arrives and advances;
-  2. tf_static, subscribed late, still delivers the laser mount (latched);
+  2. tf_static, subscribed late, still delivers the laser mount and
+     map -> odom, published by two different nodes (latched);
   3. tf and scan arrive;
   4. cmd_vel (Twist) makes the robot's odometry move forward;
   5. spawn_entity, then get_entities lists the new entity, then delete_entity
@@ -365,10 +366,19 @@ def run(args):
 
     # Subscribed long after the laser published its mount: only a latched
     # (transient-local) tf_static delivers it.
+    # Two nodes publish static transforms (the laser node its mount, the
+    # odometry node map -> odom); a late reader must get both.
     tf_static = node.reader("/tf_static", TFMessage, LATCHED_QOS)
-    mount = wait_for(tf_static, deadline(), "tf_static", lambda m: len(m.transforms) > 0)
-    frames = [(t.header.frame_id, t.child_frame_id) for t in mount.transforms]
-    check("tf_static is latched", any("laser" in child for _, child in frames), str(frames))
+    frames = set()
+    end = deadline()
+    while time.monotonic() < end and not (
+        any("laser" in child for _, child in frames) and ("map", "odom") in frames
+    ):
+        for message in tf_static.take(N=100):
+            frames.update((t.header.frame_id, t.child_frame_id) for t in message.transforms)
+        time.sleep(0.01)
+    check("tf_static is latched", any("laser" in child for _, child in frames), str(sorted(frames)))
+    check("map -> odom on tf_static (REP-105)", ("map", "odom") in frames, str(sorted(frames)))
 
     tf = node.reader("/tf", TFMessage)
     moving = wait_for(tf, deadline(), "tf", lambda m: len(m.transforms) > 0)

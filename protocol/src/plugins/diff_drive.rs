@@ -37,6 +37,12 @@ pub struct DiffDriveConfig {
     pub enable_odom_tf_pub: bool,
     /// Publish the twist topic.
     pub enable_twist_pub: bool,
+    /// Flotilla extension: publish `ground_truth_frame_id` → `odom_frame_id`
+    /// (map → odom, the identity, since odometry is expressed in world
+    /// coordinates as in Flatland) latched on `tf_static`, so that rviz2
+    /// shows robots in the map frame without a localizer. Leave it off when
+    /// a localizer (AMCL) publishes map → odom.
+    pub enable_map_tf_pub: bool,
     /// Report ground-truth twist in the body frame (Flatland's default).
     pub twist_in_local_frame: bool,
     /// Variances of Gaussian noise on (x, y, yaw), m², m², rad².
@@ -98,6 +104,7 @@ impl DiffDriveConfig {
             enable_odom_pub: r.opt("enable_odom_pub", true)?,
             enable_odom_tf_pub: r.opt("enable_odom_tf_pub", true)?,
             enable_twist_pub: r.opt("enable_twist_pub", true)?,
+            enable_map_tf_pub: r.opt("enable_map_tf_pub", false)?,
             twist_in_local_frame: r.opt("twist_in_local_frame", true)?,
             odom_pose_covariance: covariance(&r, "odom_pose_covariance", odom_pose_noise)?,
             odom_twist_covariance: covariance(&r, "odom_twist_covariance", odom_twist_noise)?,

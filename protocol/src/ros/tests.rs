@@ -147,3 +147,58 @@ fn quaternion_helpers_match_tf2() {
     let flipped = Quaternion::from_rpy(std::f64::consts::PI, 0.0, 0.3);
     assert!(flipped.x.abs() > 0.9, "roll of pi puts weight on x: {flipped:?}");
 }
+
+#[test]
+fn flatland_spawn_model_request_pads_strings_and_aligns_the_pose() {
+    use super::flatland_msgs::SpawnModelRequest;
+    let msg = SpawnModelRequest {
+        yaml_path: "a.yaml".into(),
+        name: "r".into(),
+        ns: String::new(),
+        pose: Pose2D { x: 1.0, y: 0.0, theta: 0.0 },
+    };
+    let bytes = round_trip(&msg);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&[7, 0, 0, 0]);
+    expected.extend_from_slice(b"a.yaml\0");
+    expected.push(0); // align the next length to 4
+    expected.extend_from_slice(&[2, 0, 0, 0, b'r', 0, 0, 0]);
+    expected.extend_from_slice(&[1, 0, 0, 0, 0]);
+    expected.extend_from_slice(&[0; 7]); // align x to 8
+    expected.extend_from_slice(&F64_ONE);
+    expected.extend_from_slice(&[0; 16]);
+    assert_eq!(bytes, expected);
+    assert_eq!(bytes.len(), 60);
+}
+
+#[test]
+fn std_srvs_empty_is_one_placeholder_byte() {
+    let bytes = round_trip(&super::std_srvs::EmptyMessage::default());
+    assert_eq!(bytes, [0x00, 0x01, 0x00, 0x00, 0x00]);
+}
+
+#[test]
+fn get_simulation_state_response_puts_the_state_before_the_result() {
+    use super::simulation_interfaces::*;
+    let msg = GetSimulationStateResponse { state: SimulationState { state: 2 }, result: SimResult::ok() };
+    let bytes = round_trip(&msg);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&[2, 1, 0, 0]); // state, result code, padding
+    expected.extend_from_slice(&[1, 0, 0, 0, 0]); // empty error_message
+    assert_eq!(bytes, expected);
+}
+
+#[test]
+fn spawn_entity_request_round_trips_and_garbage_is_an_error() {
+    use super::simulation_interfaces::*;
+    let msg = SpawnEntityRequest {
+        name: "crate1".into(),
+        allow_renaming: true,
+        entity_resource: Resource { uri: "box.model.yaml".into(), resource_string: String::new() },
+        entity_namespace: "ns".into(),
+        initial_pose: PoseStamped { header: header(3, "map"), pose: Pose::default() },
+    };
+    let bytes = round_trip(&msg);
+    assert!(decode::<SpawnEntityRequest>(&bytes[..bytes.len() - 3]).is_err(), "truncated");
+    assert!(decode::<SpawnEntityRequest>(&[0x00, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff, 0x7f]).is_err(), "garbage");
+}

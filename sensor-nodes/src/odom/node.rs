@@ -5,6 +5,8 @@ use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::{configured, Configured};
+use flotilla_protocol::ros::geometry_msgs::TransformStamped;
+use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
 use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
@@ -84,5 +86,27 @@ impl PluginServer for OdomServer {
         if !transforms.is_empty() {
             out.put(self.tf_key.clone(), ros::encode(&TFMessage { transforms }));
         }
+    }
+
+    /// map → odom (identity) for the instances that ask for it
+    /// (`enable_map_tf_pub`), once per distinct pair of frames.
+    fn static_transforms(&self) -> Vec<TransformStamped> {
+        let mut transforms: Vec<TransformStamped> = Vec::new();
+        for instance in &self.instances {
+            let c = instance.odom.config();
+            if !c.enable_map_tf_pub {
+                continue;
+            }
+            let (parent, child) = (&c.ground_truth_frame_id, &c.odom_frame_id);
+            if transforms.iter().any(|t| &t.header.frame_id == parent && &t.child_frame_id == child) {
+                continue;
+            }
+            transforms.push(TransformStamped {
+                header: Header { stamp: Default::default(), frame_id: parent.clone() },
+                child_frame_id: child.clone(),
+                transform: Default::default(),
+            });
+        }
+        transforms
     }
 }

@@ -341,12 +341,25 @@ pub struct Launched {
 impl Launched {
     /// `flotilla run WORLD` on a free port with a unique sim id, plus `extra`.
     pub async fn start(test: &str, world: &str, extra: &[&str]) -> Launched {
+        Launched::start_with_env(test, world, extra, &[]).await
+    }
+
+    /// As [`Launched::start`], with extra environment variables.
+    pub async fn start_with_env(test: &str, world: &str, extra: &[&str], env: &[(&str, &str)]) -> Launched {
         let sim = unique_sim(test);
         let endpoint = format!("tcp/127.0.0.1:{}", free_port());
         let log = log_dir(&sim).join("flotilla-run.log");
         let mut args = vec!["run", world, "--sim", &sim, "--listen", &endpoint];
         args.extend_from_slice(extra);
-        let launcher = spawn(&bin("flotilla"), &args, &log);
+        let file = std::fs::File::create(&log).unwrap();
+        let launcher = Command::new(bin("flotilla"))
+            .args(&args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .spawn()
+            .expect("cannot start flotilla");
         let session = connect(&endpoint).await;
         Launched { keys: Keys::new(&sim), sim, session, log, launcher: Some(launcher) }
     }

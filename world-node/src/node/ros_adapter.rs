@@ -10,13 +10,16 @@ use zenoh::Wait;
 use crate::ros_services::{Answer, Service};
 use flotilla_protocol::Keys;
 
+/// Carries out one call (under the world's lock).
+pub type AnswerFn = Arc<dyn Fn(Service, &[u8]) -> Answer + Send + Sync>;
+
 /// Declares one queryable per service. `answer` carries a call out (under
 /// the world's lock); replies that must wait for a step (StepSimulation)
 /// are sent once `published` reaches it.
 pub async fn declare(
     session: &zenoh::Session,
     keys: &Keys,
-    answer: Arc<dyn Fn(Service, &[u8]) -> Answer + Send + Sync>,
+    answer: AnswerFn,
     published: watch::Receiver<u64>,
 ) -> Result<Vec<Queryable<()>>, zenoh::Error> {
     let runtime = tokio::runtime::Handle::current();

@@ -1,0 +1,51 @@
+//! ROS 2 sees the simulation through `flotilla run --ros`, as checked by a
+//! ROS 2 node that no Flotilla code implements: `tests/ros2/ros2_peer.py`,
+//! a DDS participant from the PyPI `cyclonedds` package that announces
+//! itself on `ros_discovery_info` as rmw does. It sees clock, tf, the
+//! latched tf_static, scan and odometry, drives the robot with cmd_vel, and
+//! spawns, lists and deletes an entity through simulation_interfaces.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+/// CycloneDDS on loopback only, finding its peers by unicast: this machine's
+/// `lo` has no multicast and no other interface may be used.
+const CYCLONEDDS_URI: &str = "<CycloneDDS><Domain id=\"any\"><General><Interfaces>\
+    <NetworkInterface address=\"127.0.0.1\"/></Interfaces><AllowMulticast>false</AllowMulticast></General>\
+    <Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>20</MaxAutoParticipantIndex>\
+    <Peers><Peer address=\"127.0.0.1\"/></Peers></Discovery></Domain></CycloneDDS>";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_ros2_node_drives_sees_and_spawns_through_the_bridge() {
+    // A DDS domain of its own, so that parallel runs do not meet.
+    let domain = (common::free_port() % 200 + 20).to_string();
+    let world = common::config("tests/room/world.yaml");
+    let sim = common::Launched::start_with_env(
+        "ros2",
+        &world,
+        &["--ros", "--ros-domain", &domain],
+        &[("CYCLONEDDS_URI", CYCLONEDDS_URI), ("ROS_DISTRO", "jazzy")],
+    )
+    .await;
+
+    let peer = Command::new("python3")
+        .arg(common::root().join("tests/ros2/ros2_peer.py"))
+        .args(["--domain", &domain, "--timeout", "40"])
+        .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
+        .stdin(Stdio::null())
+        .output()
+        .expect("python3 with the cyclonedds package (installed by scripts/ensure-deps.sh)");
+    let report = String::from_utf8_lossy(&peer.stdout);
+    assert!(
+        peer.status.success(),
+        "the ROS 2 peer failed:\n{report}\n{}\nlauncher log: {}",
+        String::from_utf8_lossy(&peer.stderr),
+        sim.log.display()
+    );
+    for check in ["clock advances", "tf_static is latched", "cmd_vel drives the robot", "get_entities lists it"] {
+        assert!(report.contains(&format!("ok: {check}")), "{check} missing from:\n{report}");
+    }
+    let status = sim.stop().await;
+    assert!(status.success(), "flotilla run --ros stops cleanly: {status:?}");
+}
