@@ -11,6 +11,7 @@
 
 pub mod cli;
 pub mod laser;
+pub mod model_tf;
 pub mod odom;
 pub mod raycast;
 pub mod scene;

@@ -116,8 +116,11 @@ pub fn configured<'a, C: PluginConfig>(
 }
 
 /// The plugin types Flotilla serves and the binary that serves each.
-pub const IMPLEMENTED: &[(&str, &[&str])] =
-    &[("DiffDrive", &["flotilla-drive", "flotilla-odom"]), ("Laser", &["flotilla-laser"])];
+pub const IMPLEMENTED: &[(&str, &[&str])] = &[
+    ("DiffDrive", &["flotilla-drive", "flotilla-odom"]),
+    ("Laser", &["flotilla-laser"]),
+    ("ModelTfPublisher", &["flotilla-tf"]),
+];
 
 /// Plugin types that make a model a robot (something driven by `cmd_vel`).
 pub const DRIVE_TYPES: &[&str] = &["DiffDrive", "TricycleDrive", "BicycleDrive", "AckermannDrive", "OmniDrive"];

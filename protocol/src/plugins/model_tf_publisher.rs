@@ -1,5 +1,4 @@
-//! Flatland's `ModelTfPublisher` parameters. Validated by `flotilla check` and
-//! the world loader; no node serves the type yet.
+//! Flatland's `ModelTfPublisher` parameters, served by `flotilla-tf`.
 
 use serde_yaml::Value;
 
@@ -21,6 +20,16 @@ pub struct ModelTfPublisherConfig {
     pub reference: String,
     /// Bodies not broadcast.
     pub exclude: Vec<String>,
+}
+
+impl super::PluginConfig for ModelTfPublisherConfig {
+    const TYPE: &'static str = "ModelTfPublisher";
+    fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<ModelTfPublisherConfig, LoadError> {
+        ModelTfPublisherConfig::parse(entry, name, ctx)
+    }
+    fn body(&self) -> &str {
+        &self.reference
+    }
 }
 
 impl ModelTfPublisherConfig {

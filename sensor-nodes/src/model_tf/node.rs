@@ -1,0 +1,60 @@
+//! The TF node's logic: every selected `ModelTfPublisher` instance.
+
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::plugins::model_tf_publisher::ModelTfPublisherConfig;
+use flotilla_protocol::plugins::{configured, Configured};
+use flotilla_protocol::ros::geometry_msgs::TransformStamped;
+use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
+use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_protocol::Keys;
+
+use super::ModelTf;
+use crate::serve::{Outbox, PluginServer};
+
+/// Serves `ModelTfPublisher` plugin instances.
+#[derive(Default)]
+pub struct ModelTfServer {
+    instances: Vec<ModelTf>,
+    tf_key: String,
+    /// Reused between states: no allocation per body per update.
+    transforms: Vec<TransformStamped>,
+}
+
+impl PluginServer for ModelTfServer {
+    fn plugin_type(&self) -> &'static str {
+        "ModelTfPublisher"
+    }
+
+    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {
+        self.tf_key = keys.ros("/tf");
+        self.instances = configured::<ModelTfPublisherConfig>(description, serves)
+            .into_iter()
+            .filter_map(|Configured { model, config, key, .. }| {
+                tracing::info!("serving ModelTfPublisher {key}");
+                ModelTf::new(config, model)
+            })
+            .collect();
+    }
+
+    fn reset(&mut self) {
+        *self = ModelTfServer::default();
+    }
+
+    fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
+        self.transforms.clear();
+        for instance in &mut self.instances {
+            if instance.due(state.time.nanos, state.step_ns) {
+                instance.update(state.time, &state.bodies, &mut self.transforms);
+            }
+        }
+        if !self.transforms.is_empty() {
+            let message = TFMessage { transforms: std::mem::take(&mut self.transforms) };
+            out.put(self.tf_key.clone(), ros::encode(&message));
+            self.transforms = message.transforms;
+        }
+    }
+
+    fn static_transforms(&self) -> Vec<TransformStamped> {
+        self.instances.iter().flat_map(|i| i.static_transforms().iter().cloned()).collect()
+    }
+}
