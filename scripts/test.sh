@@ -3,6 +3,9 @@
 # end-to-end test (the end-to-end tests start the real binaries on loopback).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# No incremental artefacts: a suite run is a one-off build, and they cost
+# gigabytes of disk.
+export CARGO_INCREMENTAL=0
 ./scripts/ensure-deps.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

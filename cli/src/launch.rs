@@ -77,7 +77,7 @@ struct Supervised {
 }
 
 /// Where the binaries of this installation are: next to `flotilla`.
-fn sibling(binary: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn sibling(binary: &str) -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("locating the flotilla binary")?;
     let path = exe.parent().unwrap_or(Path::new(".")).join(binary);
     if !path.exists() {

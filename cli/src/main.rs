@@ -8,6 +8,7 @@
 //! Dependencies beyond the workspace's: `nix` (signal feature only) to send
 //! SIGTERM to children without `unsafe`.
 
+mod bench;
 mod check;
 mod control;
 mod launch;
@@ -31,6 +32,10 @@ enum Command {
     /// Run a world: start the world node and every node its plugins need,
     /// restart any that crashes, show a live status line.
     Run(launch::RunArgs),
+    /// Run a standard benchmark scenario with every node its own process and
+    /// measure it: real-time factor, beams/s, CPU and memory per process,
+    /// traffic, latency.
+    Bench(bench::BenchArgs),
     /// Validate a world file, its maps, models and plugin configurations.
     Check {
         /// The Flatland world file.
@@ -110,6 +115,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => launch::run(args),
+        Command::Bench(args) => bench::run(args),
         Command::Check { world } => check::check(&world),
         Command::Spawn { model, name, ns, pose, node } => {
             control::spawn(&node, model, name, ns, flotilla_protocol::geometry::Pose2::new(pose[0], pose[1], pose[2]))

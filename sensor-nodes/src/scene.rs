@@ -140,6 +140,19 @@ impl Scene {
         self.nearer_footprint(origin, dir, range_m, self.walls.cast(origin, dir, range_m, layers))
     }
 
+    /// The nearest wall on `layers` along a unit ray (footprints aside).
+    pub fn cast_walls(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
+        self.walls.cast(origin, dir, range_m, layers)
+    }
+
+    /// Lowers each beam's hit in `buffers` to the footprints prepared with
+    /// [`Scene::prepare`] that it meets first. Each footprint is tested only
+    /// against the beams of the arc it covers, not every beam against every
+    /// footprint.
+    pub fn scan_footprints(&self, fan: &Fan, buffers: &mut ScanBuffers) {
+        scan_shapes(fan, &self.candidates, buffers);
+    }
+
     /// `best`, or a prepared footprint hit before it.
     fn nearer_footprint(&self, origin: Vec2, dir: Vec2, range_m: f64, mut best: Option<Hit>) -> Option<Hit> {
         for (shape, bits) in &self.candidates {

@@ -143,3 +143,52 @@ fn scans_that_see_other_robots_agree() {
         }
     }
 }
+
+/// The laser as the node runs it (walls beam by beam, other robots arc by
+/// arc), from every robot of the office, which see each other: equal to the
+/// per-beam BVH baseline, counter-clockwise, clockwise and upside down.
+#[test]
+fn the_laser_plugin_matches_the_baseline_with_robots_in_view() {
+    use flotilla_protocol::plugins::configured;
+    use flotilla_protocol::plugins::laser::LaserConfig;
+    use flotilla_sensors::laser::Laser;
+
+    let (mut scene, baseline, _) = office();
+    let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/office/world.yaml");
+    let description = Physics::new(&load_world(&world).unwrap()).unwrap().description();
+    let lasers = configured::<LaserConfig>(&description, &|_, _| true);
+    let mut checked = 0;
+    for variant in ["counter-clockwise", "clockwise", "upside down"] {
+        for instance in &lasers {
+            let mut config = instance.config.clone();
+            config.noise_std_dev_m = 0.0;
+            if variant == "clockwise" {
+                (config.angle_min_rad, config.angle_max_rad) = (config.angle_max_rad, config.angle_min_rad);
+                config.angle_increment_rad = -config.angle_increment_rad;
+            }
+            config.upside_down = variant == "upside down";
+            let body_pose = instance.model.body(&config.body).unwrap().pose;
+            let mount = body_pose.compose(&config.origin);
+            let mut laser = Laser::new(config.clone(), 0, 0);
+            let ranges = laser.scan(&mut scene, body_pose).to_vec();
+            for (i, range) in ranges.iter().enumerate() {
+                let mut angle = config.angle_min_rad + i as f64 * config.angle_increment_rad;
+                if config.upside_down {
+                    angle = -angle;
+                }
+                let a = mount.theta_rad + angle;
+                let expected = baseline.cast([mount.x_m, mount.y_m], [a.cos(), a.sin()]);
+                match expected {
+                    Some(t) => assert!(
+                        (f64::from(*range) - t).abs() < 1e-4,
+                        "{variant}, {} beam {i}: {range} vs {t}",
+                        instance.model.name
+                    ),
+                    None => assert!(range.is_nan(), "{variant}, {} beam {i}: {range} vs nothing", instance.model.name),
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 3 * lasers.len() * 1081);
+}

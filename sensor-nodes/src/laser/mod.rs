@@ -15,6 +15,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
+use crate::raycast::{Fan, ScanBuffers};
 use crate::scene::Scene;
 
 /// One laser plugin instance.
@@ -28,6 +29,9 @@ pub struct Laser {
     reflectance_bits: u16,
     ranges: Vec<f32>,
     intensities: Vec<f32>,
+    /// Per-scan working memory, reused: a scan allocates nothing.
+    world_dirs: Vec<[f64; 2]>,
+    buffers: ScanBuffers,
 }
 
 impl Laser {
@@ -56,6 +60,8 @@ impl Laser {
             reflectance_bits,
             ranges: vec![f32::NAN; n],
             intensities: if reflectance_bits != 0 { vec![0.0; n] } else { Vec::new() },
+            world_dirs: Vec::with_capacity(n),
+            buffers: ScanBuffers::default(),
             beams,
             config,
         }
@@ -71,7 +77,9 @@ impl Laser {
         self.timer.check(now_ns, step_ns)
     }
 
-    /// Casts every beam from the laser mounted on a body at `body_pose`.
+    /// Casts every beam from the laser mounted on a body at `body_pose`:
+    /// walls beam by beam through the grid, then other bodies' footprints
+    /// arc by arc.
     pub fn scan(&mut self, scene: &mut Scene, body_pose: Pose2) -> &[f32] {
         let mount = body_pose.compose(&self.config.origin);
         let origin = [mount.x_m, mount.y_m];
@@ -79,21 +87,37 @@ impl Laser {
         let range = self.config.range_m;
         let layers = self.config.layers;
         scene.prepare(origin, range, layers);
-        for (i, local) in self.beams.iter().enumerate() {
-            let dir = [c * local[0] - s * local[1], s * local[0] + c * local[1]];
-            match scene.cast(origin, dir, range, layers) {
-                Some(hit) => {
-                    let noise = self.noise.map_or(0.0, |n| n.sample(&mut self.rng));
-                    self.ranges[i] = (hit.distance_m + noise) as f32;
-                    if let Some(v) = self.intensities.get_mut(i) {
-                        *v = if hit.layers & self.reflectance_bits != 0 { 255.0 } else { 0.0 };
-                    }
+        self.world_dirs.clear();
+        self.world_dirs.extend(self.beams.iter().map(|l| [c * l[0] - s * l[1], s * l[0] + c * l[1]]));
+        self.buffers.clear_beams(self.beams.len());
+        for (i, &dir) in self.world_dirs.iter().enumerate() {
+            if let Some(hit) = scene.cast_walls(origin, dir, range, layers) {
+                self.buffers.best[i] = hit.distance_m;
+                self.buffers.bits[i] = hit.layers;
+            }
+        }
+        // Beam i points at mount angle + (angle_min + i·increment), mirrored
+        // when upside down.
+        let (start, increment) = if self.config.upside_down {
+            (mount.theta_rad - self.config.angle_min_rad, -self.config.angle_increment_rad)
+        } else {
+            (mount.theta_rad + self.config.angle_min_rad, self.config.angle_increment_rad)
+        };
+        let fan =
+            Fan { origin, start_rad: start, increment_rad: increment, dirs: &self.world_dirs, range_m: range, layers };
+        scene.scan_footprints(&fan, &mut self.buffers);
+        for i in 0..self.beams.len() {
+            let distance = self.buffers.best[i];
+            if distance <= range {
+                let noise = self.noise.map_or(0.0, |n| n.sample(&mut self.rng));
+                self.ranges[i] = (distance + noise) as f32;
+                if let Some(v) = self.intensities.get_mut(i) {
+                    *v = if self.buffers.bits[i] & self.reflectance_bits != 0 { 255.0 } else { 0.0 };
                 }
-                None => {
-                    self.ranges[i] = f32::NAN;
-                    if let Some(v) = self.intensities.get_mut(i) {
-                        *v = 0.0;
-                    }
+            } else {
+                self.ranges[i] = f32::NAN;
+                if let Some(v) = self.intensities.get_mut(i) {
+                    *v = 0.0;
                 }
             }
         }

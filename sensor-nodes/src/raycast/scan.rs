@@ -104,6 +104,15 @@ pub struct ScanBuffers {
 }
 
 impl ScanBuffers {
+    /// Every beam of a fan of `beams` back to "no hit yet", for callers that
+    /// fill the wall hits themselves before [`scan_shapes`].
+    pub fn clear_beams(&mut self, beams: usize) {
+        self.best.clear();
+        self.best.resize(beams, f64::INFINITY);
+        self.bits.clear();
+        self.bits.resize(beams, 0);
+    }
+
     fn reset(&mut self, beams: usize, segments: usize) {
         self.best.clear();
         self.best.resize(beams, f64::INFINITY);

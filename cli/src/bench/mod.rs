@@ -1,0 +1,385 @@
+//! `flotilla bench`: runs a standard scenario with every node in its own
+//! process and measures it from outside — real-time factor, laser beams per
+//! second per core, CPU seconds and peak memory per process, messages and
+//! bytes per second on the main keys, and (scenario `latency`) the
+//! cmd_vel → odometry latency in realtime mode.
+
+mod latency;
+mod procstat;
+mod scenarios;
+mod traffic;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use flotilla_protocol::args::{Role, ZenohArgs};
+use flotilla_protocol::client::{call_control, wait_for_description};
+use flotilla_protocol::codec::decode;
+use flotilla_protocol::control::{ClockMode, ControlRequest};
+use flotilla_protocol::ros::{self, rosgraph_msgs::Clock, sensor_msgs::LaserScan};
+use flotilla_protocol::world_to_nodes::WorldStatus;
+use flotilla_protocol::Keys;
+use serde::Serialize;
+
+pub use scenarios::Scenario;
+
+/// Arguments of `flotilla bench`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N),
+    /// or latency.
+    scenario: Scenario,
+    /// fast or lockstep (realtime for latency, which always runs realtime).
+    #[arg(long, default_value = "fast")]
+    clock: ClockMode,
+    /// Sim seconds measured, after the warm-up.
+    #[arg(long = "duration", value_name = "SIM_SECONDS", default_value_t = 10.0)]
+    duration_s: f64,
+    /// Sim seconds run before measuring (processes start, claims settle).
+    #[arg(long = "warmup", value_name = "SIM_SECONDS", default_value_t = 1.0)]
+    warmup_s: f64,
+    /// Give up after this many wall seconds.
+    #[arg(long = "timeout", value_name = "SECONDS", default_value_t = 900.0)]
+    timeout_s: f64,
+    /// Print one JSON object instead of the report.
+    #[arg(long)]
+    json: bool,
+    /// Where the scenario and the process logs are written (default: a
+    /// directory under the system's temporary directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+/// One measured process.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessReport {
+    /// Its role: world, drive, odom, laser, wander.
+    pub name: String,
+    /// CPU seconds (user + system) during the measurement.
+    pub cpu_s: f64,
+    /// CPU seconds per wall second during the measurement (1.0 = one core).
+    pub cores: f64,
+    /// Peak resident memory of the process, bytes.
+    pub peak_rss_bytes: u64,
+}
+
+/// Traffic of one key class during the measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrafficReport {
+    /// The key class, e.g. `scan` or `world/state`.
+    pub key: String,
+    /// Messages per wall second.
+    pub msgs_per_s: f64,
+    /// Payload bytes per wall second.
+    pub bytes_per_s: f64,
+}
+
+/// Everything `flotilla bench` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The scenario.
+    pub scenario: String,
+    /// The clock mode.
+    pub clock: String,
+    /// Robots in the world.
+    pub robots: usize,
+    /// Sim seconds measured.
+    pub sim_seconds: f64,
+    /// Wall seconds they took.
+    pub wall_seconds: f64,
+    /// Real-time factor: sim seconds per wall second.
+    pub rtf: f64,
+    /// Laser beams cast per wall second.
+    pub beams_per_s: f64,
+    /// Laser beams cast per CPU second of the laser process.
+    pub beams_per_s_per_core: f64,
+    /// Peak resident memory of the world process divided by its robots, bytes.
+    pub world_memory_per_robot_bytes: u64,
+    /// Every process.
+    pub processes: Vec<ProcessReport>,
+    /// The main keys.
+    pub traffic: Vec<TrafficReport>,
+    /// cmd_vel → odometry latency (scenario `latency`).
+    pub latency: Option<latency::Latency>,
+    /// The physics step, ms.
+    pub step_ms: f64,
+    /// Logical CPUs of this machine.
+    pub cpus: usize,
+}
+
+/// Child processes, stopped (SIGTERM, then SIGKILL) when dropped.
+struct Children(Vec<(String, Child)>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.0 {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for (_, child) in &mut self.0 {
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Runs `flotilla bench`.
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if !(args.duration_s.is_finite() && args.duration_s > 0.0) {
+        bail!("--duration must be a positive number of sim seconds, got {}", args.duration_s);
+    }
+    let clock = match (args.scenario, args.clock) {
+        (Scenario::Latency, ClockMode::Fast | ClockMode::Realtime) => ClockMode::Realtime,
+        (Scenario::Latency, other) => bail!("the latency scenario runs in realtime mode, not {other}"),
+        (_, mode @ (ClockMode::Fast | ClockMode::Lockstep)) => mode,
+        (_, other) => bail!("--clock must be fast or lockstep, not {other}"),
+    };
+    let dir =
+        args.dir.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("flotilla-bench-{}", args.scenario)));
+    let generated = scenarios::generate(args.scenario, &dir)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let report = runtime.block_on(measure(&args, clock, &dir, &generated))?;
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_report(&report, &dir);
+    }
+    Ok(())
+}
+
+async fn measure(
+    args: &BenchArgs,
+    clock: ClockMode,
+    dir: &std::path::Path,
+    generated: &scenarios::Generated,
+) -> anyhow::Result<Report> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let sim = format!("bench{}", std::process::id());
+    let log = |name: &str| -> anyhow::Result<std::fs::File> {
+        std::fs::File::create(dir.join(format!("{name}.log"))).with_context(|| format!("log of {name}"))
+    };
+    let spawn = |name: &str, binary: &str, extra: &[String]| -> anyhow::Result<(String, Child)> {
+        let file = log(name)?;
+        let child = Command::new(crate::launch::sibling(binary)?)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .spawn()
+            .with_context(|| format!("starting {binary}"))?;
+        Ok((name.to_string(), child))
+    };
+    let mut world_args = vec![
+        generated.world.to_string_lossy().into_owned(),
+        "--sim".into(),
+        sim.clone(),
+        "--listen".into(),
+        endpoint.clone(),
+        "--clock".into(),
+        clock.to_string(),
+    ];
+    if clock == ClockMode::Lockstep {
+        world_args.push("--start-paused".into());
+    }
+    let node = vec!["--sim".to_string(), sim.clone(), "--connect".into(), endpoint.clone()];
+    let mut children = Children(vec![spawn("world", "flotilla-world", &world_args)?]);
+    let mut roles = vec!["drive", "odom"];
+    if generated.beams_per_scan > 0 {
+        roles.extend(["laser", "wander"]);
+    }
+    for role in &roles {
+        children.0.push(spawn(role, &format!("flotilla-{role}"), &node)?);
+    }
+    let lockstep_participants = if generated.beams_per_scan > 0 { 3 } else { 2 };
+
+    let zenoh = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };
+    let session = zenoh::open(zenoh.zenoh_config(Role::Node).map_err(anyhow::Error::msg)?)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let keys = Keys::new(&sim);
+    let description = wait_for_description(&session, &keys, Duration::from_secs(60))
+        .await
+        .map_err(|e| anyhow::anyhow!("the world did not come up (logs in {}): {e}", dir.display()))?;
+    let step_ms = description.step_ns as f64 * 1e-6;
+
+    let status = Arc::new(std::sync::Mutex::new(None::<WorldStatus>));
+    let _status = {
+        let status = status.clone();
+        session
+            .declare_subscriber(keys.status())
+            .callback(move |sample| {
+                if let Ok(s) = decode::<WorldStatus>(&sample.payload().to_bytes()) {
+                    *status.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+                }
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+    };
+    // Progress is what the whole pipeline has delivered, not how far the
+    // world has stepped: in fast mode the world does not wait, so it runs
+    // ahead of sensors that cannot keep up. With lasers, the stamp of the
+    // last scan of robot1 (the laser node handles every robot of a state
+    // together); without, the clock.
+    let sim_ns = Arc::new(AtomicU64::new(0));
+    let _progress = {
+        let sim_ns = sim_ns.clone();
+        let with_laser = generated.beams_per_scan > 0;
+        let key = if with_laser { keys.ros("/robot1/scan") } else { keys.ros("/clock") };
+        session
+            .declare_subscriber(key)
+            .callback(move |sample| {
+                let bytes = sample.payload().to_bytes();
+                let stamp = if with_laser {
+                    ros::decode::<LaserScan>(&bytes).map(|s| s.header.stamp).ok()
+                } else {
+                    ros::decode::<Clock>(&bytes).map(|c| c.clock).ok()
+                };
+                if let Some(t) = stamp {
+                    sim_ns.fetch_max(t.sec as u64 * 1_000_000_000 + u64::from(t.nanosec), Ordering::Relaxed);
+                }
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+    };
+    let traffic = traffic::Traffic::start(&session, &keys).await?;
+
+    let deadline = Instant::now() + Duration::from_secs_f64(args.timeout_s);
+    let check = |children: &mut Children| -> anyhow::Result<()> {
+        for (name, child) in &mut children.0 {
+            if let Some(status) = child.try_wait()? {
+                bail!("{name} exited ({status}); see {}", dir.join(format!("{name}.log")).display());
+            }
+        }
+        if Instant::now() > deadline {
+            bail!("timed out after {} s; logs in {}", args.timeout_s, dir.display());
+        }
+        Ok(())
+    };
+    // Every plugin instance claimed (and, in lockstep, every node in the barrier).
+    loop {
+        check(&mut children)?;
+        let ready = status.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|s| {
+            s.unclaimed_count == 0
+                && (clock != ClockMode::Lockstep || s.lockstep_participants as usize >= lockstep_participants)
+        });
+        if ready {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if clock == ClockMode::Lockstep {
+        call_control(&session, &keys, "resume", &ControlRequest::Resume, Duration::from_secs(10))
+            .await
+            .map_err(|e| anyhow::anyhow!("resuming the world: {e}"))?;
+    }
+    let warmup_ns = (args.warmup_s * 1e9) as u64;
+    while sim_ns.load(Ordering::Relaxed) < warmup_ns {
+        check(&mut children)?;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let pids: Vec<(String, u32)> = children.0.iter().map(|(n, c)| (n.clone(), c.id())).collect();
+    let sample_all = || -> anyhow::Result<Vec<procstat::ProcSample>> {
+        pids.iter().map(|(_, pid)| procstat::sample(*pid)).collect()
+    };
+    let (wall_0, sim_0, procs_0, traffic_0) =
+        (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?, traffic.snapshot());
+
+    let latency = if args.scenario == Scenario::Latency {
+        let period = Duration::from_millis(50);
+        let samples = ((args.duration_s / period.as_secs_f64()) as usize).max(10);
+        let cmd_vel = keys.ros("/robot1/cmd_vel");
+        let odometry = keys.ros("/robot1/odometry/filtered");
+        Some(latency::measure(&session, &cmd_vel, &odometry, samples, period).await?)
+    } else {
+        let target = sim_0 + (args.duration_s * 1e9) as u64;
+        while sim_ns.load(Ordering::Relaxed) < target {
+            check(&mut children)?;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        None
+    };
+    let (wall_1, sim_1, procs_1, traffic_1) =
+        (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?, traffic.snapshot());
+
+    let wall = wall_1.duration_since(wall_0).as_secs_f64();
+    let sim_s = (sim_1 - sim_0) as f64 * 1e-9;
+    let processes: Vec<ProcessReport> = pids
+        .iter()
+        .zip(procs_0.iter().zip(&procs_1))
+        .map(|((name, _), (a, b))| ProcessReport {
+            name: name.clone(),
+            cpu_s: b.cpu_s - a.cpu_s,
+            cores: (b.cpu_s - a.cpu_s) / wall,
+            peak_rss_bytes: b.peak_rss_bytes,
+        })
+        .collect();
+    let traffic: Vec<TrafficReport> = traffic_0
+        .iter()
+        .zip(&traffic_1)
+        .map(|((key, (m0, b0)), (_, (m1, b1)))| TrafficReport {
+            key: key.clone(),
+            msgs_per_s: (m1 - m0) as f64 / wall,
+            bytes_per_s: (b1 - b0) as f64 / wall,
+        })
+        .collect();
+    let scans = traffic.iter().find(|t| t.key == "scan").map(|t| t.msgs_per_s * wall).unwrap_or(0.0);
+    let beams = scans * generated.beams_per_scan as f64;
+    let laser_cpu = processes.iter().find(|p| p.name == "laser").map(|p| p.cpu_s).unwrap_or(0.0);
+    let world_peak = processes.iter().find(|p| p.name == "world").map(|p| p.peak_rss_bytes).unwrap_or(0);
+    Ok(Report {
+        scenario: args.scenario.to_string(),
+        clock: clock.to_string(),
+        robots: generated.robots,
+        sim_seconds: sim_s,
+        wall_seconds: wall,
+        rtf: sim_s / wall,
+        beams_per_s: beams / wall,
+        beams_per_s_per_core: if laser_cpu > 0.0 { beams / laser_cpu } else { 0.0 },
+        world_memory_per_robot_bytes: world_peak / generated.robots.max(1) as u64,
+        processes,
+        traffic,
+        latency,
+        step_ms,
+        cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    })
+}
+
+fn print_report(r: &Report, dir: &std::path::Path) {
+    println!(
+        "{} ({} robots), clock {}: {:.2} sim s in {:.2} wall s = {:.2}× real time on {} CPUs",
+        r.scenario, r.robots, r.clock, r.sim_seconds, r.wall_seconds, r.rtf, r.cpus
+    );
+    if r.beams_per_s > 0.0 {
+        println!(
+            "laser: {:.2} M beams/s, {:.2} M beams/s per laser-process core",
+            r.beams_per_s / 1e6,
+            r.beams_per_s_per_core / 1e6
+        );
+    }
+    println!("world memory per robot: {:.3} MB (peak RSS / robots)", r.world_memory_per_robot_bytes as f64 / 1e6);
+    println!("{:<8} {:>10} {:>8} {:>12}", "process", "CPU s", "cores", "peak RSS MB");
+    for p in &r.processes {
+        println!("{:<8} {:>10.2} {:>8.2} {:>12.1}", p.name, p.cpu_s, p.cores, p.peak_rss_bytes as f64 / 1e6);
+    }
+    println!("{:<12} {:>12} {:>12}", "key", "msgs/s", "MB/s");
+    for t in &r.traffic {
+        println!("{:<12} {:>12.0} {:>12.3}", t.key, t.msgs_per_s, t.bytes_per_s / 1e6);
+    }
+    if let Some(l) = &r.latency {
+        println!(
+            "cmd_vel → odometry latency over {} commands: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms (step {:.1} ms)",
+            l.samples, l.p50_ms, l.p99_ms, l.max_ms, r.step_ms
+        );
+    }
+    println!("scenario and logs: {}", dir.display());
+}

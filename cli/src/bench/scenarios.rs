@@ -1,0 +1,312 @@
+//! The standard benchmark scenarios, generated into a directory as ordinary
+//! Flatland world files (so that any of them can also be run with
+//! `flotilla run` and inspected).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+/// The conestogo office map (Flatland's test data, BSD-3-Clause), embedded
+/// so that the benchmark needs no checkout.
+const OFFICE_PNG: &[u8] = include_bytes!("../../../configs/office/map.png");
+const OFFICE_RESOLUTION_M: f64 = 0.05;
+const OFFICE_ORIGIN_M: [f64; 2] = [-16.6, -6.65];
+
+/// Warehouse geometry, metres.
+const WAREHOUSE_RESOLUTION_M: f64 = 0.1;
+const SHELF_DEPTH_M: f64 = 1.0;
+const AISLE_WIDTH_M: f64 = 3.0;
+const SHELF_LENGTH_M: f64 = 12.0;
+const CROSS_AISLE_M: f64 = 3.0;
+const ROBOT_SPACING_M: f64 = 2.5;
+
+/// A benchmark scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    /// `office-N`: N wandering robots on the conestogo office map.
+    Office(usize),
+    /// `warehouse-N`: N wandering robots in an open warehouse with shelves.
+    Warehouse(usize),
+    /// `latency`: one robot, odometry every step, for cmd_vel → odometry latency.
+    Latency,
+}
+
+impl std::str::FromStr for Scenario {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Scenario, String> {
+        let count = |n: &str| {
+            n.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=5000).contains(n))
+                .ok_or_else(|| format!("{s}: the robot count must be 1..=5000"))
+        };
+        match s.split_once('-') {
+            _ if s == "latency" => Ok(Scenario::Latency),
+            Some(("office", n)) => count(n).map(Scenario::Office),
+            Some(("warehouse", n)) => count(n).map(Scenario::Warehouse),
+            _ => Err(format!(
+                "unknown scenario {s:?}; expected office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N) or latency"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scenario::Office(n) => write!(f, "office-{n}"),
+            Scenario::Warehouse(n) => write!(f, "warehouse-{n}"),
+            Scenario::Latency => f.write_str("latency"),
+        }
+    }
+}
+
+/// A generated scenario.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// The world file.
+    pub world: PathBuf,
+    /// Robots in it.
+    pub robots: usize,
+    /// Laser beams per scan (0: no laser).
+    pub beams_per_scan: usize,
+}
+
+/// The robot every wandering scenario uses: 1081-beam 270° 20 m laser at
+/// 10 Hz, odometry at 50 Hz (physics runs at 200 Hz).
+const WANDER_ROBOT: &str = "\
+# Benchmark robot: diff drive, odometry at 50 Hz, 1081-beam 270° 20 m laser at 10 Hz.
+bodies:
+  - name: base_link
+    type: dynamic
+    footprints:
+      - {type: circle, radius: 0.2, density: 10}   # m, kg/m²
+plugins:
+  - type: DiffDrive
+    name: drive
+    body: base_link
+    pub_rate: 50                                   # Hz
+    odom_pose_noise: [0.0001, 0.0001, 0.0001]      # m², m², rad²
+    odom_twist_noise: [0.0001, 0.0001, 0.0001]
+    linear_dynamics: {acceleration_limit: 1.0, velocity_limit: 1.0}    # m/s², m/s
+    angular_dynamics: {acceleration_limit: 4.0, velocity_limit: 2.0}   # rad/s², rad/s
+  - type: Laser
+    name: laser
+    body: base_link
+    frame: laser
+    topic: scan
+    origin: [0.1, 0, 0]
+    range: 20                                      # m
+    noise_std_dev: 0.01                            # m
+    update_rate: 10                                # Hz
+    angle: {min: -2.356194490192345, max: 2.356194490192345, increment: 0.004363323129985824}
+";
+
+/// The latency robot: no acceleration limits and odometry every step, so
+/// that the first odometry sample after a command shows it exactly.
+const LATENCY_ROBOT: &str = "\
+# Latency probe robot: the commanded velocity shows in the next odometry sample.
+bodies:
+  - name: base_link
+    type: dynamic
+    footprints:
+      - {type: circle, radius: 0.2, density: 10}
+plugins:
+  - type: DiffDrive
+    name: drive
+    body: base_link
+    cmd_vel_timeout: 0
+";
+
+const LASER_BEAMS: usize = 1081;
+
+/// Writes `scenario` into `dir` and returns where its world is.
+pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let write = |name: &str, bytes: &[u8]| {
+        std::fs::write(dir.join(name), bytes).with_context(|| format!("writing {}", dir.join(name).display()))
+    };
+    let (layer, poses, robot, beams) = match scenario {
+        Scenario::Office(n) => {
+            write("office.png", OFFICE_PNG)?;
+            write("office.yaml", map_yaml("office.png", OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M).as_bytes())?;
+            let image = image::load_from_memory(OFFICE_PNG).context("decoding the office map")?.to_luma8();
+            let poses = free_poses(&image, OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M, n)?;
+            ("office.yaml", poses, WANDER_ROBOT, LASER_BEAMS)
+        }
+        Scenario::Warehouse(n) => {
+            let (image, poses) = warehouse(n);
+            let mut png = Vec::new();
+            image
+                .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+                .context("encoding the warehouse map")?;
+            write("warehouse.png", &png)?;
+            write("warehouse.yaml", map_yaml("warehouse.png", WAREHOUSE_RESOLUTION_M, [0.0, 0.0]).as_bytes())?;
+            ("warehouse.yaml", poses, WANDER_ROBOT, LASER_BEAMS)
+        }
+        Scenario::Latency => ("", vec![[0.0, 0.0, 0.0]], LATENCY_ROBOT, 0),
+    };
+    write("robot.model.yaml", robot.as_bytes())?;
+    let mut world = format!("# Generated by `flotilla bench {scenario}`.\nproperties:\n  step_size: 0.005   # s: physics at 200 Hz\n  seed: 1\nlayers:\n");
+    if layer.is_empty() {
+        world.push_str("  - name: \"2d\"\n");
+    } else {
+        let _ = writeln!(world, "  - {{name: \"2d\", map: \"{layer}\"}}");
+    }
+    world.push_str("models:\n");
+    for (i, [x, y, theta]) in poses.iter().enumerate() {
+        let name = format!("robot{}", i + 1);
+        let _ = writeln!(
+            world,
+            "  - {{name: {name}, namespace: {name}, pose: [{x:.3}, {y:.3}, {theta:.3}], model: robot.model.yaml}}"
+        );
+    }
+    write("world.yaml", world.as_bytes())?;
+    Ok(Generated { world: dir.join("world.yaml"), robots: poses.len(), beams_per_scan: beams })
+}
+
+fn map_yaml(image: &str, resolution_m: f64, origin_m: [f64; 2]) -> String {
+    format!(
+        "image: {image}\nresolution: {resolution_m}\norigin: [{}, {}, 0.0]\nnegate: 0\noccupied_thresh: 0.65\nfree_thresh: 0.196\n",
+        origin_m[0], origin_m[1]
+    )
+}
+
+/// `count` poses on a 1.5 m grid where a 0.6 m disc is clear white floor,
+/// spread over the map in a fixed pseudo-random order.
+fn free_poses(
+    image: &image::GrayImage,
+    resolution_m: f64,
+    origin_m: [f64; 2],
+    count: usize,
+) -> anyhow::Result<Vec<[f64; 3]>> {
+    const GRID_M: f64 = 1.5;
+    const CLEAR_RADIUS_M: f64 = 0.6;
+    const WHITE: u8 = 250;
+    let (w, h) = image.dimensions();
+    let r_px = (CLEAR_RADIUS_M / resolution_m).ceil() as i64;
+    let clear = |cx: i64, cy: i64| {
+        (-r_px..=r_px).all(|dy| {
+            (-r_px..=r_px).all(|dx| {
+                let (x, y) = (cx + dx, cy + dy);
+                dx * dx + dy * dy > r_px * r_px
+                    || (x >= 0
+                        && y >= 0
+                        && x < w as i64
+                        && y < h as i64
+                        && image.get_pixel(x as u32, y as u32)[0] >= WHITE)
+            })
+        })
+    };
+    let step = (GRID_M / resolution_m).round() as i64;
+    let mut candidates = Vec::new();
+    for cy in (r_px..h as i64 - r_px).step_by(step as usize) {
+        for cx in (r_px..w as i64 - r_px).step_by(step as usize) {
+            if clear(cx, cy) {
+                let x = origin_m[0] + (cx as f64 + 0.5) * resolution_m;
+                let y = origin_m[1] + (h as f64 - cy as f64 - 0.5) * resolution_m;
+                candidates.push([x, y]);
+            }
+        }
+    }
+    if candidates.len() < count {
+        bail!("the office map has room for {} robots on a {GRID_M} m grid, not {count}", candidates.len());
+    }
+    // A fixed shuffle (FNV hash of the index) spreads robots over the floor.
+    let hash = |i: usize| (i as u64 ^ 0xcbf2_9ce4_8422_2325).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by_key(|&i| hash(i));
+    Ok(order
+        .into_iter()
+        .take(count)
+        .enumerate()
+        .map(|(k, i)| [candidates[i][0], candidates[i][1], (k as f64 * 0.7) % std::f64::consts::TAU])
+        .collect())
+}
+
+/// An open warehouse sized for `robots`: rows of 12 m × 1 m shelves, 3 m
+/// aisles between rows, 3 m cross aisles, walls around; robots on the aisle
+/// centre lines every 2.5 m. Origin at the bottom-left corner.
+fn warehouse(robots: usize) -> (image::GrayImage, Vec<[f64; 3]>) {
+    let aisles = ((robots as f64 / 3.0).sqrt().ceil() as usize).max(1);
+    let per_aisle = robots.div_ceil(aisles);
+    let period_x = SHELF_LENGTH_M + CROSS_AISLE_M;
+    let width_m = ((per_aisle as f64 * ROBOT_SPACING_M + 2.0 * ROBOT_SPACING_M) / period_x).ceil() * period_x;
+    let period_y = SHELF_DEPTH_M + AISLE_WIDTH_M;
+    let height_m = aisles as f64 * period_y + AISLE_WIDTH_M;
+    let px = |m: f64| (m / WAREHOUSE_RESOLUTION_M).round() as u32;
+    let (w, h) = (px(width_m), px(height_m));
+    let mut image = image::GrayImage::from_pixel(w, h, image::Luma([254]));
+    let mut fill = |x0: f64, y0: f64, x1: f64, y1: f64| {
+        // world y up, image rows down
+        for row in px(height_m - y1).min(h)..px(height_m - y0).min(h) {
+            for col in px(x0).min(w)..px(x1).min(w) {
+                image.put_pixel(col, row, image::Luma([0]));
+            }
+        }
+    };
+    let wall = 0.2;
+    fill(0.0, 0.0, width_m, wall);
+    fill(0.0, height_m - wall, width_m, height_m);
+    fill(0.0, 0.0, wall, height_m);
+    fill(width_m - wall, 0.0, width_m, height_m);
+    for k in 0..aisles {
+        let y0 = AISLE_WIDTH_M + k as f64 * period_y;
+        let mut x = CROSS_AISLE_M;
+        while x + SHELF_LENGTH_M <= width_m - CROSS_AISLE_M + 1e-9 {
+            fill(x, y0, x + SHELF_LENGTH_M, y0 + SHELF_DEPTH_M);
+            x += period_x;
+        }
+    }
+    let mut poses = Vec::with_capacity(robots);
+    'outer: for k in 0..=aisles {
+        let y = AISLE_WIDTH_M / 2.0 + k as f64 * period_y;
+        let mut x = ROBOT_SPACING_M;
+        while x < width_m - ROBOT_SPACING_M / 2.0 {
+            if poses.len() == robots {
+                break 'outer;
+            }
+            let heading = if (k + poses.len()) % 2 == 0 { 0.0 } else { std::f64::consts::PI };
+            poses.push([x, y, heading]);
+            x += ROBOT_SPACING_M;
+        }
+    }
+    (image, poses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_names_round_trip() {
+        for name in ["office-50", "warehouse-200", "warehouse-1000", "latency"] {
+            assert_eq!(name.parse::<Scenario>().unwrap().to_string(), name);
+        }
+        assert!("warehouse-0".parse::<Scenario>().is_err());
+        assert!("moon-5".parse::<Scenario>().is_err());
+    }
+
+    #[test]
+    fn generated_worlds_load_with_every_robot() {
+        for scenario in [Scenario::Office(50), Scenario::Warehouse(200), Scenario::Latency] {
+            let dir = std::env::temp_dir().join(format!("flotilla-bench-test-{scenario}-{}", std::process::id()));
+            let generated = generate(scenario, &dir).unwrap();
+            let spec = flotilla_world::loader::load_world(&generated.world).unwrap();
+            assert_eq!(spec.models.len(), generated.robots, "{scenario}");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    #[test]
+    fn warehouse_robots_stand_in_aisles_inside_the_walls() {
+        let (image, poses) = warehouse(1000);
+        assert_eq!(poses.len(), 1000);
+        for [x, y, _] in poses {
+            let (col, row) =
+                ((x / WAREHOUSE_RESOLUTION_M) as u32, image.height() - 1 - (y / WAREHOUSE_RESOLUTION_M) as u32);
+            assert_eq!(image.get_pixel(col, row)[0], 254, "robot at ({x}, {y}) on free floor");
+        }
+    }
+}
