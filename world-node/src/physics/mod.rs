@@ -234,9 +234,16 @@ impl Physics {
         self.move_model(name, pose.compose(&body_in_model.inverse()))
     }
 
+    /// Every model as registered (bodies at the poses they were placed at,
+    /// `pose` as last spawned or moved), in load / spawn order. Cheaper than
+    /// [`Physics::description`], which copies everything at current poses.
+    pub fn models(&self) -> impl Iterator<Item = &ModelDescription> {
+        self.models.iter().map(|m| &m.description)
+    }
+
     /// Every model name, in load / spawn order.
     pub fn model_names(&self) -> impl Iterator<Item = &str> {
-        self.models.iter().map(|m| m.description.name.as_str())
+        self.models().map(|m| m.name.as_str())
     }
 
     /// Ground truth of a model: the pose and world-frame twist of its first

@@ -192,10 +192,9 @@ fn get_entities(req: si::GetEntitiesRequest, world: World<'_>) -> (si::GetEntiti
         Ok(pattern) => pattern,
         Err(e) => return fail(result_code::OPERATION_FAILED, format!("filter {:?}: {e}", filters.filter)),
     };
-    let description = world.physics.description();
-    let entities = description
-        .models
-        .iter()
+    let entities = world
+        .physics
+        .models()
         .filter(|model| pattern.is_match(&model.name))
         .filter(|model| {
             filters.categories.is_empty() || filters.categories.iter().any(|c| c.category == category(model))
@@ -271,7 +270,7 @@ fn set_entity_state(req: si::SetEntityStateRequest, world: World<'_>) -> (si::Re
         if let Err(message) = world.physics.place_model(&req.entity, pose) {
             return done(si::SimResult::fail(result_code::OPERATION_FAILED, message));
         }
-        let model_pose = world.physics.description().models.into_iter().find(|m| m.name == req.entity).map(|m| m.pose);
+        let model_pose = world.physics.models().find(|m| m.name == req.entity).map(|m| m.pose);
         change = model_pose.map(|pose| WorldChange::ModelMoved { model: req.entity.clone(), pose });
     }
     if let Some(twist) = twist {
