@@ -4,9 +4,9 @@
 //! shared fixtures): 1081-beam, 270°, 20 m scans from many free poses.
 //!
 //! Reports beams per second (criterion "elements"), on the same poses and
-//! map: Flotilla's scan kernel, its per-beam grid walk, a per-beam BVH ray
-//! cast over the same merged segments (parry2d's polyline), and the naive
-//! per-beam test against every wall segment.
+//! map: Flotilla's laser kernel ([`Scene::scan`], what the laser node runs),
+//! a per-beam BVH ray cast over the same merged segments (parry2d's
+//! polyline), and the naive per-beam test against every wall segment.
 
 use std::path::Path;
 
@@ -44,7 +44,7 @@ fn free_poses(scene: &Scene, n: usize) -> Vec<[f64; 3]> {
 }
 
 /// Flotilla's laser: the whole scan at once.
-fn scan_kernel(scene: &Scene, pose: [f64; 3], local: &[[f64; 2]], dirs: &mut [[f64; 2]], buffers: &mut ScanBuffers) {
+fn flotilla_laser(scene: &Scene, pose: [f64; 3], local: &[[f64; 2]], dirs: &mut [[f64; 2]], buffers: &mut ScanBuffers) {
     let (s, c) = pose[2].sin_cos();
     for (w, l) in dirs.iter_mut().zip(local) {
         *w = [c * l[0] - s * l[1], s * l[0] + c * l[1]];
@@ -73,15 +73,11 @@ fn scan_bvh(walls: &parry2d_f64::shape::Polyline, pose: [f64; 3], out: &mut [f32
     }
 }
 
-fn scan(scene: &Scene, pose: [f64; 3], out: &mut [f32], brute_force: bool) {
+/// The naive reference: every beam against every segment.
+fn scan_brute_force(scene: &Scene, pose: [f64; 3], out: &mut [f32]) {
     for (i, r) in out.iter_mut().enumerate() {
         let a = pose[2] - FOV_RAD / 2.0 + i as f64 * FOV_RAD / (BEAMS - 1) as f64;
-        let dir = [a.cos(), a.sin()];
-        let hit = if brute_force {
-            scene.cast_brute_force([pose[0], pose[1]], dir, RANGE_M, u16::MAX)
-        } else {
-            scene.cast([pose[0], pose[1]], dir, RANGE_M, u16::MAX)
-        };
+        let hit = scene.cast_brute_force([pose[0], pose[1]], [a.cos(), a.sin()], RANGE_M, u16::MAX);
         *r = hit.map_or(f32::NAN, |h| h.distance_m as f32);
     }
 }
@@ -113,10 +109,10 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group(format!("laser_conestogo_{}_segments", scene.wall_count()));
     group.throughput(Throughput::Elements((BEAMS * poses.len()) as u64));
-    group.bench_function(BenchmarkId::new("flotilla_scan_kernel", "1081x256"), |b| {
+    group.bench_function(BenchmarkId::new("flotilla_laser", "1081x256"), |b| {
         b.iter(|| {
             for &p in &poses {
-                scan_kernel(&scene, p, &local, &mut dirs, &mut buffers);
+                flotilla_laser(&scene, p, &local, &mut dirs, &mut buffers);
             }
             buffers.best[0]
         })
@@ -129,21 +125,13 @@ fn bench(c: &mut Criterion) {
             out[0]
         })
     });
-    group.bench_function(BenchmarkId::new("grid_walk_per_beam", "1081x256"), |b| {
-        b.iter(|| {
-            for &p in &poses {
-                scan(&scene, p, &mut out, false);
-            }
-            out[0]
-        })
-    });
     group.sample_size(10);
     let few = &poses[..8];
     group.throughput(Throughput::Elements((BEAMS * few.len()) as u64));
     group.bench_function(BenchmarkId::new("brute_force", "1081x8"), |b| {
         b.iter(|| {
             for &p in few {
-                scan(&scene, p, &mut out, true);
+                scan_brute_force(&scene, p, &mut out);
             }
             out[0]
         })

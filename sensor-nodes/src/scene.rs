@@ -9,9 +9,9 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use crate::raycast::{scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2};
 
-/// Grid cell size for wall segments, m: a few map pixels wide, so a beam
-/// tests a handful of segments per cell.
-pub const GRID_CELL_M: f64 = 0.5;
+/// Grid cell size for wall segments, m: two pixels of a typical 5 cm map, so
+/// a wall cell holds a few segments and open floor is crossed in leaps.
+pub const GRID_CELL_M: f64 = 0.1;
 
 #[derive(Debug, Clone)]
 enum LocalShape {
@@ -140,19 +140,6 @@ impl Scene {
         self.nearer_footprint(origin, dir, range_m, self.walls.cast(origin, dir, range_m, layers))
     }
 
-    /// The nearest wall on `layers` along a unit ray (footprints aside).
-    pub fn cast_walls(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
-        self.walls.cast(origin, dir, range_m, layers)
-    }
-
-    /// Lowers each beam's hit in `buffers` to the footprints prepared with
-    /// [`Scene::prepare`] that it meets first. Each footprint is tested only
-    /// against the beams of the arc it covers, not every beam against every
-    /// footprint.
-    pub fn scan_footprints(&self, fan: &Fan, buffers: &mut ScanBuffers) {
-        scan_shapes(fan, &self.candidates, buffers);
-    }
-
     /// `best`, or a prepared footprint hit before it.
     fn nearer_footprint(&self, origin: Vec2, dir: Vec2, range_m: f64, mut best: Option<Hit>) -> Option<Hit> {
         for (shape, bits) in &self.candidates {
@@ -166,10 +153,12 @@ impl Scene {
         best
     }
 
-    /// Casts a whole fan (walls, then the footprints prepared with
-    /// [`Scene::prepare`]) into `buffers`: the scan-level kernel the laser uses.
+    /// Casts a whole fan into `buffers`: walls through the grid (see
+    /// [`SegmentGrid::cast_fan`]), then the footprints prepared with [`Scene::prepare`] arc by arc.
+    /// This is the laser's kernel.
     pub fn scan(&self, fan: &Fan, buffers: &mut ScanBuffers) {
-        self.walls.scan(fan, buffers);
+        buffers.clear_beams(fan.dirs.len());
+        self.walls.cast_fan(fan.origin, fan.dirs, fan.range_m, fan.layers, &mut buffers.best, &mut buffers.bits);
         scan_shapes(fan, &self.candidates, buffers);
     }
 

@@ -77,9 +77,8 @@ impl Laser {
         self.timer.check(now_ns, step_ns)
     }
 
-    /// Casts every beam from the laser mounted on a body at `body_pose`:
-    /// walls beam by beam through the grid, then other bodies' footprints
-    /// arc by arc.
+    /// Casts every beam from the laser mounted on a body at `body_pose`
+    /// (see [`Scene::scan`]).
     pub fn scan(&mut self, scene: &mut Scene, body_pose: Pose2) -> &[f32] {
         let mount = body_pose.compose(&self.config.origin);
         let origin = [mount.x_m, mount.y_m];
@@ -89,13 +88,6 @@ impl Laser {
         scene.prepare(origin, range, layers);
         self.world_dirs.clear();
         self.world_dirs.extend(self.beams.iter().map(|l| [c * l[0] - s * l[1], s * l[0] + c * l[1]]));
-        self.buffers.clear_beams(self.beams.len());
-        for (i, &dir) in self.world_dirs.iter().enumerate() {
-            if let Some(hit) = scene.cast_walls(origin, dir, range, layers) {
-                self.buffers.best[i] = hit.distance_m;
-                self.buffers.bits[i] = hit.layers;
-            }
-        }
         // Beam i points at mount angle + (angle_min + i·increment), mirrored
         // when upside down.
         let (start, increment) = if self.config.upside_down {
@@ -105,7 +97,7 @@ impl Laser {
         };
         let fan =
             Fan { origin, start_rad: start, increment_rad: increment, dirs: &self.world_dirs, range_m: range, layers };
-        scene.scan_footprints(&fan, &mut self.buffers);
+        scene.scan(&fan, &mut self.buffers);
         for i in 0..self.beams.len() {
             let distance = self.buffers.best[i];
             if distance <= range {

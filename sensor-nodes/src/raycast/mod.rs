@@ -35,15 +35,26 @@ fn cross(a: Vec2, b: Vec2) -> f64 {
 /// `max_m`. Parallel rays do not hit (as Box2D's edge ray cast).
 #[inline]
 pub fn ray_segment(origin: Vec2, dir: Vec2, a: Vec2, b: Vec2, max_m: f64) -> Option<f64> {
-    let e = [b[0] - a[0], b[1] - a[1]];
-    let denom = cross(dir, e);
-    if denom.abs() < 1e-15 {
+    ray_edge(origin, dir, a, [b[0] - a[0], b[1] - a[1]], max_m)
+}
+
+/// [`ray_segment`] for the segment from `a` along `edge` (to `a + edge`).
+/// Misses are rejected by sign tests alone; only a hit pays a division.
+#[inline]
+pub fn ray_edge(origin: Vec2, dir: Vec2, a: Vec2, edge: Vec2, max_m: f64) -> Option<f64> {
+    let denom = cross(dir, edge);
+    let ao = [a[0] - origin[0], a[1] - origin[1]];
+    // t = t_num / denom along the ray, u = u_num / denom along the edge.
+    let (t_num, u_num) = (cross(ao, edge), cross(ao, dir));
+    let (t_num, u_num, denom) = if denom < 0.0 { (-t_num, -u_num, -denom) } else { (t_num, u_num, denom) };
+    // One combined test (`|` rather than `||`): most segments tested miss,
+    // for varied reasons, and a single branch is predicted far better.
+    let miss = (denom < 1e-15) | (t_num < 0.0) | (u_num < 0.0) | (u_num > denom) | (t_num > max_m * denom);
+    if miss {
         return None;
     }
-    let ao = [a[0] - origin[0], a[1] - origin[1]];
-    let t = cross(ao, e) / denom;
-    let u = cross(ao, dir) / denom;
-    (t >= 0.0 && t <= max_m && (0.0..=1.0).contains(&u)).then_some(t)
+    let t = t_num / denom;
+    (t <= max_m).then_some(t)
 }
 
 #[cfg(test)]

@@ -1,21 +1,10 @@
-//! Whole scans at once: instead of walking the grid once per beam, walk it
-//! once per scan in rings around the laser, nearest first, and drop every
-//! segment into the angular bins (beams) it spans. Each beam still gets the
-//! exact ray–segment intersection, so ranges equal the per-beam cast's; the
-//! saving is that a segment is visited once per scan instead of once per beam
-//! near it, and the walk stops as soon as every beam has hit something closer
-//! than the next ring.
-//!
-//! Status: exact (tests compare it with parry2d's BVH cast and the naive cast
-//! beam by beam) but not yet used by the laser: on maps where many beams see
-//! nothing within range — the conestogo office's 40 m hall — no ring can be
-//! closed early, every segment within range gets rasterised, and it is slower
-//! than the per-beam grid walk (figures in BENCHMARKS.md). Culling occluded
-//! and out-of-view cells per angular sector is the next step.
+//! Whole scans: a fan of beams from one origin, and the footprints of other
+//! bodies cast arc by arc into it (each shape tested only against the beams
+//! of the arc it covers).
 
 use std::f64::consts::{PI, TAU};
 
-use super::{ray_segment, SegmentGrid, Shape, Vec2};
+use super::{Shape, Vec2};
 
 /// `atan2` to within 2e-5 rad (polynomial), a few times faster than libm's.
 /// Only used to find which beams a segment can touch, with a one-beam margin.
@@ -99,114 +88,15 @@ pub struct ScanBuffers {
     pub best: Vec<f64>,
     /// Layer bits of each beam's nearest hit.
     pub bits: Vec<u16>,
-    visited: Vec<u32>,
-    stamp: u32,
 }
 
 impl ScanBuffers {
-    /// Every beam of a fan of `beams` back to "no hit yet", for callers that
-    /// fill the wall hits themselves before [`scan_shapes`].
+    /// Every beam of a fan of `beams` back to "no hit yet".
     pub fn clear_beams(&mut self, beams: usize) {
         self.best.clear();
         self.best.resize(beams, f64::INFINITY);
         self.bits.clear();
         self.bits.resize(beams, 0);
-    }
-
-    fn reset(&mut self, beams: usize, segments: usize) {
-        self.best.clear();
-        self.best.resize(beams, f64::INFINITY);
-        self.bits.clear();
-        self.bits.resize(beams, 0);
-        if self.visited.len() != segments {
-            self.visited = vec![0; segments];
-            self.stamp = 0;
-        }
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.visited.iter_mut().for_each(|v| *v = 0);
-            self.stamp = 1;
-        }
-    }
-}
-
-impl SegmentGrid {
-    /// Casts a whole fan against the walls into `buffers`.
-    pub fn scan(&self, fan: &Fan, buffers: &mut ScanBuffers) {
-        buffers.reset(fan.dirs.len(), self.segments.len());
-        if self.segments.is_empty() || fan.dirs.is_empty() {
-            return;
-        }
-        let o = fan.origin;
-        let cx = ((o[0] - self.origin[0]) / self.cell_m).floor() as i64;
-        let cy = ((o[1] - self.origin[1]) / self.cell_m).floor() as i64;
-        let (cols, rows) = (self.cols as i64, self.rows as i64);
-        // Beyond this ring no cell of the grid is left.
-        let last_ring = [cx, cols - 1 - cx, cy, rows - 1 - cy].into_iter().map(i64::abs).max().unwrap_or(0)
-            + (cx.min(cy).min(0)).abs()
-            + (cx - cols + 1).max(0)
-            + (cy - rows + 1).max(0);
-        let max_ring = ((fan.range_m / self.cell_m).ceil() as i64 + 1).min(last_ring.max(0));
-        let stamp = buffers.stamp;
-        for r in 0..=max_ring {
-            let mut cell = |x: i64, y: i64| {
-                if x < 0 || y < 0 || x >= cols || y >= rows {
-                    return;
-                }
-                let c = (y * cols + x) as usize;
-                let (s, e) = (self.cell_start[c] as usize, self.cell_start[c + 1] as usize);
-                for &item in &self.cell_items[s..e] {
-                    let item = item as usize;
-                    if buffers.visited[item] == stamp {
-                        continue;
-                    }
-                    buffers.visited[item] = stamp;
-                    let (a, b, bits) = self.segments[item];
-                    if bits & fan.layers != 0 {
-                        self.rasterise(fan, a, b, bits, &mut buffers.best, &mut buffers.bits);
-                    }
-                }
-            };
-            if r == 0 {
-                cell(cx, cy);
-            } else {
-                for x in cx - r..=cx + r {
-                    cell(x, cy - r);
-                    cell(x, cy + r);
-                }
-                for y in cy - r + 1..=cy + r - 1 {
-                    cell(cx - r, y);
-                    cell(cx + r, y);
-                }
-            }
-            // Everything in later rings is at least r cells away.
-            let reach = r as f64 * self.cell_m;
-            if reach >= fan.range_m || buffers.best.iter().all(|&d| d <= reach) {
-                break;
-            }
-        }
-    }
-
-    #[inline]
-    fn rasterise(&self, fan: &Fan, a: Vec2, b: Vec2, bits: u16, best: &mut [f64], hit_bits: &mut [u16]) {
-        let o = fan.origin;
-        let (ang_a, ang_b) = (fast_atan2(a[1] - o[1], a[0] - o[0]), fast_atan2(b[1] - o[1], b[0] - o[0]));
-        // The segment subtends less than half a turn: take the short arc.
-        let mut width = (ang_b - ang_a).rem_euclid(TAU);
-        let mut from = ang_a;
-        if width > PI {
-            width = TAU - width;
-            from = ang_b;
-        }
-        fan.beams_in_arc(from, width, |i| {
-            let limit = best[i].min(fan.range_m);
-            if let Some(t) = ray_segment(o, fan.dirs[i], a, b, limit) {
-                if t < best[i] {
-                    best[i] = t;
-                    hit_bits[i] = bits;
-                }
-            }
-        });
     }
 }
 
