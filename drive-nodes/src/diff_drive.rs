@@ -18,6 +18,17 @@ pub struct DiffDrive {
     queued: std::collections::VecDeque<(u64, f64, f64)>,
     velocity_mps: f64,
     yaw_rate_radps: f64,
+    /// The last step, with the velocity before it, so that a command arriving
+    /// before the world takes that step can be folded into it.
+    last_step: Option<LastStep>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LastStep {
+    now_ns: u64,
+    dt_s: f64,
+    velocity_before_mps: f64,
+    yaw_rate_before_radps: f64,
 }
 
 /// The velocity a drive asks the world to hold its body at.
@@ -42,6 +53,7 @@ impl DiffDrive {
             queued: std::collections::VecDeque::new(),
             velocity_mps: 0.0,
             yaw_rate_radps: 0.0,
+            last_step: None,
         }
     }
 
@@ -84,6 +96,40 @@ impl DiffDrive {
             self.target_radps = w;
             self.commanded_at_ns = Some(now_ns);
         }
+        self.last_step = Some(LastStep {
+            now_ns,
+            dt_s,
+            velocity_before_mps: self.velocity_mps,
+            yaw_rate_before_radps: self.yaw_rate_radps,
+        });
+        self.apply_limits(now_ns, dt_s)
+    }
+
+    /// A plain command that takes effect at once, outside lockstep: it
+    /// replaces the target of the last step, which is computed again from the
+    /// velocity before it — as if the command had arrived just before that
+    /// step. Returns the new output of that step for the world to apply at its
+    /// next step, or `None` (the command is queued as by [`DiffDrive::command`])
+    /// before the first step or for a non-finite command.
+    pub fn command_now(&mut self, forward_mps: f64, yaw_rate_radps: f64) -> Option<DriveOutput> {
+        if !(forward_mps.is_finite() && yaw_rate_radps.is_finite()) {
+            return None;
+        }
+        let Some(last) = self.last_step else {
+            self.command(forward_mps, yaw_rate_radps, 0);
+            return None;
+        };
+        self.target_mps = forward_mps;
+        self.target_radps = yaw_rate_radps;
+        self.commanded_at_ns = Some(last.now_ns);
+        self.velocity_mps = last.velocity_before_mps;
+        self.yaw_rate_radps = last.yaw_rate_before_radps;
+        Some(self.apply_limits(last.now_ns, last.dt_s))
+    }
+
+    /// The velocity for the next step toward the target (zero once stale),
+    /// within the dynamics limits.
+    fn apply_limits(&mut self, now_ns: u64, dt_s: f64) -> DriveOutput {
         let (target_v, target_w) =
             if self.is_stale(now_ns) { (0.0, 0.0) } else { (self.target_mps, self.target_radps) };
         self.velocity_mps = self.linear.step(self.velocity_mps, target_v, dt_s);
@@ -150,5 +196,28 @@ mod tests {
         let mut drive = DiffDrive::new(&config(0.0, 0.0));
         assert!(!drive.command(f64::NAN, 0.0, 0));
         assert_eq!(drive.step(STEP_NS, 0.005), DriveOutput::default());
+    }
+
+    #[test]
+    fn a_command_now_redoes_the_last_step_from_the_velocity_before_it() {
+        let mut drive = DiffDrive::new(&config(1.0, 0.0));
+        assert_eq!(drive.command_now(0.5, 0.0), None, "no step yet: queued");
+        assert!((drive.step(STEP_NS, 0.005).forward_mps - 0.005).abs() < 1e-12);
+        let before = drive.step(2 * STEP_NS, 0.005).forward_mps;
+        assert!((before - 0.010).abs() < 1e-12);
+        // Stop: the step at 10 ms is redone from the 5 mm/s before it, which
+        // any deceleration limit of at least 1 m/s² brings to rest in 5 ms.
+        let redone = drive.command_now(0.0, 0.0).unwrap();
+        assert!(redone.forward_mps.abs() < 1e-12, "{redone:?}");
+        assert!(drive.step(3 * STEP_NS, 0.005).forward_mps.abs() < 1e-12);
+        assert_eq!(drive.command_now(f64::INFINITY, 0.0), None);
+    }
+
+    #[test]
+    fn a_command_now_without_limits_is_in_force_at_once() {
+        let mut drive = DiffDrive::new(&config(0.0, 0.0));
+        drive.step(STEP_NS, 0.005);
+        assert_eq!(drive.command_now(0.8, -0.1), Some(DriveOutput { forward_mps: 0.8, yaw_rate_radps: -0.1 }));
+        assert_eq!(drive.step(2 * STEP_NS, 0.005), DriveOutput { forward_mps: 0.8, yaw_rate_radps: -0.1 });
     }
 }

@@ -4,6 +4,12 @@
 //! publishes one batched [`Actuation`] with the velocity of each driven body
 //! for step k+1. `cmd_vel` arrives as CDR `geometry_msgs/Twist` or
 //! `TwistStamped` on the model-namespaced ROS key.
+//!
+//! Outside lockstep, a plain `Twist` is not held until the next state: the
+//! drive redoes its last step with it and publishes that body's actuation at
+//! once, so the world applies it at its very next step (one step of latency
+//! instead of two). In lockstep, commands only take effect at states, which
+//! keeps runs independent of message timing.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -12,6 +18,7 @@ use std::time::Duration;
 
 use flotilla_protocol::client::{fetch_description, wait_for_world};
 use flotilla_protocol::codec::encode;
+use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
 use flotilla_protocol::health::BadMessages;
@@ -23,7 +30,7 @@ use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
 use flotilla_protocol::ros::{self, CdrError};
-use flotilla_protocol::world_to_nodes::{BodyId, WorldEvent, WorldState};
+use flotilla_protocol::world_to_nodes::{BodyId, WorldEvent, WorldState, WorldStatus};
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
@@ -43,6 +50,7 @@ enum Input {
     State(WorldState),
     Event(WorldEvent),
     World(WorldPresence),
+    Status(WorldStatus),
     Command { instance: String, forward_mps: f64, yaw_rate_radps: f64, stamp_ns: Option<u64> },
     Claim(String, String, bool),
 }
@@ -83,6 +91,7 @@ pub async fn run(
     let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
+    let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await.map_err(anyhow::Error::msg)?;
     let _claims = watch_claims(&session, keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
     let mut claims = Claims::new(&config.node_id, "drive");
     let actuation_key = keys.actuation(&config.node_id);
@@ -109,6 +118,9 @@ pub async fn run(
     let mut now_ns = 0u64;
     let mut tracker = WorldTracker::default();
     let mut commands = Vec::new();
+    // Unknown until the world's first status: treated as lockstep.
+    let mut clock = None;
+    let mut last_step = None;
 
     loop {
         let input = tokio::select! {
@@ -118,10 +130,31 @@ pub async fn run(
         };
         match input {
             Input::Command { instance, forward_mps, yaw_rate_radps, stamp_ns } => {
-                if let Some(i) = instances.get_mut(&instance) {
-                    i.drive.command(forward_mps, yaw_rate_radps, stamp_ns.unwrap_or(now_ns));
+                let Some(i) = instances.get_mut(&instance) else { continue };
+                let at_once = stamp_ns.is_none() && clock.is_some_and(|c| c != ClockMode::Lockstep);
+                match (at_once, last_step) {
+                    (true, Some(step)) => {
+                        let Some(out) = i.drive.command_now(forward_mps, yaw_rate_radps) else { continue };
+                        let actuation = Actuation {
+                            node: config.node_id.clone(),
+                            step,
+                            commands: vec![BodyCommand {
+                                body: i.body,
+                                local_vx_mps: out.forward_mps,
+                                local_vy_mps: 0.0,
+                                omega_radps: out.yaw_rate_radps,
+                            }],
+                        };
+                        if let Err(e) = publisher.put(encode(&actuation)).await {
+                            tracing::warn!("cannot publish actuation: {e}");
+                        }
+                    }
+                    _ => {
+                        i.drive.command(forward_mps, yaw_rate_radps, stamp_ns.unwrap_or(now_ns));
+                    }
                 }
             }
+            Input::Status(status) => clock = Some(status.clock),
             Input::Event(event) => {
                 if event.revision > revision {
                     if let Ok(d) = fetch_description(&session, keys, Duration::from_secs(5)).await {
@@ -157,6 +190,7 @@ pub async fn run(
                     }
                 }
                 now_ns = state.time.nanos;
+                last_step = Some(state.step);
                 let dt_s = state.step_ns as f64 * 1e-9;
                 commands.clear();
                 for instance in instances.values_mut() {
