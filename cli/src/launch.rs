@@ -395,12 +395,9 @@ async fn start_when_all_joined(session: &zenoh::Session, sim: &str, expected: us
     let keys = Keys::new(sim);
     let give_up = Instant::now() + Duration::from_secs(120);
     loop {
-        let mut joined = 0;
-        if let Ok(replies) = session.liveliness().get(keys.lockstep_all()).timeout(Duration::from_secs(1)).await {
-            while let Ok(reply) = replies.recv_async().await {
-                joined += usize::from(reply.result().is_ok());
-            }
-        }
+        let joined = flotilla_protocol::node_kit::live_tokens(session, keys.lockstep_all(), Duration::from_secs(1))
+            .await
+            .map_or(0, |tokens| tokens.len());
         if joined >= expected || Instant::now() >= give_up {
             if joined < expected {
                 console.lock().unwrap_or_else(|e| e.into_inner()).log(&format!(

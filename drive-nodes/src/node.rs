@@ -165,7 +165,9 @@ pub async fn run(
                 }
             }
             Input::Claim(instance, node, alive) => {
-                claims.seen(&instance, &node, alive);
+                if !claims.seen(&instance, &node, alive) {
+                    continue;
+                }
                 rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
             }
             Input::World(presence) => tracker.presence(&presence),
@@ -202,18 +204,24 @@ pub async fn run(
                         omega_radps: out.yaw_rate_radps,
                     });
                 }
+                // The actuation doubles as the lockstep report (the world
+                // counts it as one); without bodies to drive, report alone.
+                let mut reported = false;
                 if !instances.is_empty() {
                     let actuation = Actuation {
                         node: config.node_id.clone(),
                         step: state.step,
                         commands: std::mem::take(&mut commands),
                     };
-                    if let Err(e) = publisher.put(encode(&actuation)).await {
-                        tracing::warn!("cannot publish actuation: {e}");
+                    match publisher.put(encode(&actuation)).await {
+                        Ok(()) => reported = true,
+                        Err(e) => tracing::warn!("cannot publish actuation: {e}"),
                     }
                     commands = actuation.commands;
                 }
-                lockstep.done(state.step).await;
+                if !reported {
+                    lockstep.done(state.step).await;
+                }
             }
         }
     }

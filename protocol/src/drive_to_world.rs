@@ -11,7 +11,8 @@ pub struct Actuation {
     /// Node id of the sender (also the last chunk of the key).
     pub node: String,
     /// The world step whose state these commands answer; they apply from
-    /// step `step + 1` on and stay in force until replaced.
+    /// step `step + 1` on and stay in force until replaced. The world also
+    /// counts the message as the sender's lockstep report for `step`.
     pub step: u64,
     /// One command per driven body.
     pub commands: Vec<BodyCommand>,

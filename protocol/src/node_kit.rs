@@ -216,23 +216,29 @@ impl Claims {
         format!("{model}/{plugin}/{}", self.aspect)
     }
 
-    /// Records another node's claim (events from [`watch_claims`]).
-    pub fn seen(&mut self, instance: &str, node: &str, alive: bool) {
-        if node != self.me {
+    /// Records another node's claim (events from [`watch_claims`]). Returns
+    /// whether it can change what this node holds: a claim of another node
+    /// on this node's aspect. Our own claims and other aspects' (a thousand
+    /// robots' drive and odometry claims seen by a laser node) cannot, and
+    /// need no rebuild.
+    pub fn seen(&mut self, instance: &str, node: &str, alive: bool) -> bool {
+        let relevant = node != self.me && instance.rsplit('/').next() == Some(self.aspect.as_str());
+        if relevant {
             self.book.seen(instance, node, alive);
         }
+        relevant
     }
 
     /// Loads every current claim (call before the first [`Claims::sync`]).
     pub async fn load(&mut self, session: &zenoh::Session, keys: &crate::Keys) {
         let all = format!("{}/**", keys.claims_prefix());
-        if let Ok(replies) = session.liveliness().get(all).timeout(std::time::Duration::from_secs(2)).await {
-            while let Ok(reply) = replies.recv_async().await {
-                if let Some((instance, node)) = reply.result().ok().and_then(|s| claim_of(keys, s.key_expr().as_str()))
-                {
+        match live_tokens(session, all, std::time::Duration::from_secs(2)).await {
+            Ok(tokens) => {
+                for (instance, node) in tokens.iter().filter_map(|key| claim_of(keys, key)) {
                     self.seen(&instance, &node, true);
                 }
             }
+            Err(e) => tracing::warn!("cannot load the current claims: {e}"),
         }
     }
 
@@ -240,10 +246,11 @@ impl Claims {
     /// no longer wanted. Returns whether the held set changed.
     pub async fn sync(&mut self, session: &zenoh::Session, keys: &crate::Keys, wanted: &[String]) -> bool {
         let mut changed = false;
+        let wanted_set: std::collections::BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
         let held: Vec<String> = self.held.keys().cloned().collect();
         for instance in held {
             let yield_now = self.book.must_yield(&instance, &self.me);
-            if yield_now || !wanted.contains(&instance) {
+            if yield_now || !wanted_set.contains(instance.as_str()) {
                 if yield_now {
                     tracing::warn!(
                         "{instance} is also claimed by {}; leaving it to them and standing by",
@@ -279,7 +286,7 @@ impl Claims {
                 Err(e) => tracing::warn!("cannot claim {instance}: {e}"),
             }
         }
-        self.waiting.retain(|i| wanted.contains(i));
+        self.waiting.retain(|i| wanted_set.contains(i.as_str()));
         changed
     }
 
@@ -287,6 +294,36 @@ impl Claims {
     pub fn holds(&self, instance: &str) -> bool {
         self.held.contains_key(instance)
     }
+}
+
+/// The keys of every live liveliness token matching `key_expr`, however
+/// many. A liveliness query's default handler holds 256 replies, and the
+/// replies for tokens the session already knows are delivered inside the
+/// `get` call itself: with more than 256 (a thousand robots' claims) the call
+/// would block forever on its own full channel. Hence a callback into an
+/// unbounded channel, which closes when the query ends.
+pub async fn live_tokens(
+    session: &zenoh::Session,
+    key_expr: String,
+    timeout: std::time::Duration,
+) -> Result<Vec<String>, String> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    session
+        .liveliness()
+        .get(&key_expr)
+        .timeout(timeout)
+        .callback(move |reply| {
+            if let Ok(sample) = reply.result() {
+                let _ = tx.send(sample.key_expr().as_str().to_string());
+            }
+        })
+        .await
+        .map_err(|e| format!("liveliness query {key_expr}: {e}"))?;
+    let mut keys = Vec::new();
+    while let Some(key) = rx.recv().await {
+        keys.push(key);
+    }
+    Ok(keys)
 }
 
 /// Watches every claim of the simulation, forwarding (instance, node, alive).
@@ -319,6 +356,15 @@ mod claim_tests {
         assert!(!book.must_yield("r/laser/laser", "laser-0"), "a lower id keeps it");
         book.seen("r/laser/laser", "laser-a", false);
         assert!(book.may_claim("r/laser/laser", "laser-b"), "a is gone: b takes over");
+    }
+
+    #[test]
+    fn only_other_nodes_claims_on_our_aspect_matter() {
+        let mut claims = Claims::new("laser-b", "laser");
+        assert!(claims.seen("r/laser/laser", "laser-a", true), "another laser node: may change what we hold");
+        assert!(!claims.seen("r/drive/odom", "odom-a", true), "another aspect: no rebuild");
+        assert!(!claims.seen("r/laser/laser", "laser-b", true), "our own claim echoed back");
+        assert!(!claims.holds("r/laser/laser"));
     }
 
     #[test]

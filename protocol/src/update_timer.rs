@@ -46,6 +46,18 @@ impl UpdateTimer {
         true
     }
 
+    /// How many steps after the one at `now_ns` until the next update is due
+    /// (1: the next step may be), so that a lockstep node can report the
+    /// steps in between done at once. `u64::MAX` for a rate that never fires.
+    pub fn steps_until_due(&self, now_ns: u64, step_ns: u64) -> u64 {
+        match (self.period_ns, self.next_due_ns) {
+            (Some(u64::MAX), _) => u64::MAX,
+            (None, _) | (_, None) => 1,
+            // The smallest d ≥ 1 with now + d·step + step/2 ≥ due (see check).
+            (Some(_), Some(due)) => due.saturating_sub(now_ns + step_ns / 2).div_ceil(step_ns.max(1)).max(1),
+        }
+    }
+
     /// Forget the schedule (world reset or time jump backwards).
     pub fn reset(&mut self) {
         self.next_due_ns = None;
@@ -78,5 +90,24 @@ mod tests {
     #[test]
     fn rate_faster_than_the_step_runs_every_step() {
         assert_eq!(count(5000.0, 5_000_000, 50), 50);
+    }
+
+    #[test]
+    fn steps_until_due_predicts_the_next_update() {
+        for (rate, step_ns) in
+            [(10.0, 5_000_000), (50.0, 5_000_000), (10.0, 3_000_000), (7.3, 1_000_000), (5000.0, 5_000_000)]
+        {
+            let mut timer = UpdateTimer::new(rate);
+            let mut predicted = Some(0);
+            for k in 0..5000u64 {
+                let fired = timer.check(k * step_ns, step_ns);
+                assert_eq!(fired, predicted == Some(k), "{rate} Hz, step {step_ns} ns, at step {k}");
+                // Predicted after every step, whether it fired or not.
+                predicted = Some(k + timer.steps_until_due(k * step_ns, step_ns));
+            }
+        }
+        assert_eq!(UpdateTimer::new(10.0).steps_until_due(0, 5_000_000), 1, "not started: due at once");
+        assert_eq!(UpdateTimer::new(0.0).steps_until_due(0, 5_000_000), u64::MAX);
+        assert_eq!(UpdateTimer::new(f64::INFINITY).steps_until_due(0, 5_000_000), 1);
     }
 }

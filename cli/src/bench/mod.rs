@@ -45,6 +45,10 @@ pub struct BenchArgs {
     /// Give up after this many wall seconds.
     #[arg(long = "timeout", value_name = "SECONDS", default_value_t = 900.0)]
     timeout_s: f64,
+    /// Laser processes, each serving a shard of the robots (`--shard i/n`),
+    /// so that ray casting can use more than one core.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    laser_shards: u64,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     json: bool,
@@ -93,9 +97,11 @@ pub struct Report {
     pub wall_seconds: f64,
     /// Real-time factor: sim seconds per wall second.
     pub rtf: f64,
+    /// Laser processes (shards).
+    pub laser_shards: u64,
     /// Laser beams cast per wall second.
     pub beams_per_s: f64,
-    /// Laser beams cast per CPU second of the laser process.
+    /// Laser beams cast per CPU second of the laser processes.
     pub beams_per_s_per_core: f64,
     /// Peak resident memory of the world process divided by its robots, bytes.
     pub world_memory_per_robot_bytes: u64,
@@ -187,19 +193,27 @@ async fn measure(
         "--clock".into(),
         clock.to_string(),
     ];
-    if clock == ClockMode::Lockstep {
-        world_args.push("--start-paused".into());
-    }
+    // Paused until every node is up, in both modes: otherwise a fast world
+    // runs thousands of steps ahead while the nodes are still starting.
+    world_args.push("--start-paused".into());
     let node = vec!["--sim".to_string(), sim.clone(), "--connect".into(), endpoint.clone()];
     let mut children = Children(vec![spawn("world", "flotilla-world", &world_args)?]);
-    let mut roles = vec!["drive", "odom"];
-    if generated.beams_per_scan > 0 {
-        roles.extend(["laser", "wander"]);
-    }
-    for role in &roles {
+    for role in ["drive", "odom"] {
         children.0.push(spawn(role, &format!("flotilla-{role}"), &node)?);
     }
-    let lockstep_participants = if generated.beams_per_scan > 0 { 3 } else { 2 };
+    let mut lockstep_participants = 2;
+    if generated.beams_per_scan > 0 {
+        let shards = args.laser_shards;
+        for i in 0..shards {
+            let (name, mut laser_args) = (laser_process_name(i, shards), node.clone());
+            if shards > 1 {
+                laser_args.extend(["--shard".to_string(), format!("{i}/{shards}")]);
+            }
+            children.0.push(spawn(&name, "flotilla-laser", &laser_args)?);
+        }
+        children.0.push(spawn("wander", "flotilla-wander", &node)?);
+        lockstep_participants += shards as usize;
+    }
 
     let zenoh = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };
     let session = zenoh::open(zenoh.zenoh_config(Role::Node).map_err(anyhow::Error::msg)?)
@@ -264,23 +278,23 @@ async fn measure(
         }
         Ok(())
     };
-    // Every plugin instance claimed (and, in lockstep, every node in the barrier).
+    // Every plugin instance claimed and every node in the barrier (which
+    // paces fast mode too, as flow control).
     loop {
         check(&mut children)?;
-        let ready = status.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|s| {
-            s.unclaimed_count == 0
-                && (clock != ClockMode::Lockstep || s.lockstep_participants as usize >= lockstep_participants)
-        });
+        let ready = status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|s| s.unclaimed_count == 0 && s.lockstep_participants as usize >= lockstep_participants);
         if ready {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    if clock == ClockMode::Lockstep {
-        call_control(&session, &keys, "resume", &ControlRequest::Resume, Duration::from_secs(10))
-            .await
-            .map_err(|e| anyhow::anyhow!("resuming the world: {e}"))?;
-    }
+    call_control(&session, &keys, "resume", &ControlRequest::Resume, Duration::from_secs(10))
+        .await
+        .map_err(|e| anyhow::anyhow!("resuming the world: {e}"))?;
     let warmup_ns = (args.warmup_s * 1e9) as u64;
     while sim_ns.load(Ordering::Relaxed) < warmup_ns {
         check(&mut children)?;
@@ -334,7 +348,7 @@ async fn measure(
         .collect();
     let scans = traffic.iter().find(|t| t.key == "scan").map(|t| t.msgs_per_s * wall).unwrap_or(0.0);
     let beams = scans * generated.beams_per_scan as f64;
-    let laser_cpu = processes.iter().find(|p| p.name == "laser").map(|p| p.cpu_s).unwrap_or(0.0);
+    let laser_cpu: f64 = processes.iter().filter(|p| p.name.starts_with("laser")).map(|p| p.cpu_s).sum();
     let world_peak = processes.iter().find(|p| p.name == "world").map(|p| p.peak_rss_bytes).unwrap_or(0);
     Ok(Report {
         scenario: args.scenario.to_string(),
@@ -343,6 +357,7 @@ async fn measure(
         sim_seconds: sim_s,
         wall_seconds: wall,
         rtf: sim_s / wall,
+        laser_shards: if generated.beams_per_scan > 0 { args.laser_shards } else { 0 },
         beams_per_s: beams / wall,
         beams_per_s_per_core: if laser_cpu > 0.0 { beams / laser_cpu } else { 0.0 },
         world_memory_per_robot_bytes: world_peak / generated.robots.max(1) as u64,
@@ -354,6 +369,15 @@ async fn measure(
     })
 }
 
+/// `laser` alone, `laser.0` … `laser.{n-1}` when sharded.
+fn laser_process_name(shard: u64, shards: u64) -> String {
+    if shards == 1 {
+        "laser".to_string()
+    } else {
+        format!("laser.{shard}")
+    }
+}
+
 fn print_report(r: &Report, dir: &std::path::Path) {
     println!(
         "{} ({} robots), clock {}: {:.2} sim s in {:.2} wall s = {:.2}× real time on {} CPUs",
@@ -361,9 +385,11 @@ fn print_report(r: &Report, dir: &std::path::Path) {
     );
     if r.beams_per_s > 0.0 {
         println!(
-            "laser: {:.2} M beams/s, {:.2} M beams/s per laser-process core",
+            "laser: {:.2} M beams/s, {:.2} M beams/s per laser-process core ({} laser process{})",
             r.beams_per_s / 1e6,
-            r.beams_per_s_per_core / 1e6
+            r.beams_per_s_per_core / 1e6,
+            r.laser_shards,
+            if r.laser_shards == 1 { "" } else { "es" }
         );
     }
     println!("world memory per robot: {:.3} MB (peak RSS / robots)", r.world_memory_per_robot_bytes as f64 / 1e6);

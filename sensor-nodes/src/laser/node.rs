@@ -68,6 +68,11 @@ impl PluginServer for LaserServer {
         *self = LaserServer::default();
     }
 
+    fn steps_without_output(&self, state: &WorldState) -> u64 {
+        let until_due = self.instances.iter().map(|i| i.laser.steps_until_due(state.time.nanos, state.step_ns));
+        until_due.min().unwrap_or(u64::MAX) - 1
+    }
+
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let Some(scene) = &mut self.scene else { return };
         scene.update(state);

@@ -68,6 +68,11 @@ impl Odom {
         &self.config
     }
 
+    /// Steps after the one at `now_ns` until the next update is due.
+    pub fn steps_until_due(&self, now_ns: u64, step_ns: u64) -> u64 {
+        self.timer.steps_until_due(now_ns, step_ns)
+    }
+
     /// Whether an update is due at this step (marks it taken).
     pub fn due(&mut self, now_ns: u64, step_ns: u64) -> bool {
         self.timer.check(now_ns, step_ns)

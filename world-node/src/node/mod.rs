@@ -123,12 +123,21 @@ pub async fn run(
         .context("declaring the world's liveliness token")?;
 
     let _actuation = {
-        let shared = shared.clone();
+        let (shared, wake) = (shared.clone(), wake.clone());
         let bad = BadMessages::new(keys.actuation_all());
         session
             .declare_subscriber(keys.actuation_all())
             .callback(move |sample| match decode::<Actuation>(&sample.payload().to_bytes()) {
-                Ok(actuation) => lock(&shared).inbox.push(actuation),
+                Ok(actuation) => {
+                    let mut s = lock(&shared);
+                    // A drive's actuation for step k is also its lockstep
+                    // report for k: one message on the barrier's critical
+                    // path per step instead of two.
+                    s.barrier.done(&actuation.node, actuation.step);
+                    s.inbox.push(actuation);
+                    drop(s);
+                    wake.notify_one();
+                }
                 Err(e) => bad.record(&e),
             })
             .await
@@ -377,8 +386,19 @@ pub async fn run(
         let ready = if !may_step {
             false
         } else {
-            // Lockstep: every participant must be done with the last state.
-            let barrier_ok = mode != ClockMode::Lockstep || barrier_clear(&shared, state.step, &config, &mut waiting);
+            let barrier_ok = match mode {
+                // Lockstep: every participant must be done with the last state.
+                ClockMode::Lockstep => barrier_clear(&shared, state.step, &config, config.stall_policy, &mut waiting),
+                // Fast: flow control only. Nodes that fall more than
+                // FAST_MAX_LEAD_STEPS behind would otherwise queue states
+                // without bound (memory) and spend their CPU on states long
+                // gone; one that stops answering is dropped, never waited for.
+                ClockMode::Fast => match state.step.checked_sub(FAST_MAX_LEAD_STEPS) {
+                    Some(behind) => barrier_clear(&shared, behind, &config, StallPolicy::Drop, &mut waiting),
+                    None => true,
+                },
+                ClockMode::Realtime | ClockMode::External => true,
+            };
             // `step N` while paused steps at once in every mode.
             let stepping_by_hand = paused && pending > 0;
             barrier_ok
@@ -480,10 +500,17 @@ pub async fn run(
 /// Whether every lockstep participant is done with `step`; reports (and, by
 /// policy, drops) participants that stall past the timeout.
 /// `waiting` remembers since when the world waits for which step.
+/// How many steps the world may run ahead of the slowest lockstep
+/// participant in fast mode (0.5 s of sim time at 200 Hz).
+pub const FAST_MAX_LEAD_STEPS: u64 = 100;
+
+/// Whether every participant is done with `step`; one that has not answered
+/// for the lockstep timeout is reported, and dropped under `policy`.
 fn barrier_clear(
     shared: &Mutex<Shared>,
     step: u64,
     config: &WorldNodeConfig,
+    policy: StallPolicy,
     waiting: &mut Option<(u64, Instant)>,
 ) -> bool {
     let mut s = lock(shared);
@@ -501,7 +528,7 @@ fn barrier_clear(
         }
     };
     if now.duration_since(since) >= config.lockstep_timeout {
-        match config.stall_policy {
+        match policy {
             StallPolicy::Wait => tracing::warn!(
                 "lockstep: step {step}: still waiting for {} after {:?}",
                 pending.join(", "),
