@@ -5,11 +5,12 @@
 //! for step k+1. `cmd_vel` arrives as CDR `geometry_msgs/Twist` or
 //! `TwistStamped` on the model-namespaced ROS key.
 //!
-//! Outside lockstep, a plain `Twist` is not held until the next state: the
-//! drive redoes its last step with it and publishes that body's actuation at
-//! once, so the world applies it at its very next step (one step of latency
-//! instead of two). In lockstep, commands only take effect at states, which
-//! keeps runs independent of message timing.
+//! In realtime and external clock modes, a plain `Twist` is not held until
+//! the next state: the drive redoes its last step with it and publishes that
+//! body's actuation at once, so the world applies it at its very next step
+//! (one step of latency instead of two). In lockstep, commands only take
+//! effect at states, which keeps runs independent of message timing; in fast
+//! mode too, as there is no wall-clock latency to save.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -131,7 +132,11 @@ pub async fn run(
         match input {
             Input::Command { instance, forward_mps, yaw_rate_radps, stamp_ns } => {
                 let Some(i) = instances.get_mut(&instance) else { continue };
-                let at_once = stamp_ns.is_none() && clock.is_some_and(|c| c != ClockMode::Lockstep);
+                // Only where wall time matters: in fast mode the world is
+                // steps ahead anyway, and one actuation per command (a
+                // thousand robots' controllers) would only add traffic.
+                let at_once =
+                    stamp_ns.is_none() && clock.is_some_and(|c| matches!(c, ClockMode::Realtime | ClockMode::External));
                 match (at_once, last_step) {
                     (true, Some(step)) => {
                         let Some(out) = i.drive.command_now(forward_mps, yaw_rate_radps) else { continue };

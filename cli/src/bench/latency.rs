@@ -35,14 +35,24 @@ struct Pending {
     sent: Instant,
 }
 
+/// Where in the step the `i`-th command falls, as a fraction of it: the
+/// golden-ratio sequence, so that commands sample every phase evenly. With a
+/// period that is a whole number of steps, commands would otherwise all land
+/// at the same point of the step, and the figures would depend on where.
+pub fn phase(i: usize) -> f64 {
+    (i as f64 * 0.618_033_988_749_895).fract()
+}
+
 /// Sends `samples` commands alternating between 0 and 0.5 m/s, one every
-/// `period`, to `cmd_vel_key`, and times each until `odom_key` shows it.
+/// `period` plus a fraction of `step` (see [`phase`]), to `cmd_vel_key`, and
+/// times each until `odom_key` shows it.
 pub async fn measure(
     session: &zenoh::Session,
     cmd_vel_key: &str,
     odom_key: &str,
     samples: usize,
     period: Duration,
+    step: Duration,
 ) -> anyhow::Result<Latency> {
     const SPEED_MPS: f64 = 0.5;
     const TOLERANCE_MPS: f64 = 1e-6;
@@ -68,16 +78,17 @@ pub async fn measure(
             .map_err(|e| anyhow::anyhow!("{e}"))?
     };
     let publisher = session.declare_publisher(cmd_vel_key.to_string()).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut ticker = tokio::time::interval(period);
+    let start = tokio::time::Instant::now();
     for i in 0..samples {
-        ticker.tick().await;
+        let due = start + period * (i as u32 + 1) + step.mul_f64(phase(i));
+        tokio::time::sleep_until(due).await;
         let speed_mps = if i % 2 == 0 { SPEED_MPS } else { 0.0 };
         let twist = Twist { linear: Vector3 { x: speed_mps, y: 0.0, z: 0.0 }, angular: Vector3::default() };
         let payload = ros::encode(&twist);
         *pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(Pending { speed_mps, sent: Instant::now() });
         publisher.put(payload).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    ticker.tick().await;
+    tokio::time::sleep(period).await;
     let mut values = measured.lock().unwrap_or_else(|e| e.into_inner()).clone();
     values.sort_by(f64::total_cmp);
     Ok(Latency {
@@ -90,7 +101,16 @@ pub async fn measure(
 
 #[cfg(test)]
 mod tests {
-    use super::quantile;
+    use super::{phase, quantile};
+
+    #[test]
+    fn command_phases_cover_the_step_evenly() {
+        let mut tenths = [0; 10];
+        for i in 0..200 {
+            tenths[(phase(i) * 10.0) as usize] += 1;
+        }
+        assert!(tenths.iter().all(|&n| (18..=22).contains(&n)), "{tenths:?}");
+    }
 
     #[test]
     fn nearest_rank_quantiles() {

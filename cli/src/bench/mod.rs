@@ -313,7 +313,8 @@ async fn measure(
         let samples = ((args.duration_s / period.as_secs_f64()) as usize).max(10);
         let cmd_vel = keys.ros("/robot1/cmd_vel");
         let odometry = keys.ros("/robot1/odometry/filtered");
-        Some(latency::measure(&session, &cmd_vel, &odometry, samples, period).await?)
+        let step = Duration::from_nanos(description.step_ns);
+        Some(latency::measure(&session, &cmd_vel, &odometry, samples, period, step).await?)
     } else {
         let target = sim_0 + (args.duration_s * 1e9) as u64;
         while sim_ns.load(Ordering::Relaxed) < target {
