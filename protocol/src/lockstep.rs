@@ -6,7 +6,10 @@
 //! commands for the next step; a sensor: every output due at that step; a
 //! controller: its commands). In lockstep mode the world publishes state k+1
 //! only after every live participant has reported step k. A participant whose
-//! token disappears leaves the barrier.
+//! token disappears leaves the barrier. A report may run ahead: a sensor with
+//! nothing due until step k+19 reports k+19 as soon as it is done with k. In
+//! fast mode the same reports are the world's flow control: it stays at most
+//! [`FAST_MAX_LEAD_STEPS`] ahead of them.
 //!
 //! On the wire a `StepDone` is 10 bytes: the schema version as a little-endian
 //! u16, then the step as a little-endian u64 (Python:
@@ -15,6 +18,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::codec::WireMessage;
+
+/// How many steps the world may run ahead of the slowest lockstep
+/// participant in fast mode (0.5 s of sim time at 200 Hz): flow control, so
+/// that nodes never queue states without bound.
+pub const FAST_MAX_LEAD_STEPS: u64 = 100;
 
 /// "I am done with step `step`."
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -83,3 +83,55 @@ async fn the_world_reports_instances_no_node_serves() {
     assert_eq!(laser_served.unclaimed, ["robot/drive/drive", "robot/drive/odom"]);
     wait_for_log(&sim, "world", "served by no node").await;
 }
+
+/// A node starting among a thousand robots' claims loads them all. (Zenoh
+/// answers a liveliness query about tokens the session already knows inside
+/// the `get` call; with its default 256-reply handler, more than 256 blocked
+/// that call forever, and no laser ever started in warehouse-1000.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_claims_load_without_blocking() {
+    const CLAIMS: usize = 1000;
+    let world = common::config("tests/room/world.yaml");
+    let mut sim = Sim::start("claims-many", &world, &[], &[]).await;
+    let prefix = sim.keys.claims_prefix();
+    let mut tokens = Vec::new();
+    for i in 0..CLAIMS {
+        let key = format!("{prefix}/robot{i}/laser/laser/laser-elsewhere");
+        tokens.push(sim.session.liveliness().declare_token(key).await.unwrap());
+    }
+
+    // A node's session watches the claims (as every node does) before it loads them.
+    let node = common::connect(&sim.endpoint).await;
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = seen.clone();
+    let watch = flotilla_protocol::node_kit::watch_tokens(&node, format!("{prefix}/**"), move |_, alive| {
+        if alive {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    })
+    .await
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    while seen.load(std::sync::atomic::Ordering::Relaxed) < CLAIMS {
+        assert!(tokio::time::Instant::now() < deadline, "the watcher saw only {seen:?} claims");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // On a thread of its own: a query that blocks its thread (and the node's
+    // session with it) must fail the test by the timeout, not hang it.
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let query = flotilla_protocol::node_kit::live_tokens(&node, format!("{prefix}/**"), Duration::from_secs(2));
+        let _ = done_tx.send(runtime.block_on(query));
+    });
+    let Ok(found) = done_rx.recv_timeout(T) else {
+        // The stuck query holds Zenoh's process-wide state: closing any
+        // session or undeclaring anything now would wait for ever.
+        sim.kill("world");
+        std::mem::forget((watch, tokens, sim));
+        panic!("the liveliness query never returned");
+    };
+    let found = found.unwrap();
+    assert_eq!(found.len(), CLAIMS);
+}

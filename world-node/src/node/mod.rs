@@ -21,7 +21,7 @@ use flotilla_protocol::codec::{decode, encode};
 use flotilla_protocol::control::{ClockMode, ControlRequest};
 use flotilla_protocol::drive_to_world::Actuation;
 use flotilla_protocol::health::BadMessages;
-use flotilla_protocol::lockstep::StepDone;
+use flotilla_protocol::lockstep::{StepDone, FAST_MAX_LEAD_STEPS};
 use flotilla_protocol::node_kit::{claim_of, watch_tokens};
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
@@ -500,10 +500,6 @@ pub async fn run(
 /// Whether every lockstep participant is done with `step`; reports (and, by
 /// policy, drops) participants that stall past the timeout.
 /// `waiting` remembers since when the world waits for which step.
-/// How many steps the world may run ahead of the slowest lockstep
-/// participant in fast mode (0.5 s of sim time at 200 Hz).
-pub const FAST_MAX_LEAD_STEPS: u64 = 100;
-
 /// Whether every participant is done with `step`; one that has not answered
 /// for the lockstep timeout is reported, and dropped under `policy`.
 fn barrier_clear(
