@@ -25,7 +25,10 @@ pub struct SegmentGrid {
     cols: usize,
     rows: usize,
     cell_start: Vec<u32>,
-    cell_items: Vec<u32>,
+    /// The segments of each cell, copied in cell order: a walk reads one
+    /// cell's segments from consecutive memory instead of chasing indices
+    /// across the whole list (a segment crossing k cells is stored k times).
+    cell_segments: Vec<Segment>,
     /// Chebyshev distance in cells to the nearest cell with a segment (0 for
     /// such cells), capped at [`MAX_CLEARANCE_CELLS`].
     clearance: Vec<u8>,
@@ -84,7 +87,7 @@ impl SegmentGrid {
             cols,
             rows,
             cell_start: Vec::new(),
-            cell_items: Vec::new(),
+            cell_segments: Vec::new(),
             clearance: Vec::new(),
         };
         grid.bucket();
@@ -142,7 +145,7 @@ impl SegmentGrid {
             fill[cell as usize] += 1;
         }
         self.cell_start = start;
-        self.cell_items = items;
+        self.cell_segments = items.iter().map(|&i| self.segments[i as usize]).collect();
     }
 
     /// A world point in cell units from the grid origin.
@@ -164,7 +167,8 @@ impl SegmentGrid {
     /// Bytes held by the grid (segments, cells and clearance).
     pub fn heap_bytes(&self) -> usize {
         self.segments.len() * std::mem::size_of::<Segment>()
-            + (self.cell_start.len() + self.cell_items.len()) * 4
+            + self.cell_start.len() * 4
+            + self.cell_segments.len() * std::mem::size_of::<Segment>()
             + self.clearance.len()
     }
 
@@ -183,8 +187,7 @@ impl SegmentGrid {
         let clearance = self.clearance[index];
         if clearance == 0 {
             let (s, e) = (self.cell_start[index] as usize, self.cell_start[index + 1] as usize);
-            for &i in &self.cell_items[s..e] {
-                let segment = self.segments[i as usize];
+            for segment in &self.cell_segments[s..e] {
                 if segment.layers & layers == 0 {
                     continue;
                 }
