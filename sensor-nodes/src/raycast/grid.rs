@@ -8,8 +8,14 @@
 //! skipping of voxel ray marching). Only cells that hold segments are tested,
 //! exactly, so ranges equal a test of every segment. In an office a beam
 //! takes a few leaps through a room and a few cell steps at the wall.
+//!
+//! A square is as narrow as the nearest wall, which along a corridor makes
+//! for many short leaps. So every cell also knows how far its square's band
+//! (the rows, or columns, the square spans) stays empty in each of the four
+//! axis directions, and a beam leaps to where it leaves the longer of the two
+//! bands ahead of it: a beam down a corridor crosses it in one leap.
 
-use super::{ray_edge, Hit, Vec2};
+use super::{ray_edge, ray_edge_fraction, Hit, Vec2};
 
 /// Clearance is stored in a byte; farther than this counts as this far.
 const MAX_CLEARANCE_CELLS: u8 = u8::MAX;
@@ -29,9 +35,20 @@ pub struct SegmentGrid {
     /// cell's segments from consecutive memory instead of chasing indices
     /// across the whole list (a segment crossing k cells is stored k times).
     cell_segments: Vec<Segment>,
-    /// Chebyshev distance in cells to the nearest cell with a segment (0 for
-    /// such cells), capped at [`MAX_CLEARANCE_CELLS`].
-    clearance: Vec<u8>,
+    /// The empty space around each cell.
+    free: Vec<Free>,
+}
+
+/// The empty space around one cell, in cells.
+#[derive(Debug, Clone, Copy, Default)]
+struct Free {
+    /// Chebyshev distance to the nearest cell with a segment (0 for such
+    /// cells), capped at [`MAX_CLEARANCE_CELLS`]: the square of half-width
+    /// `clearance − 1` around the cell is empty.
+    clearance: u8,
+    /// How far that square's band stays empty beyond the cell towards +x,
+    /// −x, +y and −y (at least the square's half-width; capped at 255).
+    band_reach: [u8; 4],
 }
 
 /// A two-sided wall segment from `a` to `a + edge`, and the layers it
@@ -88,10 +105,18 @@ impl SegmentGrid {
             rows,
             cell_start: Vec::new(),
             cell_segments: Vec::new(),
-            clearance: Vec::new(),
+            free: Vec::new(),
         };
         grid.bucket();
-        grid.clearance = chebyshev_clearance(&grid.cell_start, cols, rows);
+        let occupied: Vec<bool> = grid.cell_start.windows(2).map(|w| w[1] > w[0]).collect();
+        let clearance = chebyshev_clearance(&occupied, cols, rows);
+        let reach: Vec<Vec<u8>> = [(0, true), (0, false), (1, true), (1, false)]
+            .into_iter()
+            .map(|(axis, forward)| band_reach(&occupied, &clearance, cols, rows, axis, forward))
+            .collect();
+        grid.free = (0..cols * rows)
+            .map(|i| Free { clearance: clearance[i], band_reach: [reach[0][i], reach[1][i], reach[2][i], reach[3][i]] })
+            .collect();
         grid
     }
 
@@ -169,42 +194,41 @@ impl SegmentGrid {
         self.segments.len() * std::mem::size_of::<Segment>()
             + self.cell_start.len() * 4
             + self.cell_segments.len() * std::mem::size_of::<Segment>()
-            + self.clearance.len()
+            + self.free.len() * std::mem::size_of::<Free>()
     }
 
     /// The nearest segment on `layers` hit by the unit ray within `max_m`.
     pub fn cast(&self, origin: Vec2, dir: Vec2, max_m: f64, layers: u16) -> Option<Hit> {
         let mut walk = Walk::new(self, origin, dir, 0.0, max_m)?;
-        while self.step(&mut walk, max_m, layers) {}
+        while self.step(&mut walk, layers) {}
         walk.hit(max_m)
     }
 
     /// One cell (or one leap over empty cells) of a walk; false once its
     /// nearest hit is known.
     #[inline]
-    fn step(&self, walk: &mut Walk, max_m: f64, layers: u16) -> bool {
+    fn step(&self, walk: &mut Walk, layers: u16) -> bool {
         let index = walk.ray.index(self.cols);
-        let clearance = self.clearance[index];
-        if clearance == 0 {
+        let free = self.free[index];
+        if free.clearance == 0 {
             let (s, e) = (self.cell_start[index] as usize, self.cell_start[index + 1] as usize);
             for segment in &self.cell_segments[s..e] {
                 if segment.layers & layers == 0 {
                     continue;
                 }
-                let limit = walk.best.distance_m.min(max_m);
-                if let Some(t) = ray_edge(walk.origin, walk.dir, segment.a, segment.edge, limit) {
-                    if t < walk.best.distance_m {
-                        walk.best = Hit { distance_m: t, layers: segment.layers };
-                    }
+                // Only hits no farther than the nearest so far get through.
+                let (num, den) = walk.nearest;
+                if let Some(nearest) = ray_edge_fraction(walk.origin, walk.dir, segment.a, segment.edge, num, den) {
+                    walk.nearest = nearest;
+                    walk.layers = segment.layers;
                 }
             }
         }
-        // The square of empty cells around this one that the ray may cross
-        // in one leap (this cell alone when it holds segments).
-        let reach = i64::from(clearance.saturating_sub(1));
-        let (axis, t) = walk.ray.exit(reach);
-        // A hit before the ray leaves the square cannot be beaten later.
-        walk.best.distance_m > t && walk.ray.leap(axis, t, reach)
+        // The empty cells around this one that the ray may cross in one
+        // leap (this cell alone when it holds segments).
+        let (rect, axis, t) = walk.ray.farthest_band(free, 0);
+        // A hit before the ray leaves them cannot be beaten later.
+        walk.nearest.0 > t * walk.nearest.1 && walk.ray.leap(axis, t, rect)
     }
 
     /// Casts a fan of unit rays from one origin (as a laser's beams, in
@@ -213,7 +237,7 @@ impl SegmentGrid {
     ///
     /// Beams go in bundles of [`BUNDLE_BEAMS`]: the bundle's middle ray leaps
     /// through empty cells as long as the whole wedge around it stays inside
-    /// empty squares, so open floor is crossed once per bundle. From where
+    /// empty bands, so open floor is crossed once per bundle. From where
     /// the wedge is stopped each beam walks on alone, a few beams at a time.
     /// (Splitting stopped wedges into narrower ones was tried: the extra
     /// wedge walks cost more than they saved.)
@@ -228,7 +252,7 @@ impl SegmentGrid {
 
     /// How far every ray of `bundle` is sure to meet no segment, m: the
     /// distance the wedge around the bundle's middle ray advances through
-    /// empty squares shrunk by the wedge's half-width.
+    /// empty bands shrunk by the wedge's half-width.
     fn free_wedge(&self, origin: Vec2, bundle: &[Vec2], max_m: f64) -> f64 {
         let (first, last) = (bundle[0], bundle[bundle.len() - 1]);
         let middle = [first[0] + last[0], first[1] + last[1]];
@@ -241,7 +265,7 @@ impl SegmentGrid {
         let spread =
             bundle.iter().map(|d| (d[0] - middle[0]).powi(2) + (d[1] - middle[1]).powi(2)).fold(0.0, f64::max).sqrt();
         // From outside the grid the beams enter it at different distances,
-        // none of them covered by the middle ray's squares: no wedge.
+        // none of them covered by the middle ray's bands: no wedge.
         let local = self.to_cells(origin);
         if local[0] < 0.0 || local[1] < 0.0 || local[0] >= self.cols as f64 || local[1] >= self.rows as f64 {
             return 0.0;
@@ -251,17 +275,20 @@ impl SegmentGrid {
         };
         let mut free_m = 0.0;
         loop {
-            let clearance = i64::from(self.clearance[ray.index(self.cols)]);
-            // Within this cell's empty square, a leap of the shrunk square
-            // ends at most this far along the ray.
-            let farthest_m = free_m + (2 * clearance) as f64 * std::f64::consts::SQRT_2 * self.cell_m;
-            let margin = (spread * farthest_m / self.cell_m).ceil() as i64;
-            let reach = clearance - 1 - margin;
-            if reach < 0 {
+            let free = self.free[ray.index(self.cols)];
+            if free.clearance == 0 {
                 return free_m;
             }
-            let (axis, t) = ray.exit(reach);
-            if !ray.leap(axis, t, reach) {
+            // The middle ray leaves this cell's empty bands at most this far
+            // along; within that distance every beam stays within `margin`
+            // cells of it, so the bands shrunk by the margin are safe.
+            let (_, _, farthest_m) = ray.farthest_band(free, 0);
+            let margin = (spread * farthest_m.min(max_m) / self.cell_m).ceil() as i64;
+            if margin >= i64::from(free.clearance) {
+                return free_m;
+            }
+            let (rect, axis, t) = ray.farthest_band(free, margin);
+            if !ray.leap(axis, t, rect) {
                 return free_m;
             }
             free_m = t;
@@ -320,7 +347,7 @@ impl FanCast<'_> {
             for lane in &mut lanes {
                 if let Some((i, walk)) = lane {
                     busy = true;
-                    if !self.grid.step(walk, self.max_m, self.layers) {
+                    if !self.grid.step(walk, self.layers) {
                         let hit = walk.hit(self.max_m);
                         best[*i] = hit.map_or(f64::INFINITY, |h| h.distance_m);
                         bits[*i] = hit.map_or(0, |h| h.layers);
@@ -343,17 +370,22 @@ struct Walk {
     ray: GridRay,
     origin: Vec2,
     dir: Vec2,
-    best: Hit,
+    /// The nearest hit so far (the range while there is none), m, as a
+    /// fraction: dividing once at the end spares a division per hit.
+    nearest: (f64, f64),
+    /// Layers of the nearest hit; 0 while there is none.
+    layers: u16,
 }
 
 impl Walk {
     fn new(grid: &SegmentGrid, origin: Vec2, dir: Vec2, from_m: f64, max_m: f64) -> Option<Walk> {
         let ray = GridRay::new(grid, origin, dir, from_m, max_m)?;
-        Some(Walk { ray, origin, dir, best: Hit { distance_m: f64::INFINITY, layers: 0 } })
+        Some(Walk { ray, origin, dir, nearest: (max_m, 1.0), layers: 0 })
     }
 
     fn hit(&self, max_m: f64) -> Option<Hit> {
-        (self.best.distance_m <= max_m).then_some(self.best)
+        let distance_m = self.nearest.0 / self.nearest.1;
+        (self.layers != 0 && distance_m <= max_m).then_some(Hit { distance_m, layers: self.layers })
     }
 }
 
@@ -366,8 +398,11 @@ struct GridRay {
     p: Vec2,
     /// Direction in cells per metre.
     d: Vec2,
-    /// 1/d (±∞ along an axis the ray does not move on).
+    /// 1/d; +∞ along an axis the ray does not move on (which then counts
+    /// as forward, so that the face ahead is never reached).
     inv: Vec2,
+    /// Whether the ray moves towards + along each axis.
+    forward: [bool; 2],
     cell: [i64; 2],
     last: [i64; 2],
     /// Where the ray leaves the grid or its range, m.
@@ -380,7 +415,7 @@ impl GridRay {
     fn new(grid: &SegmentGrid, origin: Vec2, dir: Vec2, from_m: f64, to_m: f64) -> Option<GridRay> {
         let p = grid.to_cells(origin);
         let d = [dir[0] * grid.cells_per_m, dir[1] * grid.cells_per_m];
-        let inv = [1.0 / d[0], 1.0 / d[1]];
+        let mut inv = [f64::INFINITY; 2];
         let size = [grid.cols as f64, grid.rows as f64];
         let (mut t_enter, mut t_leave) = (from_m, to_m);
         for axis in 0..2 {
@@ -389,6 +424,7 @@ impl GridRay {
                     return None;
                 }
             } else {
+                inv[axis] = 1.0 / d[axis];
                 let (t0, t1) = (-p[axis] * inv[axis], (size[axis] - p[axis]) * inv[axis]);
                 t_enter = t_enter.max(t0.min(t1));
                 t_leave = t_leave.min(t0.max(t1));
@@ -400,8 +436,10 @@ impl GridRay {
         let last = [grid.cols as i64 - 1, grid.rows as i64 - 1];
         // `as` truncates: the same as floor for the non-negative coordinates
         // inside the grid, and far cheaper than libm's floor.
-        let cell = [0, 1].map(|axis| ((p[axis] + d[axis] * t_enter) as i64).clamp(0, last[axis]));
-        Some(GridRay { p, d, inv, cell, last, t_leave })
+        let cell_x = ((p[0] + d[0] * t_enter) as i64).clamp(0, last[0]);
+        let cell_y = ((p[1] + d[1] * t_enter) as i64).clamp(0, last[1]);
+        let forward = [d[0] >= 0.0, d[1] >= 0.0];
+        Some(GridRay { p, d, inv, forward, cell: [cell_x, cell_y], last, t_leave })
     }
 
     #[inline]
@@ -409,47 +447,82 @@ impl GridRay {
         self.cell[1] as usize * cols + self.cell[0] as usize
     }
 
-    /// The axis through which, and the distance at which, the ray leaves the
-    /// square of `reach` cells around its cell.
-    #[inline]
-    fn exit(&self, reach: i64) -> (usize, f64) {
-        let t = [0, 1].map(|axis| {
-            if self.d[axis] > 0.0 {
-                ((self.cell[axis] + reach + 1) as f64 - self.p[axis]) * self.inv[axis]
-            } else if self.d[axis] < 0.0 {
-                ((self.cell[axis] - reach) as f64 - self.p[axis]) * self.inv[axis]
-            } else {
-                f64::INFINITY
-            }
-        });
-        let axis = usize::from(t[1] < t[0]);
-        (axis, t[axis])
+    /// Where the ray crosses the face ahead of it of the cells `lo..=hi`
+    /// along `axis` (which hold its cell), m.
+    #[inline(always)]
+    fn face_m(&self, axis: usize, lo: i64, hi: i64) -> f64 {
+        let face = if self.forward[axis] { hi + 1 } else { lo };
+        (face as f64 - self.p[axis]) * self.inv[axis]
     }
 
-    /// Moves to the cell just past the square's exit; false when that is
-    /// beyond the ray's range or off the grid.
-    #[inline]
-    fn leap(&mut self, axis: usize, t: f64, reach: i64) -> bool {
+    /// Of the two empty bands ahead of the ray around its cell (see
+    /// [`Free`]), each shrunk by `margin` cells on every side, the one the
+    /// ray leaves farther along: the band, the axis through which the ray
+    /// leaves it, and the distance at which it does, m. A cell holding
+    /// segments is a band of itself.
+    #[inline(always)]
+    fn farthest_band(&self, free: Free, margin: i64) -> (Rect, usize, f64) {
+        let half = i64::from(free.clearance.saturating_sub(1)) - margin;
+        let [x, y] = self.cell;
+        // The square's extent, and each band's along its own axis.
+        let square = Rect { lo: [x - half, y - half], hi: [x + half, y + half] };
+        let along = |axis: usize| {
+            let reach = (i64::from(free.band_reach[2 * axis + usize::from(!self.forward[axis])]) - margin).max(half);
+            let c = self.cell[axis];
+            if self.forward[axis] {
+                (c - half, c + reach)
+            } else {
+                (c - reach, c + half)
+            }
+        };
+        let (x_lo, x_hi) = along(0);
+        let (y_lo, y_hi) = along(1);
+        let square_x = self.face_m(0, square.lo[0], square.hi[0]);
+        let square_y = self.face_m(1, square.lo[1], square.hi[1]);
+        let band_x = self.face_m(0, x_lo, x_hi);
+        let band_y = self.face_m(1, y_lo, y_hi);
+        // The band along x is left through its far end or its sides.
+        let (leave_x, leave_y) = (band_x.min(square_y), square_x.min(band_y));
+        if leave_x >= leave_y {
+            let rect = Rect { lo: [x_lo, square.lo[1]], hi: [x_hi, square.hi[1]] };
+            (rect, usize::from(square_y < band_x), leave_x)
+        } else {
+            let rect = Rect { lo: [square.lo[0], y_lo], hi: [square.hi[0], y_hi] };
+            (rect, usize::from(band_y <= square_x), leave_y)
+        }
+    }
+
+    /// Moves to the cell just past where the ray leaves `rect` through
+    /// `axis` at `t` m; false when that is beyond the ray's range or off
+    /// the grid.
+    #[inline(always)]
+    fn leap(&mut self, axis: usize, t: f64, rect: Rect) -> bool {
         if t >= self.t_leave {
             return false;
         }
-        self.cell[axis] += if self.d[axis] > 0.0 { reach + 1 } else { -reach - 1 };
+        self.cell[axis] = if self.forward[axis] { rect.hi[axis] + 1 } else { rect.lo[axis] - 1 };
         if self.cell[axis] < 0 || self.cell[axis] > self.last[axis] {
             return false;
         }
         let other = 1 - axis;
         self.cell[other] = ((self.p[other] + self.d[other] * t) as i64)
-            .clamp(self.cell[other] - reach, self.cell[other] + reach)
+            .clamp(rect.lo[other], rect.hi[other])
             .clamp(0, self.last[other]);
         true
     }
 }
 
-/// Chebyshev distance transform of the non-empty cells: two raster passes
+/// A rectangle of cells, bounds included.
+#[derive(Debug, Clone, Copy)]
+struct Rect {
+    lo: [i64; 2],
+    hi: [i64; 2],
+}
+
+/// Chebyshev distance transform of the occupied cells: two raster passes
 /// over the 8-neighbourhood, exact for the Chebyshev metric.
-fn chebyshev_clearance(cell_start: &[u32], cols: usize, rows: usize) -> Vec<u8> {
-    let mut clearance: Vec<u8> =
-        (0..cols * rows).map(|c| if cell_start[c + 1] > cell_start[c] { 0 } else { MAX_CLEARANCE_CELLS }).collect();
+fn chebyshev_clearance(occupied: &[bool], cols: usize, rows: usize) -> Vec<u8> {
+    let mut clearance: Vec<u8> = occupied.iter().map(|&o| if o { 0 } else { MAX_CLEARANCE_CELLS }).collect();
     let at = |x: usize, y: usize| y * cols + x;
     for y in 0..rows {
         for x in 0..cols {
@@ -488,6 +561,56 @@ fn chebyshev_clearance(cell_start: &[u32], cols: usize, rows: usize) -> Vec<u8> 
         }
     }
     clearance
+}
+
+/// For every empty cell, how many cells beyond it towards `axis` (x = 0,
+/// y = 1; `forward` for the + direction) the band of its empty square (the
+/// `2·clearance − 1` rows or columns it spans) stays empty, capped at 255;
+/// at least the square's half-width. Runs of empty cells along each line
+/// first, then the least run over the band's lines from a sparse table of
+/// minima, one line of cells across at a time.
+fn band_reach(occupied: &[bool], clearance: &[u8], cols: usize, rows: usize, axis: usize, forward: bool) -> Vec<u8> {
+    const MAX_RUN: u16 = 256;
+    let (along, across) = if axis == 0 { (cols, rows) } else { (rows, cols) };
+    let index = |a: usize, b: usize| if axis == 0 { b * cols + a } else { a * cols + b };
+    // Empty cells from each cell on (itself included) until an occupied
+    // one or the grid's edge (nothing lies beyond it).
+    let mut run = vec![0u16; cols * rows];
+    for b in 0..across {
+        let mut length = 0u16;
+        for k in 0..along {
+            let a = if forward { along - 1 - k } else { k };
+            let i = index(a, b);
+            length = if occupied[i] { 0 } else { (length + 1).min(MAX_RUN) };
+            run[i] = length;
+        }
+    }
+    let levels = (usize::BITS - across.leading_zeros()) as usize;
+    let mut minima = vec![vec![0u16; across]; levels];
+    let mut reach = vec![0u8; cols * rows];
+    for a in 0..along {
+        for b in 0..across {
+            minima[0][b] = run[index(a, b)];
+        }
+        for level in 1..levels {
+            let half = 1 << (level - 1);
+            for b in 0..=across.saturating_sub(1 << level) {
+                minima[level][b] = minima[level - 1][b].min(minima[level - 1][b + half]);
+            }
+        }
+        for b in 0..across {
+            let i = index(a, b);
+            if occupied[i] {
+                continue;
+            }
+            let half = usize::from(clearance[i] - 1);
+            let (lo, hi) = (b.saturating_sub(half), (b + half).min(across - 1));
+            let level = (usize::BITS - 1 - (hi - lo + 1).leading_zeros()) as usize;
+            let least = minima[level][lo].min(minima[level][hi + 1 - (1 << level)]);
+            reach[i] = (least - 1).min(255) as u8;
+        }
+    }
+    reach
 }
 
 #[cfg(test)]
@@ -598,11 +721,51 @@ mod tests {
     }
 
     #[test]
+    fn band_reach_is_how_far_the_squares_rows_or_columns_stay_empty() {
+        let (cols, rows) = (23, 17);
+        let mut seed = 5;
+        let occupied: Vec<bool> = (0..cols * rows).map(|_| lcg(&mut seed) < 0.08).collect();
+        let clearance = chebyshev_clearance(&occupied, cols, rows);
+        let empty = |x: i64, y: i64| {
+            x < 0 || y < 0 || x >= cols as i64 || y >= rows as i64 || !occupied[y as usize * cols + x as usize]
+        };
+        for (axis, forward) in [(0, true), (0, false), (1, true), (1, false)] {
+            let reach = band_reach(&occupied, &clearance, cols, rows, axis, forward);
+            for y in 0..rows as i64 {
+                for x in 0..cols as i64 {
+                    let i = y as usize * cols + x as usize;
+                    if occupied[i] {
+                        continue;
+                    }
+                    // Walk the band line by line until a line across it
+                    // holds an occupied cell or leaves the grid.
+                    let half = i64::from(clearance[i]) - 1;
+                    let step = if forward { 1 } else { -1 };
+                    let mut expected = 0;
+                    loop {
+                        let k = (expected + 1) * step;
+                        let (ax, ay) = if axis == 0 { (x + k, y) } else { (x, y + k) };
+                        let off_grid =
+                            if axis == 0 { ax < 0 || ax >= cols as i64 } else { ay < 0 || ay >= rows as i64 };
+                        let line_empty =
+                            (-half..=half).all(|j| if axis == 0 { empty(ax, ay + j) } else { empty(ax + j, ay) });
+                        if off_grid || !line_empty || expected == 255 {
+                            break;
+                        }
+                        expected += 1;
+                    }
+                    assert_eq!(i64::from(reach[i]), expected, "cell ({x}, {y}) axis {axis} forward {forward}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn clearance_is_the_chebyshev_distance_to_the_nearest_wall_cell() {
         // Posts in cells (1, 1) and (6, 1), past the grid's margin.
         let grid = SegmentGrid::new(vec![([0.0, 0.0], [0.1, 0.1], 1), ([5.5, 0.5], [5.6, 0.6], 1)], 1.0);
         assert_eq!(grid.cols, 9);
-        let row: Vec<u8> = (0..grid.cols).map(|x| grid.clearance[grid.cols + x]).collect();
+        let row: Vec<u8> = (0..grid.cols).map(|x| grid.free[grid.cols + x].clearance).collect();
         assert_eq!(row, [1, 0, 1, 2, 2, 1, 0, 1, 2]);
     }
 }

@@ -39,9 +39,27 @@ pub fn ray_segment(origin: Vec2, dir: Vec2, a: Vec2, b: Vec2, max_m: f64) -> Opt
 }
 
 /// [`ray_segment`] for the segment from `a` along `edge` (to `a + edge`).
-/// Misses are rejected by sign tests alone; only a hit pays a division.
 #[inline]
 pub fn ray_edge(origin: Vec2, dir: Vec2, a: Vec2, edge: Vec2, max_m: f64) -> Option<f64> {
+    let (t_num, denom) = ray_edge_fraction(origin, dir, a, edge, max_m, 1.0)?;
+    let t = t_num / denom;
+    (t <= max_m).then_some(t)
+}
+
+/// Whether a unit ray meets the edge from `a` along `edge` no farther than
+/// `limit_num / limit_den` m (`limit_den` > 0), and if so where, as the
+/// fraction `(t_num, denom)` of metres with `denom` > 0. Misses are rejected
+/// by sign tests alone, and the division is left to the caller, who needs
+/// it once per beam rather than once per hit.
+#[inline]
+pub fn ray_edge_fraction(
+    origin: Vec2,
+    dir: Vec2,
+    a: Vec2,
+    edge: Vec2,
+    limit_num: f64,
+    limit_den: f64,
+) -> Option<(f64, f64)> {
     let denom = cross(dir, edge);
     let ao = [a[0] - origin[0], a[1] - origin[1]];
     // t = t_num / denom along the ray, u = u_num / denom along the edge.
@@ -49,12 +67,9 @@ pub fn ray_edge(origin: Vec2, dir: Vec2, a: Vec2, edge: Vec2, max_m: f64) -> Opt
     let (t_num, u_num, denom) = if denom < 0.0 { (-t_num, -u_num, -denom) } else { (t_num, u_num, denom) };
     // One combined test (`|` rather than `||`): most segments tested miss,
     // for varied reasons, and a single branch is predicted far better.
-    let miss = (denom < 1e-15) | (t_num < 0.0) | (u_num < 0.0) | (u_num > denom) | (t_num > max_m * denom);
-    if miss {
-        return None;
-    }
-    let t = t_num / denom;
-    (t <= max_m).then_some(t)
+    let miss =
+        (denom < 1e-15) | (t_num < 0.0) | (u_num < 0.0) | (u_num > denom) | (t_num * limit_den > limit_num * denom);
+    (!miss).then_some((t_num, denom))
 }
 
 #[cfg(test)]
