@@ -6,7 +6,8 @@
 //! Reports beams per second (criterion "elements"), on the same poses and
 //! map: Flotilla's laser kernel ([`Scene::scan`], what the laser node runs),
 //! a per-beam BVH ray cast over the same merged segments (parry2d's
-//! polyline), and the naive per-beam test against every wall segment.
+//! polyline; the map's two layers share most walls, which both count once),
+//! and the naive per-beam test against every wall segment.
 
 use std::path::Path;
 
@@ -99,7 +100,13 @@ fn bench(c: &mut Criterion) {
     let mut buffers = ScanBuffers::default();
     let mut vertices = Vec::new();
     let mut indices = Vec::new();
+    // The same segments as the grid's: a wall in several layers once.
+    let mut seen = std::collections::HashSet::new();
     for seg in description.layers.iter().flat_map(|l| &l.segments) {
+        let (p, q) = if (seg.a[0], seg.a[1]) <= (seg.b[0], seg.b[1]) { (seg.a, seg.b) } else { (seg.b, seg.a) };
+        if !seen.insert([p[0], p[1], q[0], q[1]].map(|v| (v + 0.0).to_bits())) {
+            continue;
+        }
         let i = vertices.len() as u32;
         vertices.push(parry2d_f64::math::Vector::new(seg.a[0], seg.a[1]));
         vertices.push(parry2d_f64::math::Vector::new(seg.b[0], seg.b[1]));

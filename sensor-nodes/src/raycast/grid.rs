@@ -15,6 +15,8 @@
 //! axis directions, and a beam leaps to where it leaves the longer of the two
 //! bands ahead of it: a beam down a corridor crosses it in one leap.
 
+use std::collections::HashMap;
+
 use super::{ray_edge, ray_edge_fraction, Hit, Vec2};
 
 /// Clearance is stored in a byte; farther than this counts as this far.
@@ -66,15 +68,34 @@ impl Segment {
     }
 }
 
+/// The segments, with those on the same two end points (the same wall in
+/// several layers, as when two layers share a map) made one, on all their
+/// layers: a beam tests it once, and a hit on it reports every layer it is
+/// on.
+fn merge_coincident(segments: Vec<(Vec2, Vec2, u16)>) -> Vec<Segment> {
+    let mut merged: Vec<Segment> = Vec::with_capacity(segments.len());
+    let mut first_of: HashMap<[u64; 4], usize> = HashMap::with_capacity(segments.len());
+    for (a, b, layers) in segments {
+        let (p, q) = if (a[0], a[1]) <= (b[0], b[1]) { (a, b) } else { (b, a) };
+        // -0.0 and 0.0 are the same point.
+        let key = [p[0], p[1], q[0], q[1]].map(|v| (v + 0.0).to_bits());
+        match first_of.get(&key) {
+            Some(&i) => merged[i].layers |= layers,
+            None => {
+                first_of.insert(key, merged.len());
+                merged.push(Segment { a, edge: [b[0] - a[0], b[1] - a[1]], layers });
+            }
+        }
+    }
+    merged
+}
+
 impl SegmentGrid {
-    /// Buckets `segments` (with their layer bits) into cells of about
-    /// `cell_m` metres (larger when the map would need more than 2^14 cells
-    /// along a side).
+    /// Buckets `segments` (with their layer bits; coincident ones merged,
+    /// see [`merge_coincident`]) into cells of about `cell_m` metres (larger
+    /// when the map would need more than 2^14 cells along a side).
     pub fn new(segments: Vec<(Vec2, Vec2, u16)>, cell_m: f64) -> SegmentGrid {
-        let segments: Vec<Segment> = segments
-            .into_iter()
-            .map(|(a, b, layers)| Segment { a, edge: [b[0] - a[0], b[1] - a[1]], layers })
-            .collect();
+        let segments = merge_coincident(segments);
         let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
         for s in &segments {
             for p in [s.a, s.b()] {
@@ -706,6 +727,20 @@ mod tests {
                 assert_same(&grid, origin, [dx / n, dy / n], 60.0, 1);
             }
         }
+    }
+
+    #[test]
+    fn a_wall_in_two_layers_is_tested_once_and_hits_on_both() {
+        let wall = ([1.0, -1.0], [1.0, 1.0]);
+        let reversed = (wall.1, wall.0);
+        let grid =
+            SegmentGrid::new(vec![(wall.0, wall.1, 1), (reversed.0, reversed.1, 2), ([3.0, -1.0], [3.0, 1.0], 2)], 0.1);
+        assert_eq!(grid.len(), 2);
+        let hit = grid.cast([0.0, 0.0], [1.0, 0.0], 10.0, 1).unwrap();
+        assert_eq!((hit.distance_m, hit.layers), (1.0, 3));
+        // either layer alone still sees it
+        assert_eq!(grid.cast([0.0, 0.0], [1.0, 0.0], 10.0, 2).unwrap().distance_m, 1.0);
+        assert_eq!(grid.cast([2.0, 0.0], [1.0, 0.0], 10.0, 2).unwrap().distance_m, 1.0);
     }
 
     #[test]
