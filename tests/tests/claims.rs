@@ -17,14 +17,6 @@ fn ns(s: &LaserScan) -> u64 {
     s.header.stamp.sec as u64 * 1_000_000_000 + u64::from(s.header.stamp.nanosec)
 }
 
-async fn wait_for_log(sim: &Sim, name: &str, text: &str) {
-    let deadline = tokio::time::Instant::now() + T;
-    while !sim.log(name).contains(text) {
-        assert!(tokio::time::Instant::now() < deadline, "{name} never logged {text:?}:\n{}", sim.log(name));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_laser_stands_by_and_takes_over() {
     let world = common::config("tests/room/world.yaml");
@@ -33,7 +25,7 @@ async fn a_second_laser_stands_by_and_takes_over() {
     scans.next(T).await;
 
     sim.spawn_node("second-laser", "flotilla-laser", &[]);
-    wait_for_log(&sim, "second-laser", "standing by").await;
+    sim.wait_for_log("second-laser", "standing by", T).await;
     // Only one laser scans: every stamp comes once, 100 ms apart.
     scans.clear();
     let mut stamps = vec![ns(&scans.next(T).await)];
@@ -45,7 +37,7 @@ async fn a_second_laser_stands_by_and_takes_over() {
     }
 
     sim.kill("flotilla-laser");
-    wait_for_log(&sim, "second-laser", "taking over").await;
+    sim.wait_for_log("second-laser", "taking over", T).await;
     scans.clear();
     let a = scans.next(T).await;
     let b = scans.next(T).await;
@@ -81,7 +73,7 @@ async fn the_world_reports_instances_no_node_serves() {
     sim.spawn_node("laser", "flotilla-laser", &[]);
     let laser_served = next_status(&mut statuses, 2).await;
     assert_eq!(laser_served.unclaimed, ["robot/drive/drive", "robot/drive/odom"]);
-    wait_for_log(&sim, "world", "served by no node").await;
+    sim.wait_for_log("world", "served by no node", T).await;
 }
 
 /// A node starting among a thousand robots' claims loads them all. (Zenoh

@@ -23,15 +23,6 @@ async fn newest(states: &mut Topic<WorldState>) -> Option<u64> {
     step
 }
 
-/// Waits until the world's log says `text`.
-async fn log_says(sim: &Sim, text: &str) {
-    let deadline = tokio::time::Instant::now() + T;
-    while !sim.log("world").contains(text) {
-        assert!(tokio::time::Instant::now() < deadline, "the world never logged {text:?}:\n{}", sim.log("world"));
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_participant_holds_a_fast_world_within_the_lead() {
     let world = common::config("tests/room/world.yaml");
@@ -39,7 +30,7 @@ async fn a_slow_participant_holds_a_fast_world_within_the_lead() {
     let mut states = sim.subscribe_states().await;
     let key = sim.keys.lockstep("slow");
     let _token = sim.session.liveliness().declare_token(&key).await.unwrap();
-    log_says(&sim, "lockstep: slow joined").await;
+    sim.wait_for_log("world", "lockstep: slow joined", T).await;
 
     // Report the newest state seen every 20 ms or so: far slower than the
     // world could step on its own, yet it keeps going.
@@ -75,10 +66,10 @@ async fn a_silent_participant_is_dropped_not_waited_for() {
     let sim = Sim::start("fast-silent", &world, &[], &args).await;
     let mut states = sim.subscribe_states().await;
     let _token = sim.session.liveliness().declare_token(sim.keys.lockstep("silent")).await.unwrap();
-    log_says(&sim, "lockstep: silent joined").await;
+    sim.wait_for_log("world", "lockstep: silent joined", T).await;
     states.clear();
     let joined = states.next(T).await.step;
     // Held for the timeout, then dropped: the world goes far past its lead.
     states.until(T, |s| s.step > joined + 20 * FAST_MAX_LEAD_STEPS).await;
-    log_says(&sim, "dropping silent from the barrier").await;
+    sim.wait_for_log("world", "dropping silent from the barrier", T).await;
 }

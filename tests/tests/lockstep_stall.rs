@@ -10,14 +10,6 @@ use flotilla_protocol::ros::sensor_msgs::LaserScan;
 
 const T: Duration = Duration::from_secs(30);
 
-async fn log_says(sim: &Sim, text: &str) {
-    let deadline = tokio::time::Instant::now() + T;
-    while !sim.log("world").contains(text) {
-        assert!(tokio::time::Instant::now() < deadline, "the world never logged {text:?}:\n{}", sim.log("world"));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_participant_is_dropped_with_the_drop_policy() {
     let world = common::config("tests/room/world.yaml");
@@ -28,7 +20,7 @@ async fn a_stalled_participant_is_dropped_with_the_drop_policy() {
 
     // Join the barrier and never report.
     let _token = sim.session.liveliness().declare_token(sim.keys.lockstep("staller")).await.unwrap();
-    log_says(&sim, "dropping staller from the barrier").await;
+    sim.wait_for_log("world", "dropping staller from the barrier", T).await;
     scans.clear();
     scans.next(T).await; // the world goes on without it
 }
@@ -42,7 +34,7 @@ async fn a_stalled_participant_is_waited_for_with_the_wait_policy() {
     scans.next(T).await;
 
     let token = sim.session.liveliness().declare_token(sim.keys.lockstep("staller")).await.unwrap();
-    log_says(&sim, "still waiting for staller").await;
+    sim.wait_for_log("world", "still waiting for staller", T).await;
     // The world is blocked: no scan for a while.
     scans.clear();
     assert!(tokio::time::timeout(Duration::from_millis(700), scans.next_opt()).await.is_err(), "blocked while waiting");

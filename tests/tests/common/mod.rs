@@ -105,6 +105,16 @@ impl Sim {
         std::fs::read_to_string(self.logs.join(format!("{name}.log"))).unwrap_or_default()
     }
 
+    /// Waits up to `timeout` until a child's log says `text`; panics with
+    /// the log when it never does.
+    pub async fn wait_for_log(&self, name: &str, text: &str, timeout: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while !self.log(name).contains(text) {
+            assert!(tokio::time::Instant::now() < deadline, "{name} never logged {text:?}:\n{}", self.log(name));
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Where this simulation's processes log.
     pub fn logs(&self) -> &Path {
         &self.logs
