@@ -744,6 +744,50 @@ mod tests {
     }
 
     #[test]
+    fn corridors_crossed_in_band_leaps_hit_exactly() {
+        // Corridors 1.5 m wide between long walls along x, cut by doorways,
+        // and a few cross walls: long empty bands, the case band leaps are for.
+        let mut seed = 17;
+        let mut segments = Vec::new();
+        for k in 0..8 {
+            let y = k as f64 * 1.5;
+            let mut x = 0.0;
+            while x < 40.0 {
+                let length = 2.0 + lcg(&mut seed) * 8.0;
+                segments.push(([x, y], [(x + length).min(40.0), y], 1));
+                x += length + 0.6 + lcg(&mut seed) * 0.6; // a doorway
+            }
+        }
+        for _ in 0..12 {
+            let (x, k) = (lcg(&mut seed) * 40.0, (lcg(&mut seed) * 7.0).floor());
+            segments.push(([x, k * 1.5], [x, k * 1.5 + 1.5], 1));
+        }
+        let grid = SegmentGrid::new(segments, 0.1);
+        let beams = 1081;
+        let (mut best, mut bits) = (vec![0.0; beams], vec![0; beams]);
+        for _ in 0..60 {
+            let origin = [lcg(&mut seed) * 40.0, lcg(&mut seed) * 10.5];
+            // single beams, many of them nearly along the corridors
+            for _ in 0..50 {
+                let angle = if lcg(&mut seed) < 0.5 { lcg(&mut seed) * 0.2 - 0.1 } else { lcg(&mut seed) * 6.3 };
+                let angle = if lcg(&mut seed) < 0.5 { angle } else { angle + std::f64::consts::PI };
+                assert_same(&grid, origin, [angle.cos(), angle.sin()], 25.0, 1);
+            }
+            // a whole laser scan
+            let start = lcg(&mut seed) * std::f64::consts::TAU;
+            let dirs: Vec<Vec2> = (0..beams)
+                .map(|i| start + 1.5 * std::f64::consts::PI * i as f64 / (beams - 1) as f64)
+                .map(|a| [a.cos(), a.sin()])
+                .collect();
+            grid.cast_fan(origin, &dirs, 25.0, 1, &mut best, &mut bits);
+            for (i, &dir) in dirs.iter().enumerate() {
+                let slow = grid.cast_brute_force(origin, dir, 25.0, 1).map_or(f64::INFINITY, |h| h.distance_m);
+                assert!(best[i] == slow || (best[i] - slow).abs() < 1e-9, "{origin:?} beam {i}: {} vs {slow}", best[i]);
+            }
+        }
+    }
+
+    #[test]
     fn axis_aligned_rays_along_cell_borders() {
         let grid = SegmentGrid::new(vec![([0.0, -5.0], [0.0, 5.0], 1), ([10.0, -5.0], [10.0, 5.0], 1)], 1.0);
         assert_eq!(grid.cast([5.0, 0.0], [1.0, 0.0], 20.0, 1).unwrap().distance_m, 5.0);
