@@ -9,9 +9,29 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use crate::raycast::{scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2};
 
-/// Grid cell size for wall segments, m: two pixels of a typical 5 cm map, so
-/// a wall cell holds a few segments and open floor is crossed in leaps.
-pub const GRID_CELL_M: f64 = 0.1;
+/// Grid cell size for wall segments, m: one pixel of a typical 5 cm map, so
+/// a wall cell holds a few segments. Finer cells make walks shorter at the
+/// walls (8 % faster than 0.1 m on the conestogo office), at four times the
+/// memory of 0.1 m cells.
+pub const GRID_CELL_M: f64 = 0.05;
+
+/// Cell size for maps too large for [`GRID_CELL_M`], m.
+pub const COARSE_GRID_CELL_M: f64 = 0.1;
+
+/// Largest grid, in cells, built at [`GRID_CELL_M`]: about 36 MB of grid
+/// per laser process (9 bytes a cell): maps up to about 95 m square.
+/// Larger maps use [`COARSE_GRID_CELL_M`].
+pub const MAX_FINE_GRID_CELLS: f64 = 4.0e6;
+
+/// The cell size for walls spanning `extent_m` (width, height).
+fn grid_cell_m(extent_m: [f64; 2]) -> f64 {
+    let fine_cells = (extent_m[0] / GRID_CELL_M + 3.0) * (extent_m[1] / GRID_CELL_M + 3.0);
+    if fine_cells <= MAX_FINE_GRID_CELLS {
+        GRID_CELL_M
+    } else {
+        COARSE_GRID_CELL_M
+    }
+}
 
 #[derive(Debug, Clone)]
 enum LocalShape {
@@ -39,13 +59,21 @@ pub struct Scene {
 impl Scene {
     /// Builds the scene of a description (bodies at their description poses).
     pub fn new(description: &WorldDescription) -> Scene {
-        let walls = description
+        let walls: Vec<(Vec2, Vec2, LayerBits)> = description
             .layers
             .iter()
             .flat_map(|layer| layer.segments.iter().map(move |s| (s.a, s.b, layer.bits)))
             .collect();
+        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+        for &(a, b, _) in &walls {
+            for p in [a, b] {
+                lo = [lo[0].min(p[0]), lo[1].min(p[1])];
+                hi = [hi[0].max(p[0]), hi[1].max(p[1])];
+            }
+        }
+        let extent_m = if walls.is_empty() { [0.0, 0.0] } else { [hi[0] - lo[0], hi[1] - lo[1]] };
         let mut scene = Scene {
-            walls: SegmentGrid::new(walls, GRID_CELL_M),
+            walls: SegmentGrid::new(walls, grid_cell_m(extent_m)),
             bodies: Vec::new(),
             index: HashMap::new(),
             candidates: Vec::new(),
@@ -165,5 +193,19 @@ impl Scene {
     /// [`Scene::cast`] with every wall tested (reference for tests and benches).
     pub fn cast_brute_force(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
         self.nearer_footprint(origin, dir, range_m, self.walls.cast_brute_force(origin, dir, range_m, layers))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn office_maps_get_fine_cells_and_large_maps_coarse_ones() {
+        // the conestogo office spans about 66 × 26 m
+        assert_eq!(grid_cell_m([66.0, 26.0]), GRID_CELL_M);
+        assert_eq!(grid_cell_m([90.0, 90.0]), GRID_CELL_M);
+        assert_eq!(grid_cell_m([300.0, 120.0]), COARSE_GRID_CELL_M);
+        assert_eq!(grid_cell_m([0.0, 0.0]), GRID_CELL_M);
     }
 }
