@@ -35,7 +35,7 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldEvent, WorldState, WorldSta
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
-use crate::diff_drive::DiffDrive;
+use crate::diff_drive::{DiffDrive, DriveOutput};
 
 /// How to run a drive node.
 pub struct DriveNodeConfig {
@@ -60,6 +60,18 @@ struct Instance {
     body: BodyId,
     drive: DiffDrive,
     _cmd_vel: zenoh::pubsub::Subscriber<()>,
+}
+
+impl Instance {
+    /// The world's command for this instance's body from a drive output.
+    fn body_command(&self, out: DriveOutput) -> BodyCommand {
+        BodyCommand {
+            body: self.body,
+            local_vx_mps: out.forward_mps,
+            local_vy_mps: 0.0,
+            omega_radps: out.yaw_rate_radps,
+        }
+    }
 }
 
 /// Decodes a `cmd_vel` payload: `Twist` (exactly 52 bytes) or `TwistStamped`
@@ -140,16 +152,8 @@ pub async fn run(
                 match (at_once, last_step) {
                     (true, Some(step)) => {
                         let Some(out) = i.drive.command_now(forward_mps, yaw_rate_radps) else { continue };
-                        let actuation = Actuation {
-                            node: config.node_id.clone(),
-                            step,
-                            commands: vec![BodyCommand {
-                                body: i.body,
-                                local_vx_mps: out.forward_mps,
-                                local_vy_mps: 0.0,
-                                omega_radps: out.yaw_rate_radps,
-                            }],
-                        };
+                        let actuation =
+                            Actuation { node: config.node_id.clone(), step, commands: vec![i.body_command(out)] };
                         if let Err(e) = publisher.put(encode(&actuation)).await {
                             tracing::warn!("cannot publish actuation: {e}");
                         }
@@ -202,12 +206,7 @@ pub async fn run(
                 commands.clear();
                 for instance in instances.values_mut() {
                     let out = instance.drive.step(now_ns, dt_s);
-                    commands.push(BodyCommand {
-                        body: instance.body,
-                        local_vx_mps: out.forward_mps,
-                        local_vy_mps: 0.0,
-                        omega_radps: out.yaw_rate_radps,
-                    });
+                    commands.push(instance.body_command(out));
                 }
                 // The actuation doubles as the lockstep report (the world
                 // counts it as one); without bodies to drive, report alone.

@@ -7,7 +7,7 @@ use flotilla_protocol::description::{FootprintShape, LayerBits, WorldDescription
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
-use crate::raycast::{scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2};
+use crate::raycast::{bounding_box, scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2};
 
 /// Grid cell size for wall segments, m: one pixel of a typical 5 cm map, so
 /// a wall cell holds a few segments. Finer cells make walks shorter at the
@@ -64,14 +64,8 @@ impl Scene {
             .iter()
             .flat_map(|layer| layer.segments.iter().map(move |s| (s.a, s.b, layer.bits)))
             .collect();
-        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-        for &(a, b, _) in &walls {
-            for p in [a, b] {
-                lo = [lo[0].min(p[0]), lo[1].min(p[1])];
-                hi = [hi[0].max(p[0]), hi[1].max(p[1])];
-            }
-        }
-        let extent_m = if walls.is_empty() { [0.0, 0.0] } else { [hi[0] - lo[0], hi[1] - lo[1]] };
+        let extent_m = bounding_box(walls.iter().flat_map(|&(a, b, _)| [a, b]))
+            .map_or([0.0, 0.0], |(lo, hi)| [hi[0] - lo[0], hi[1] - lo[1]]);
         let mut scene = Scene {
             walls: SegmentGrid::new(walls, grid_cell_m(extent_m)),
             bodies: Vec::new(),

@@ -17,10 +17,8 @@
 
 use std::collections::HashMap;
 
-use super::{ray_edge, ray_edge_fraction, Hit, Vec2};
-
-/// Clearance is stored in a byte; farther than this counts as this far.
-const MAX_CLEARANCE_CELLS: u8 = u8::MAX;
+use super::free_space::{band_reach, chebyshev_clearance};
+use super::{bounding_box, ray_edge, ray_edge_fraction, Hit, Vec2};
 
 /// Segments bucketed into square cells (compressed rows: no per-cell Vec),
 /// with each cell's clearance to the nearest non-empty cell.
@@ -45,7 +43,7 @@ pub struct SegmentGrid {
 #[derive(Debug, Clone, Copy, Default)]
 struct Free {
     /// Chebyshev distance to the nearest cell with a segment (0 for such
-    /// cells), capped at [`MAX_CLEARANCE_CELLS`]: the square of half-width
+    /// cells), capped at [`super::free_space::MAX_CLEARANCE_CELLS`]: the square of half-width
     /// `clearance − 1` around the cell is empty.
     clearance: u8,
     /// How far that square's band stays empty beyond the cell towards +x,
@@ -92,21 +90,11 @@ fn merge_coincident(segments: Vec<(Vec2, Vec2, u16)>) -> Vec<Segment> {
 
 impl SegmentGrid {
     /// Buckets `segments` (with their layer bits; coincident ones merged,
-    /// see [`merge_coincident`]) into cells of about `cell_m` metres (larger
+    /// see `merge_coincident`) into cells of about `cell_m` metres (larger
     /// when the map would need more than 2^14 cells along a side).
     pub fn new(segments: Vec<(Vec2, Vec2, u16)>, cell_m: f64) -> SegmentGrid {
         let segments = merge_coincident(segments);
-        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-        for s in &segments {
-            for p in [s.a, s.b()] {
-                lo = [lo[0].min(p[0]), lo[1].min(p[1])];
-                hi = [hi[0].max(p[0]), hi[1].max(p[1])];
-            }
-        }
-        if segments.is_empty() {
-            lo = [0.0, 0.0];
-            hi = [0.0, 0.0];
-        }
+        let (lo, hi) = bounding_box(segments.iter().flat_map(|s| [s.a, s.b()])).unwrap_or(([0.0; 2], [0.0; 2]));
         const MAX_CELLS_PER_SIDE: f64 = (1 << 14) as f64;
         let cell_m = cell_m.max(1e-3).max((hi[0] - lo[0]).max(hi[1] - lo[1]) / (MAX_CELLS_PER_SIDE - 4.0));
         // A cell of margin on every side keeps end points off the border. The
@@ -256,7 +244,7 @@ impl SegmentGrid {
     /// order, each close to the next) into `best` (distance, ∞ for no hit)
     /// and `bits` (layers of the hit).
     ///
-    /// Beams go in bundles of [`BUNDLE_BEAMS`]: the bundle's middle ray leaps
+    /// Beams go in bundles of `BUNDLE_BEAMS`: the bundle's middle ray leaps
     /// through empty cells as long as the whole wedge around it stays inside
     /// empty bands, so open floor is crossed once per bundle. From where
     /// the wedge is stopped each beam walks on alone, a few beams at a time.
@@ -540,100 +528,6 @@ struct Rect {
     hi: [i64; 2],
 }
 
-/// Chebyshev distance transform of the occupied cells: two raster passes
-/// over the 8-neighbourhood, exact for the Chebyshev metric.
-fn chebyshev_clearance(occupied: &[bool], cols: usize, rows: usize) -> Vec<u8> {
-    let mut clearance: Vec<u8> = occupied.iter().map(|&o| if o { 0 } else { MAX_CLEARANCE_CELLS }).collect();
-    let at = |x: usize, y: usize| y * cols + x;
-    for y in 0..rows {
-        for x in 0..cols {
-            let mut v = clearance[at(x, y)];
-            if x > 0 {
-                v = v.min(clearance[at(x - 1, y)].saturating_add(1));
-            }
-            if y > 0 {
-                v = v.min(clearance[at(x, y - 1)].saturating_add(1));
-                if x > 0 {
-                    v = v.min(clearance[at(x - 1, y - 1)].saturating_add(1));
-                }
-                if x + 1 < cols {
-                    v = v.min(clearance[at(x + 1, y - 1)].saturating_add(1));
-                }
-            }
-            clearance[at(x, y)] = v;
-        }
-    }
-    for y in (0..rows).rev() {
-        for x in (0..cols).rev() {
-            let mut v = clearance[at(x, y)];
-            if x + 1 < cols {
-                v = v.min(clearance[at(x + 1, y)].saturating_add(1));
-            }
-            if y + 1 < rows {
-                v = v.min(clearance[at(x, y + 1)].saturating_add(1));
-                if x + 1 < cols {
-                    v = v.min(clearance[at(x + 1, y + 1)].saturating_add(1));
-                }
-                if x > 0 {
-                    v = v.min(clearance[at(x - 1, y + 1)].saturating_add(1));
-                }
-            }
-            clearance[at(x, y)] = v;
-        }
-    }
-    clearance
-}
-
-/// For every empty cell, how many cells beyond it towards `axis` (x = 0,
-/// y = 1; `forward` for the + direction) the band of its empty square (the
-/// `2·clearance − 1` rows or columns it spans) stays empty, capped at 255;
-/// at least the square's half-width. Runs of empty cells along each line
-/// first, then the least run over the band's lines from a sparse table of
-/// minima, one line of cells across at a time.
-fn band_reach(occupied: &[bool], clearance: &[u8], cols: usize, rows: usize, axis: usize, forward: bool) -> Vec<u8> {
-    const MAX_RUN: u16 = 256;
-    let (along, across) = if axis == 0 { (cols, rows) } else { (rows, cols) };
-    let index = |a: usize, b: usize| if axis == 0 { b * cols + a } else { a * cols + b };
-    // Empty cells from each cell on (itself included) until an occupied
-    // one or the grid's edge (nothing lies beyond it).
-    let mut run = vec![0u16; cols * rows];
-    for b in 0..across {
-        let mut length = 0u16;
-        for k in 0..along {
-            let a = if forward { along - 1 - k } else { k };
-            let i = index(a, b);
-            length = if occupied[i] { 0 } else { (length + 1).min(MAX_RUN) };
-            run[i] = length;
-        }
-    }
-    let levels = (usize::BITS - across.leading_zeros()) as usize;
-    let mut minima = vec![vec![0u16; across]; levels];
-    let mut reach = vec![0u8; cols * rows];
-    for a in 0..along {
-        for b in 0..across {
-            minima[0][b] = run[index(a, b)];
-        }
-        for level in 1..levels {
-            let half = 1 << (level - 1);
-            for b in 0..=across.saturating_sub(1 << level) {
-                minima[level][b] = minima[level - 1][b].min(minima[level - 1][b + half]);
-            }
-        }
-        for b in 0..across {
-            let i = index(a, b);
-            if occupied[i] {
-                continue;
-            }
-            let half = usize::from(clearance[i] - 1);
-            let (lo, hi) = (b.saturating_sub(half), (b + half).min(across - 1));
-            let level = (usize::BITS - 1 - (hi - lo + 1).leading_zeros()) as usize;
-            let least = minima[level][lo].min(minima[level][hi + 1 - (1 << level)]);
-            reach[i] = (least - 1).min(255) as u8;
-        }
-    }
-    reach
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -797,46 +691,6 @@ mod tests {
         // from outside the grid, towards it and away from it
         assert_eq!(grid.cast([-30.0, 1.0], [1.0, 0.0], 40.0, 1).unwrap().distance_m, 30.0);
         assert!(grid.cast([-30.0, 1.0], [-1.0, 0.0], 40.0, 1).is_none());
-    }
-
-    #[test]
-    fn band_reach_is_how_far_the_squares_rows_or_columns_stay_empty() {
-        let (cols, rows) = (23, 17);
-        let mut seed = 5;
-        let occupied: Vec<bool> = (0..cols * rows).map(|_| lcg(&mut seed) < 0.08).collect();
-        let clearance = chebyshev_clearance(&occupied, cols, rows);
-        let empty = |x: i64, y: i64| {
-            x < 0 || y < 0 || x >= cols as i64 || y >= rows as i64 || !occupied[y as usize * cols + x as usize]
-        };
-        for (axis, forward) in [(0, true), (0, false), (1, true), (1, false)] {
-            let reach = band_reach(&occupied, &clearance, cols, rows, axis, forward);
-            for y in 0..rows as i64 {
-                for x in 0..cols as i64 {
-                    let i = y as usize * cols + x as usize;
-                    if occupied[i] {
-                        continue;
-                    }
-                    // Walk the band line by line until a line across it
-                    // holds an occupied cell or leaves the grid.
-                    let half = i64::from(clearance[i]) - 1;
-                    let step = if forward { 1 } else { -1 };
-                    let mut expected = 0;
-                    loop {
-                        let k = (expected + 1) * step;
-                        let (ax, ay) = if axis == 0 { (x + k, y) } else { (x, y + k) };
-                        let off_grid =
-                            if axis == 0 { ax < 0 || ax >= cols as i64 } else { ay < 0 || ay >= rows as i64 };
-                        let line_empty =
-                            (-half..=half).all(|j| if axis == 0 { empty(ax, ay + j) } else { empty(ax + j, ay) });
-                        if off_grid || !line_empty || expected == 255 {
-                            break;
-                        }
-                        expected += 1;
-                    }
-                    assert_eq!(i64::from(reach[i]), expected, "cell ({x}, {y}) axis {axis} forward {forward}");
-                }
-            }
-        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! (so a laser inside its own robot's footprint sees out); sensor footprints
 //! are invisible. A hit closer than the range returns its distance.
 
+mod free_space;
 mod grid;
 mod scan;
 mod shapes;
@@ -24,6 +25,15 @@ pub struct Hit {
     pub distance_m: f64,
     /// Layer bits of what was hit.
     pub layers: u16,
+}
+
+/// The least and greatest corners of the box around `points`; None when
+/// there are none.
+pub fn bounding_box(points: impl IntoIterator<Item = Vec2>) -> Option<(Vec2, Vec2)> {
+    points.into_iter().fold(None, |bounds, p| {
+        let (lo, hi) = bounds.unwrap_or((p, p));
+        Some(([lo[0].min(p[0]), lo[1].min(p[1])], [hi[0].max(p[0]), hi[1].max(p[1])]))
+    })
 }
 
 #[inline]

@@ -290,11 +290,9 @@ pub fn signal(pid: u32, signal: nix::sys::signal::Signal) {
 pub async fn wait_for_participants(session: &zenoh::Session, keys: &Keys, count: usize, logs: &Path) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let replies = session.liveliness().get(keys.lockstep_all()).await.unwrap();
-        let mut joined = 0;
-        while let Ok(r) = replies.recv_async().await {
-            joined += usize::from(r.result().is_ok());
-        }
+        let joined = flotilla_protocol::node_kit::live_tokens(session, keys.lockstep_all(), Duration::from_secs(2))
+            .await
+            .map_or(0, |tokens| tokens.len());
         if joined >= count {
             return;
         }

@@ -497,11 +497,9 @@ pub async fn run(
     Ok(())
 }
 
-/// Whether every lockstep participant is done with `step`; reports (and, by
-/// policy, drops) participants that stall past the timeout.
+/// Whether every lockstep participant is done with `step`; one that has not
+/// answered for the lockstep timeout is reported, and dropped under `policy`.
 /// `waiting` remembers since when the world waits for which step.
-/// Whether every participant is done with `step`; one that has not answered
-/// for the lockstep timeout is reported, and dropped under `policy`.
 fn barrier_clear(
     shared: &Mutex<Shared>,
     step: u64,
