@@ -31,6 +31,7 @@ use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
 use flotilla_protocol::ros::{self, CdrError};
+use flotilla_protocol::step_publisher::{urgent, StepPublisher};
 use flotilla_protocol::world_to_nodes::{BodyId, WorldEvent, WorldState, WorldStatus};
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
@@ -108,11 +109,7 @@ pub async fn run(
     let _claims = watch_claims(&session, keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
     let mut claims = Claims::new(&config.node_id, "drive");
     let actuation_key = keys.actuation(&config.node_id);
-    let publisher = session
-        .declare_publisher(actuation_key.clone())
-        .congestion_control(zenoh::qos::CongestionControl::Block)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let publisher = StepPublisher::declare(&session, actuation_key).await.map_err(anyhow::Error::msg)?;
 
     tokio::pin!(shutdown);
     let mut description = tokio::select! {
@@ -154,7 +151,7 @@ pub async fn run(
                         let Some(out) = i.drive.command_now(forward_mps, yaw_rate_radps) else { continue };
                         let actuation =
                             Actuation { node: config.node_id.clone(), step, commands: vec![i.body_command(out)] };
-                        if let Err(e) = publisher.put(encode(&actuation)).await {
+                        if let Err(e) = publisher.put(encode(&actuation), urgent(clock)).await {
                             tracing::warn!("cannot publish actuation: {e}");
                         }
                     }
@@ -217,14 +214,14 @@ pub async fn run(
                         step: state.step,
                         commands: std::mem::take(&mut commands),
                     };
-                    match publisher.put(encode(&actuation)).await {
+                    match publisher.put(encode(&actuation), urgent(clock)).await {
                         Ok(()) => reported = true,
                         Err(e) => tracing::warn!("cannot publish actuation: {e}"),
                     }
                     commands = actuation.commands;
                 }
                 if !reported {
-                    lockstep.done(state.step).await;
+                    lockstep.done(state.step, urgent(clock)).await;
                 }
             }
         }

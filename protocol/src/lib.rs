@@ -14,7 +14,9 @@
 //!   sets of the plugin types Flotilla implements, shared by the nodes that serve
 //!   them and by `flotilla check`;
 //! * [`args`]: the command-line arguments every binary shares (Zenoh endpoints,
-//!   simulation id).
+//!   simulation id);
+//! * [`lockstep`] and [`step_publisher`]: the barrier handshake, and messages
+//!   a step waits on sent at once.
 //!
 //! Dependencies beyond the workspace's core set: `thiserror` for error types
 //! that carry data, `tokio` for the request helpers' timers, `tracing` and
@@ -37,6 +39,7 @@ pub mod node_kit;
 pub mod plugins;
 pub mod ros;
 pub mod seed;
+pub mod step_publisher;
 pub mod time;
 pub mod update_timer;
 pub mod world_to_nodes;

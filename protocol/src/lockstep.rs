@@ -38,7 +38,7 @@ impl WireMessage for StepDone {
 /// Declares a participant's token and reports its steps.
 pub struct LockstepReporter {
     _token: zenoh::liveliness::LivelinessToken,
-    publisher: zenoh::pubsub::Publisher<'static>,
+    publisher: crate::step_publisher::StepPublisher,
 }
 
 impl LockstepReporter {
@@ -46,17 +46,14 @@ impl LockstepReporter {
     pub async fn join(session: &zenoh::Session, keys: &crate::Keys, node: &str) -> Result<LockstepReporter, String> {
         let key = keys.lockstep(node);
         let token = session.liveliness().declare_token(&key).await.map_err(|e| format!("{key}: {e}"))?;
-        let publisher = session
-            .declare_publisher(key.clone())
-            .congestion_control(zenoh::qos::CongestionControl::Block)
-            .await
-            .map_err(|e| format!("{key}: {e}"))?;
+        let publisher = crate::step_publisher::StepPublisher::declare(session, key).await?;
         Ok(LockstepReporter { _token: token, publisher })
     }
 
-    /// Reports that step `step` is done.
-    pub async fn done(&self, step: u64) {
-        if let Err(e) = self.publisher.put(crate::codec::encode(&StepDone { step })).await {
+    /// Reports that step `step` is done, at once when `urgent` (see
+    /// [`crate::step_publisher::urgent`]).
+    pub async fn done(&self, step: u64, urgent: bool) {
+        if let Err(e) = self.publisher.put(crate::codec::encode(&StepDone { step }), urgent).await {
             tracing::warn!("cannot report lockstep step {step}: {e}");
         }
     }

@@ -11,7 +11,8 @@ use flotilla_protocol::node_kit::{
     forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
 };
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
-use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState};
+use flotilla_protocol::step_publisher::urgent;
+use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
 use flotilla_protocol::Keys;
 
 use crate::static_tf::StaticTf;
@@ -71,6 +72,7 @@ enum Input {
     State(WorldState),
     Event(WorldEvent),
     World(WorldPresence),
+    Status(WorldStatus),
     Claim(String, String, bool),
 }
 
@@ -120,6 +122,9 @@ pub async fn serve<S: PluginServer>(
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _claims = watch_claims(&session, &keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
+    // The clock mode, for how urgently to report steps done.
+    let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await.map_err(anyhow::Error::msg)?;
+    let mut clock = None;
     let mut claims = Claims::new(&node_id, aspect);
 
     tokio::pin!(shutdown);
@@ -173,6 +178,7 @@ pub async fn serve<S: PluginServer>(
             }
             Input::Event(_) => {}
             Input::World(presence) => tracker.presence(&presence),
+            Input::Status(status) => clock = Some(status.clock),
             Input::State(state) => {
                 let resync = match tracker.state(state.step) {
                     StateVerdict::Duplicate => continue, // the world re-published a state we handled
@@ -241,7 +247,7 @@ pub async fn serve<S: PluginServer>(
                 // Everything due at this step is out, and nothing is due
                 // until the next update: the world may go on.
                 let quiet = server.steps_without_output(&state).min(MAX_QUIET_STEPS_REPORTED);
-                lockstep.done(state.step + quiet).await;
+                lockstep.done(state.step + quiet, urgent(clock)).await;
             }
         }
     }

@@ -118,7 +118,7 @@ async fn run(layout: &[&[&str]]) -> Streams {
                 session.put(format!("{robot}/cmd_vel"), flotilla_protocol::ros::encode(&cmd)).await.unwrap();
             }
         }
-        reporter.done(state.step).await;
+        reporter.done(state.step, true).await;
     }
     // Outputs for every step up to STEPS are published before their nodes
     // report; give the last ones time to arrive.

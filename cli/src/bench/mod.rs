@@ -152,7 +152,15 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         args.dir.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("flotilla-bench-{}", args.scenario)));
     let generated = scenarios::generate(args.scenario, &dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let report = runtime.block_on(measure(&args, clock, &dir, &generated))?;
+    // On Ctrl-C or SIGTERM (a `timeout`, a CI job cancelled) the measurement
+    // is dropped, and with it the node processes it started: none is left
+    // running.
+    let report = runtime.block_on(async {
+        tokio::select! {
+            report = measure(&args, clock, &dir, &generated) => report,
+            _ = flotilla_protocol::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
+        }
+    })?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {

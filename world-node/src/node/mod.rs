@@ -24,6 +24,7 @@ use flotilla_protocol::health::BadMessages;
 use flotilla_protocol::lockstep::{StepDone, FAST_MAX_LEAD_STEPS};
 use flotilla_protocol::node_kit::{claim_of, watch_tokens};
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
+use flotilla_protocol::step_publisher::{urgent, StepPublisher};
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
 use flotilla_protocol::Keys;
 use tokio::sync::Notify;
@@ -331,11 +332,7 @@ pub async fn run(
         ros_adapter::declare(&session, &keys, Arc::new(answer), published_rx).await.map_err(zerr)?
     };
 
-    let state_pub = session
-        .declare_publisher(keys.world_state())
-        .congestion_control(CongestionControl::Block)
-        .await
-        .map_err(zerr)?;
+    let state_pub = StepPublisher::declare(&session, keys.world_state()).await.map_err(anyhow::Error::msg)?;
     let clock_pub = session
         .declare_publisher(keys.ros("/clock"))
         .congestion_control(CongestionControl::Block)
@@ -343,16 +340,18 @@ pub async fn run(
         .map_err(zerr)?;
 
     let mut state = WorldState { revision: 0, step: 0, time: Default::default(), step_ns, bodies: Vec::new() };
-    let publish = |state: &mut WorldState| -> (Vec<u8>, Vec<u8>, bool) {
+    let publish = |state: &mut WorldState| -> (Vec<u8>, Vec<u8>, ClockMode) {
         let mut s = lock(&shared);
         s.physics.state_into(state);
         s.published_step = state.step;
-        (encode(state), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock != ClockMode::External)
+        (encode(state), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock)
     };
     macro_rules! publish_state {
         () => {{
-            let (bytes, clock, own_clock) = publish(&mut state);
-            state_pub.put(bytes).await.map_err(zerr)?;
+            let (bytes, clock, mode) = publish(&mut state);
+            // Every node's step starts from this message.
+            state_pub.put(bytes, urgent(Some(mode))).await.map_err(zerr)?;
+            let own_clock = mode != ClockMode::External;
             published_tx.send_replace(state.step);
             if own_clock {
                 clock_pub.put(clock).await.map_err(zerr)?;
