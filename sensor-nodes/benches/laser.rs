@@ -35,7 +35,9 @@ fn free_poses(scene: &Scene, n: usize) -> Vec<[f64; 3]> {
         let (x, y) = (-16.6 + lcg(&mut seed) * 65.5, -6.65 + lcg(&mut seed) * 25.25);
         let enclosed = (0..16).all(|k| {
             let a = k as f64 * std::f64::consts::TAU / 16.0;
-            scene.cast([x, y], [a.cos(), a.sin()], RANGE_M, u16::MAX).is_some_and(|h| h.distance_m > 0.3)
+            scene
+                .cast(&ScanBuffers::default(), [x, y], [a.cos(), a.sin()], RANGE_M, u16::MAX)
+                .is_some_and(|h| h.distance_m > 0.3)
         });
         if enclosed {
             poses.push([x, y, lcg(&mut seed) * std::f64::consts::TAU]);
@@ -78,7 +80,8 @@ fn scan_bvh(walls: &parry2d_f64::shape::Polyline, pose: [f64; 3], out: &mut [f32
 fn scan_brute_force(scene: &Scene, pose: [f64; 3], out: &mut [f32]) {
     for (i, r) in out.iter_mut().enumerate() {
         let a = pose[2] - FOV_RAD / 2.0 + i as f64 * FOV_RAD / (BEAMS - 1) as f64;
-        let hit = scene.cast_brute_force([pose[0], pose[1]], [a.cos(), a.sin()], RANGE_M, u16::MAX);
+        let hit =
+            scene.cast_brute_force(&ScanBuffers::default(), [pose[0], pose[1]], [a.cos(), a.sin()], RANGE_M, u16::MAX);
         *r = hit.map_or(f32::NAN, |h| h.distance_m as f32);
     }
 }

@@ -19,6 +19,10 @@ pub struct SensorArgs {
     /// Prefix of every ROS-facing key (must match the world's).
     #[arg(long, default_value = "")]
     pub ros_prefix: String,
+    /// Threads that compute the outputs due at one step (the laser's scans;
+    /// other sensors ignore it). Default: one per core.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: Option<u64>,
     /// Simulation id and Zenoh options.
     #[command(flatten)]
     pub node: NodeArgs,
@@ -26,9 +30,12 @@ pub struct SensorArgs {
 
 /// Parses arguments, opens Zenoh and serves until SIGINT/SIGTERM; the
 /// process exit code says how it went.
-pub fn main<S: PluginServer>(binary: &str, kind: &str, server: S) -> std::process::ExitCode {
+pub fn main<S: PluginServer>(binary: &str, kind: &str, mut server: S) -> std::process::ExitCode {
     flotilla_protocol::logging::init("info,zenoh=warn");
     let args = SensorArgs::parse();
+    if let Some(threads) = args.threads {
+        server.set_threads(threads as usize);
+    }
     let result = (|| -> anyhow::Result<()> {
         let selection = Selection::new(args.models.as_deref(), args.shard.as_deref()).map_err(anyhow::Error::msg)?;
         flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;

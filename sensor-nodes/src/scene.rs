@@ -53,7 +53,6 @@ pub struct Scene {
     walls: SegmentGrid,
     bodies: Vec<SceneBody>,
     index: HashMap<BodyId, usize>,
-    candidates: Vec<(Shape, LayerBits)>,
 }
 
 impl Scene {
@@ -66,12 +65,8 @@ impl Scene {
             .collect();
         let extent_m = bounding_box(walls.iter().flat_map(|&(a, b, _)| [a, b]))
             .map_or([0.0, 0.0], |(lo, hi)| [hi[0] - lo[0], hi[1] - lo[1]]);
-        let mut scene = Scene {
-            walls: SegmentGrid::new(walls, grid_cell_m(extent_m)),
-            bodies: Vec::new(),
-            index: HashMap::new(),
-            candidates: Vec::new(),
-        };
+        let mut scene =
+            Scene { walls: SegmentGrid::new(walls, grid_cell_m(extent_m)), bodies: Vec::new(), index: HashMap::new() };
         scene.set_bodies(description);
         scene
     }
@@ -128,10 +123,11 @@ impl Scene {
         self.walls.len()
     }
 
-    /// Collects the footprints on `layers` that could be within `range_m` of
-    /// `origin`, placed in the world. Call once per scan, then [`Scene::cast`].
-    pub fn prepare(&mut self, origin: Vec2, range_m: f64, layers: LayerBits) {
-        self.candidates.clear();
+    /// Collects into `scan` the footprints on `layers` that could be within
+    /// `range_m` of `origin`, placed in the world. Call once per scan, then
+    /// [`Scene::scan`] or [`Scene::cast`] with the same buffers.
+    pub fn prepare(&self, origin: Vec2, range_m: f64, layers: LayerBits, scan: &mut ScanBuffers) {
+        scan.footprints.clear();
         for body in &self.bodies {
             let d = (body.pose.x_m - origin[0]).hypot(body.pose.y_m - origin[1]);
             if d - body.reach_m > range_m {
@@ -151,28 +147,23 @@ impl Scene {
                     }
                 };
                 if let Some(s) = placed {
-                    self.candidates.push((s, *bits));
+                    scan.footprints.push((s, *bits));
                 }
             }
         }
     }
 
-    /// The nearest wall or prepared footprint on `layers` along a unit ray.
-    pub fn cast(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
-        self.nearer_footprint(origin, dir, range_m, self.walls.cast(origin, dir, range_m, layers))
-    }
-
-    /// `best`, or a prepared footprint hit before it.
-    fn nearer_footprint(&self, origin: Vec2, dir: Vec2, range_m: f64, mut best: Option<Hit>) -> Option<Hit> {
-        for (shape, bits) in &self.candidates {
-            let limit = best.map_or(range_m, |h| h.distance_m);
-            if let Some(t) = shape.ray(origin, dir, limit) {
-                if best.is_none_or(|h| t < h.distance_m) {
-                    best = Some(Hit { distance_m: t, layers: *bits });
-                }
-            }
-        }
-        best
+    /// The nearest wall, or footprint prepared in `prepared`, on `layers`
+    /// along a unit ray.
+    pub fn cast(
+        &self,
+        prepared: &ScanBuffers,
+        origin: Vec2,
+        dir: Vec2,
+        range_m: f64,
+        layers: LayerBits,
+    ) -> Option<Hit> {
+        nearer_footprint(prepared, origin, dir, range_m, self.walls.cast(origin, dir, range_m, layers))
     }
 
     /// Casts a whole fan into `buffers`: walls through the grid (see
@@ -181,13 +172,39 @@ impl Scene {
     pub fn scan(&self, fan: &Fan, buffers: &mut ScanBuffers) {
         buffers.clear_beams(fan.dirs.len());
         self.walls.cast_fan(fan.origin, fan.dirs, fan.range_m, fan.layers, &mut buffers.best, &mut buffers.bits);
-        scan_shapes(fan, &self.candidates, buffers);
+        scan_shapes(fan, buffers);
     }
 
     /// [`Scene::cast`] with every wall tested (reference for tests and benches).
-    pub fn cast_brute_force(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
-        self.nearer_footprint(origin, dir, range_m, self.walls.cast_brute_force(origin, dir, range_m, layers))
+    pub fn cast_brute_force(
+        &self,
+        prepared: &ScanBuffers,
+        origin: Vec2,
+        dir: Vec2,
+        range_m: f64,
+        layers: LayerBits,
+    ) -> Option<Hit> {
+        nearer_footprint(prepared, origin, dir, range_m, self.walls.cast_brute_force(origin, dir, range_m, layers))
     }
+}
+
+/// `best`, or a footprint prepared in `prepared` hit before it.
+fn nearer_footprint(
+    prepared: &ScanBuffers,
+    origin: Vec2,
+    dir: Vec2,
+    range_m: f64,
+    mut best: Option<Hit>,
+) -> Option<Hit> {
+    for (shape, bits) in &prepared.footprints {
+        let limit = best.map_or(range_m, |h| h.distance_m);
+        if let Some(t) = shape.ray(origin, dir, limit) {
+            if best.is_none_or(|h| t < h.distance_m) {
+                best = Some(Hit { distance_m: t, layers: *bits });
+            }
+        }
+    }
+    best
 }
 
 #[cfg(test)]

@@ -61,6 +61,9 @@ pub trait PluginServer {
     fn static_transforms(&self) -> Vec<TransformStamped> {
         Vec::new()
     }
+    /// How many threads may compute the outputs due at one step (`--threads`);
+    /// servers whose outputs are cheap ignore it.
+    fn set_threads(&mut self, _threads: usize) {}
 }
 
 /// At most this many steps are reported done ahead: a node that serves

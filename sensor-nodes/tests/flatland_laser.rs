@@ -24,7 +24,7 @@ fn scans(world: &str) -> Vec<Scan> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/flatland/laser_tests/range_test").join(world);
     let description = Physics::new(&load_world(&path).unwrap()).unwrap().description();
-    let mut scene = Scene::new(&description);
+    let scene = Scene::new(&description);
     let model = &description.models[0];
     let ctx = PluginContext::of(model, &description.layer_names);
     model
@@ -36,7 +36,7 @@ fn scans(world: &str) -> Vec<Scan> {
             let pose = model.body(&config.body).unwrap().pose;
             let topic = resolve_topic(&model.namespace, &config.topic);
             let mut laser = Laser::new(config, 0, 0);
-            laser.scan(&mut scene, pose);
+            laser.scan(&scene, pose);
             let msg = laser.message(SimTime::ZERO, &model.namespace);
             Scan {
                 topic,

@@ -76,17 +76,17 @@ fn office() -> (Scene, Baseline, Vec<[f64; 2]>) {
 }
 
 /// Scans from `o` with the kernel, then checks every beam against both references.
-fn check(scene: &mut Scene, baseline: &Baseline, o: [f64; 2], start: f64, buffers: &mut ScanBuffers) -> usize {
+fn check(scene: &Scene, baseline: &Baseline, o: [f64; 2], start: f64, buffers: &mut ScanBuffers) -> usize {
     let inc = FOV_RAD / (BEAMS - 1) as f64;
     let dirs: Vec<[f64; 2]> = (0..BEAMS).map(|i| (start + i as f64 * inc).sin_cos()).map(|(s, c)| [c, s]).collect();
     let fan = Fan { origin: o, start_rad: start, increment_rad: inc, dirs: &dirs, range_m: RANGE_M, layers: u16::MAX };
-    scene.prepare(o, RANGE_M, u16::MAX);
+    scene.prepare(o, RANGE_M, u16::MAX, buffers);
     scene.scan(&fan, buffers);
     let mut hits = 0;
     for (i, d) in dirs.iter().enumerate() {
         let kernel = Some(buffers.best[i]).filter(|t| *t <= RANGE_M);
         let bvh = baseline.cast(o, *d);
-        let naive = scene.cast_brute_force(o, *d, RANGE_M, u16::MAX).map(|h| h.distance_m);
+        let naive = scene.cast_brute_force(buffers, o, *d, RANGE_M, u16::MAX).map(|h| h.distance_m);
         for (name, reference) in [("parry2d BVH", bvh), ("naive", naive)] {
             match (kernel, reference) {
                 (Some(k), Some(r)) => assert!((k - r).abs() < 1e-4, "{o:?} beam {i}: kernel {k}, {name} {r}"),
@@ -100,20 +100,20 @@ fn check(scene: &mut Scene, baseline: &Baseline, o: [f64; 2], start: f64, buffer
 
 #[test]
 fn random_poses_agree_with_the_bvh_and_naive_casts() {
-    let (mut scene, baseline, _) = office();
+    let (scene, baseline, _) = office();
     let mut buffers = ScanBuffers::default();
     let mut seed = 11;
     let mut hits = 0;
     for _ in 0..40 {
         let o = [-16.6 + lcg(&mut seed) * 65.5, -6.65 + lcg(&mut seed) * 25.25];
-        hits += check(&mut scene, &baseline, o, lcg(&mut seed) * TAU, &mut buffers);
+        hits += check(&scene, &baseline, o, lcg(&mut seed) * TAU, &mut buffers);
     }
     assert!(hits > 20 * BEAMS, "most beams hit something: {hits}");
 }
 
 #[test]
 fn beams_aimed_at_segment_ends_graze_corners_alike() {
-    let (mut scene, baseline, ends) = office();
+    let (scene, baseline, ends) = office();
     let mut buffers = ScanBuffers::default();
     let mut seed = 5;
     let inc = FOV_RAD / (BEAMS - 1) as f64;
@@ -124,13 +124,13 @@ fn beams_aimed_at_segment_ends_graze_corners_alike() {
         let k = (lcg(&mut seed) * BEAMS as f64) as usize;
         // beam k points exactly at the end point
         let start = (p[1] - o[1]).atan2(p[0] - o[0]) - k as f64 * inc;
-        check(&mut scene, &baseline, o, start, &mut buffers);
+        check(&scene, &baseline, o, start, &mut buffers);
     }
 }
 
 #[test]
 fn scans_that_see_other_robots_agree() {
-    let (mut scene, baseline, _) = office();
+    let (scene, baseline, _) = office();
     let mut buffers = ScanBuffers::default();
     let mut seed = 3;
     for &(c, _) in &baseline.robots {
@@ -139,7 +139,7 @@ fn scans_that_see_other_robots_agree() {
             let o = [c[0] + r * a.cos(), c[1] + r * a.sin()];
             // face the robot, so it is in the middle of the scan
             let start = (c[1] - o[1]).atan2(c[0] - o[0]) - FOV_RAD / 2.0;
-            check(&mut scene, &baseline, o, start, &mut buffers);
+            check(&scene, &baseline, o, start, &mut buffers);
         }
     }
 }
@@ -153,7 +153,7 @@ fn the_laser_plugin_matches_the_baseline_with_robots_in_view() {
     use flotilla_protocol::plugins::laser::LaserConfig;
     use flotilla_sensors::laser::Laser;
 
-    let (mut scene, baseline, _) = office();
+    let (scene, baseline, _) = office();
     let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/office/world.yaml");
     let description = Physics::new(&load_world(&world).unwrap()).unwrap().description();
     let lasers = configured::<LaserConfig>(&description, &|_, _| true);
@@ -170,7 +170,7 @@ fn the_laser_plugin_matches_the_baseline_with_robots_in_view() {
             let body_pose = instance.model.body(&config.body).unwrap().pose;
             let mount = body_pose.compose(&config.origin);
             let mut laser = Laser::new(config.clone(), 0, 0);
-            let ranges = laser.scan(&mut scene, body_pose).to_vec();
+            let ranges = laser.scan(&scene, body_pose).to_vec();
             for (i, range) in ranges.iter().enumerate() {
                 let mut angle = config.angle_min_rad + i as f64 * config.angle_increment_rad;
                 if config.upside_down {

@@ -84,13 +84,13 @@ impl Laser {
 
     /// Casts every beam from the laser mounted on a body at `body_pose`
     /// (see [`Scene::scan`]).
-    pub fn scan(&mut self, scene: &mut Scene, body_pose: Pose2) -> &[f32] {
+    pub fn scan(&mut self, scene: &Scene, body_pose: Pose2) -> &[f32] {
         let mount = body_pose.compose(&self.config.origin);
         let origin = [mount.x_m, mount.y_m];
         let (s, c) = mount.theta_rad.sin_cos();
         let range = self.config.range_m;
         let layers = self.config.layers;
-        scene.prepare(origin, range, layers);
+        scene.prepare(origin, range, layers, &mut self.buffers);
         self.world_dirs.clear();
         self.world_dirs.extend(self.beams.iter().map(|l| [c * l[0] - s * l[1], s * l[0] + c * l[1]]));
         // Beam i points at mount angle + (angle_min + i·increment), mirrored

@@ -20,14 +20,45 @@ struct Instance {
     namespace: String,
     scan_key: String,
     laser: Laser,
+    /// This step's scan message, once computed; None when no scan is due.
+    message: Option<Vec<u8>>,
+}
+
+impl Instance {
+    /// Scans from the body's pose in `scene` if a scan is marked due.
+    fn scan_if_due(&mut self, scene: &Scene, stamp: SimTime) {
+        let Some(message) = &mut self.message else { return };
+        let Some(pose) = scene.body_pose(self.body) else {
+            self.message = None;
+            return;
+        };
+        self.laser.scan(scene, pose);
+        *message = ros::encode(&self.laser.message(stamp, &self.namespace));
+    }
 }
 
 /// Serves `Laser` plugin instances.
-#[derive(Default)]
 pub struct LaserServer {
     scene: Option<Scene>,
     instances: Vec<Instance>,
     layers_revision: Option<Vec<String>>,
+    /// Threads that scan at once, the calling one included.
+    threads: usize,
+}
+
+impl Default for LaserServer {
+    /// One scanning thread per core.
+    fn default() -> LaserServer {
+        LaserServer::with_threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
+impl LaserServer {
+    /// A server whose scans due at one step are split over `threads`
+    /// threads (at least one).
+    pub fn with_threads(threads: usize) -> LaserServer {
+        LaserServer { scene: None, instances: Vec::new(), layers_revision: None, threads: threads.max(1) }
+    }
 }
 
 impl PluginServer for LaserServer {
@@ -60,12 +91,17 @@ impl PluginServer for LaserServer {
                 namespace: model.namespace.clone(),
                 scan_key,
                 laser: Laser::new(config, seed, reflectance),
+                message: None,
             });
         }
     }
 
     fn reset(&mut self) {
-        *self = LaserServer::default();
+        *self = LaserServer::with_threads(self.threads);
+    }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     fn steps_without_output(&self, state: &WorldState) -> u64 {
@@ -73,16 +109,41 @@ impl PluginServer for LaserServer {
         until_due.min().unwrap_or(u64::MAX) - 1
     }
 
+    /// Scans every laser due at this step. Scans only read the scene, so
+    /// when several are due they are split over the server's threads, in
+    /// contiguous runs of instances; each laser keeps its own noise stream
+    /// and the messages go out in instance order, so the output does not
+    /// depend on the number of threads.
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let Some(scene) = &mut self.scene else { return };
         scene.update(state);
+        let scene = &*scene;
+        let mut due = 0;
         for instance in &mut self.instances {
-            if !instance.laser.due(state.time.nanos, state.step_ns) {
-                continue;
+            let is_due = instance.laser.due(state.time.nanos, state.step_ns);
+            instance.message = is_due.then(Vec::new);
+            due += usize::from(is_due);
+        }
+        let threads = self.threads.min(due);
+        if threads <= 1 {
+            for instance in &mut self.instances {
+                instance.scan_if_due(scene, state.time);
             }
-            let Some(pose) = scene.body_pose(instance.body) else { continue };
-            instance.laser.scan(scene, pose);
-            out.put(instance.scan_key.clone(), ros::encode(&instance.laser.message(state.time, &instance.namespace)));
+        } else {
+            let runs = split_by_due(&mut self.instances, threads);
+            std::thread::scope(|s| {
+                let mut runs = runs.into_iter();
+                let mine = runs.next();
+                for run in runs {
+                    s.spawn(move || run.iter_mut().for_each(|i| i.scan_if_due(scene, state.time)));
+                }
+                mine.into_iter().flatten().for_each(|i| i.scan_if_due(scene, state.time));
+            });
+        }
+        for instance in &mut self.instances {
+            if let Some(message) = instance.message.take() {
+                out.put(instance.scan_key.clone(), message);
+            }
         }
     }
 
@@ -97,4 +158,26 @@ impl PluginServer for LaserServer {
             .map(|instance| instance.laser.mount_transform(SimTime::default(), &instance.namespace))
             .collect()
     }
+}
+
+/// Splits `instances` into at most `parts` contiguous runs holding about as
+/// many due scans each.
+fn split_by_due(instances: &mut [Instance], parts: usize) -> Vec<&mut [Instance]> {
+    let due = instances.iter().filter(|i| i.message.is_some()).count();
+    let mut runs = Vec::with_capacity(parts);
+    let mut rest = instances;
+    for part in 0..parts {
+        // Due scans this run takes: an even share of what is left.
+        let share = (due * (part + 1)) / parts - (due * part) / parts;
+        let mut taken = 0;
+        let mut end = 0;
+        while end < rest.len() && (taken < share || part + 1 == parts) {
+            taken += usize::from(rest[end].message.is_some());
+            end += 1;
+        }
+        let (run, tail) = std::mem::take(&mut rest).split_at_mut(end);
+        runs.push(run);
+        rest = tail;
+    }
+    runs
 }

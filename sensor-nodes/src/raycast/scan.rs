@@ -81,9 +81,13 @@ impl Fan<'_> {
     }
 }
 
-/// Per-scan working memory, kept between scans so that a scan allocates nothing.
+/// Per-scan working memory, kept between scans so that a scan allocates
+/// nothing; one per laser, so that lasers can scan one scene in parallel.
 #[derive(Debug, Default, Clone)]
 pub struct ScanBuffers {
+    /// The body footprints that may be in range of the scan, placed in the
+    /// world, with their layers (see `Scene::prepare`).
+    pub footprints: Vec<(Shape, u16)>,
     /// Distance of each beam's nearest hit (∞ when none), m.
     pub best: Vec<f64>,
     /// Layer bits of each beam's nearest hit.
@@ -100,11 +104,12 @@ impl ScanBuffers {
     }
 }
 
-/// Casts a fan against body footprints (after the walls), beam by beam only
-/// where each shape can be.
-pub fn scan_shapes(fan: &Fan, shapes: &[(Shape, u16)], buffers: &mut ScanBuffers) {
+/// Casts a fan against the footprints in `buffers` (after the walls), beam
+/// by beam only where each shape can be.
+pub fn scan_shapes(fan: &Fan, buffers: &mut ScanBuffers) {
     let o = fan.origin;
-    for (shape, bits) in shapes {
+    let ScanBuffers { footprints, best, bits: hit_bits } = buffers;
+    for (shape, bits) in footprints.iter() {
         if bits & fan.layers == 0 {
             continue;
         }
@@ -135,11 +140,11 @@ pub fn scan_shapes(fan: &Fan, shapes: &[(Shape, u16)], buffers: &mut ScanBuffers
             }
         };
         fan.beams_in_arc(from, width, |i| {
-            let limit = buffers.best[i].min(fan.range_m);
+            let limit = best[i].min(fan.range_m);
             if let Some(t) = shape.ray(o, fan.dirs[i], limit) {
-                if t < buffers.best[i] {
-                    buffers.best[i] = t;
-                    buffers.bits[i] = *bits;
+                if t < best[i] {
+                    best[i] = t;
+                    hit_bits[i] = *bits;
                 }
             }
         });
