@@ -130,7 +130,7 @@ impl PluginServer for LaserServer {
                 instance.scan_if_due(scene, state.time);
             }
         } else {
-            let runs = split_by_due(&mut self.instances, threads);
+            let runs = split_by_due(&mut self.instances, due, threads);
             std::thread::scope(|s| {
                 let mut runs = runs.into_iter();
                 let mine = runs.next();
@@ -160,10 +160,9 @@ impl PluginServer for LaserServer {
     }
 }
 
-/// Splits `instances` into at most `parts` contiguous runs holding about as
-/// many due scans each.
-fn split_by_due(instances: &mut [Instance], parts: usize) -> Vec<&mut [Instance]> {
-    let due = instances.iter().filter(|i| i.message.is_some()).count();
+/// Splits `instances`, `due` of which have a scan due, into at most `parts`
+/// contiguous runs holding about as many due scans each.
+fn split_by_due(instances: &mut [Instance], due: usize, parts: usize) -> Vec<&mut [Instance]> {
     let mut runs = Vec::with_capacity(parts);
     let mut rest = instances;
     for part in 0..parts {
