@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::{Sim, Topic};
 use flotilla_protocol::ros::rosgraph_msgs::Clock;
 use flotilla_protocol::ros::sensor_msgs::LaserScan;
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_protocol::world_to_nodes::{WorldState, WorldStatus};
 
 const T: Duration = Duration::from_secs(30);
 const SECOND_NS: u64 = 1_000_000_000;
@@ -48,13 +48,30 @@ async fn settled_time(states: &mut Topic<WorldState>) -> Option<u64> {
     last
 }
 
+/// The step a paused world rests at: two status messages in a row saying
+/// paused at the same step (the first may predate a step still pending).
+async fn paused_step(status: &mut Topic<WorldStatus>) -> u64 {
+    status.clear();
+    let mut last = None;
+    loop {
+        let s = status.next(T).await;
+        if s.paused && last == Some(s.step) {
+            return s.step;
+        }
+        last = s.paused.then_some(s.step);
+    }
+}
+
 /// Pause stops time; `step 7` advances it by exactly seven steps; resume.
-async fn pause_and_step(sim: &Sim, states: &mut Topic<WorldState>, mode: &str) {
+async fn pause_and_step(sim: &Sim, states: &mut Topic<WorldState>, status: &mut Topic<WorldStatus>, mode: &str) {
     let (ok, out) = sim.cli(&["pause"]);
     assert!(ok, "{out}");
     let (ok, out) = sim.cli(&["step", "1"]);
     assert!(ok, "{out}");
-    let paused_at = settled_time(states).await.expect("the state of step 1");
+    // States arrive in order, so those published before the pause (which a
+    // loaded machine may still be delivering) come before this one.
+    let rest = paused_step(status).await;
+    let paused_at = states.until(T, |s| s.step == rest).await.time.nanos;
     let (ok, out) = sim.cli(&["step", "7"]);
     assert!(ok, "{out}");
     let after = states.until(T, |s| s.time.nanos >= paused_at + 7 * STEP_NS).await;
@@ -71,6 +88,7 @@ async fn every_mode_keeps_sim_time_rates_and_obeys_pause_and_step() {
     let sim = Sim::start("clock", &world, &["flotilla-laser"], &["--clock", "fast"]).await;
     let mut scans = sim.subscribe::<LaserScan>("/robot/scan").await;
     let mut states = sim.subscribe_states().await;
+    let mut status = sim.subscribe_status().await;
 
     for (mode, extra) in [("fast", vec![]), ("realtime", vec!["--rate", "4"]), ("lockstep", vec![])] {
         let mut args = vec!["clock", mode];
@@ -78,7 +96,7 @@ async fn every_mode_keeps_sim_time_rates_and_obeys_pause_and_step() {
         let (ok, out) = sim.cli(&args);
         assert!(ok, "{out}");
         assert_ten_hz(mode, &one_sim_second(&mut scans).await);
-        pause_and_step(&sim, &mut states, mode).await;
+        pause_and_step(&sim, &mut states, &mut status, mode).await;
     }
 
     // External: the world follows a clock someone else publishes.
@@ -102,7 +120,7 @@ async fn every_mode_keeps_sim_time_rates_and_obeys_pause_and_step() {
     }
     let in_window: Vec<u64> = stamps.into_iter().filter(|&t| t > now && t <= target).collect();
     assert_eq!(in_window.len(), 10, "external: {in_window:?}");
-    pause_and_step(&sim, &mut states, "external").await;
+    pause_and_step(&sim, &mut states, &mut status, "external").await;
     // Resumed, it waits for the external clock again.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(settled_time(&mut states).await, None, "external: no clock, no steps");

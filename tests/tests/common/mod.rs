@@ -155,14 +155,25 @@ impl Sim {
 
     /// Subscribes to the world's internal state messages.
     pub async fn subscribe_states(&self) -> Topic<flotilla_protocol::world_to_nodes::WorldState> {
-        let key = self.keys.world_state();
+        self.subscribe_internal(self.keys.world_state()).await
+    }
+
+    /// Subscribes to the world's status messages (about 2 Hz).
+    pub async fn subscribe_status(&self) -> Topic<flotilla_protocol::world_to_nodes::WorldStatus> {
+        self.subscribe_internal(self.keys.status()).await
+    }
+
+    /// Subscribes to an internal key, decoding every message.
+    async fn subscribe_internal<T: flotilla_protocol::codec::WireMessage + Send + 'static>(
+        &self,
+        key: String,
+    ) -> Topic<T> {
         let (tx, rx) = unbounded_channel();
         let subscriber = self
             .session
             .declare_subscriber(&key)
             .callback(move |sample| {
-                let _ =
-                    tx.send(flotilla_protocol::codec::decode(&sample.payload().to_bytes()).expect("well-formed state"));
+                let _ = tx.send(flotilla_protocol::codec::decode(&sample.payload().to_bytes()).expect("well-formed"));
             })
             .await
             .unwrap();
