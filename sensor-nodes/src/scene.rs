@@ -166,12 +166,13 @@ impl Scene {
         nearer_footprint(prepared, origin, dir, range_m, self.walls.cast(origin, dir, range_m, layers))
     }
 
-    /// Casts a whole fan into `buffers`: walls through the grid (see
-    /// [`SegmentGrid::cast_fan`]), then the footprints prepared with [`Scene::prepare`] arc by arc.
+    /// Casts a whole fan into `buffers`: walls in one sweep (see
+    /// [`SegmentGrid::sweep_fan`]), then the footprints prepared with
+    /// [`Scene::prepare`] arc by arc.
     /// This is the laser's kernel.
     pub fn scan(&self, fan: &Fan, buffers: &mut ScanBuffers) {
         buffers.clear_beams(fan.dirs.len());
-        self.walls.cast_fan(fan.origin, fan.dirs, fan.range_m, fan.layers, &mut buffers.best, &mut buffers.bits);
+        self.walls.sweep_fan(fan, &mut buffers.sweep, &mut buffers.best, &mut buffers.bits);
         scan_shapes(fan, buffers);
     }
 

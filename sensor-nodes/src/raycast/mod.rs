@@ -1,5 +1,7 @@
-//! Ray casting for lasers: static wall segments in a uniform grid walked per
-//! beam, plus the footprints of bodies (circles and convex polygons).
+//! Ray casting for lasers: static wall segments, swept a whole fan at a time
+//! through square blocks (`sweep`, what a laser's scan runs) or walked one
+//! ray at a time through a fine grid (`grid`), plus the footprints of bodies
+//! (circles and convex polygons).
 //!
 //! Box2D's rules, which Flatland's laser inherits: wall segments are
 //! two-sided; a ray that starts inside a circle or polygon does not hit it
@@ -9,11 +11,14 @@
 mod free_space;
 mod grid;
 mod scan;
+mod segments;
 mod shapes;
+mod sweep;
 
 pub use grid::SegmentGrid;
 pub use scan::{fast_atan2, scan_shapes, Fan, ScanBuffers};
 pub use shapes::{ConvexPolygon, Shape};
+pub use sweep::{FanSweep, SweepWork};
 
 /// A point or vector in metres.
 pub type Vec2 = [f64; 2];

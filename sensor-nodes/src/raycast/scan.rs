@@ -4,29 +4,26 @@
 
 use std::f64::consts::{PI, TAU};
 
-use super::{Shape, Vec2};
+use super::{Shape, SweepWork, Vec2};
 
 /// `atan2` to within 2e-5 rad (polynomial), a few times faster than libm's.
 /// Only used to find which beams a segment can touch, with a one-beam margin.
 #[inline]
 pub fn fast_atan2(y: f64, x: f64) -> f64 {
+    // Written as selects rather than branches: the quadrant of a wall end
+    // seen from a laser is anyone's guess, so branches would be mispredicted.
     let (ax, ay) = (x.abs(), y.abs());
-    if ax == 0.0 && ay == 0.0 {
-        return 0.0;
-    }
-    let (num, den, swap) = if ay > ax { (ax, ay, true) } else { (ay, ax, false) };
-    let t = num / den;
+    let swap = ay > ax;
+    let (num, den) = if swap { (ax, ay) } else { (ay, ax) };
+    let t = if den == 0.0 { 0.0 } else { num / den };
     let t2 = t * t;
     // minimax polynomial for atan on [0, 1]
-    let mut r = t * (0.999_866_0 + t2 * (-0.330_299_5 + t2 * (0.180_141_0 + t2 * (-0.085_133_0 + t2 * 0.020_835_1))));
-    if swap {
-        r = PI / 2.0 - r;
-    }
-    if x < 0.0 {
-        r = PI - r;
-    }
-    if y < 0.0 {
-        -r
+    let r = t * (0.999_866_0 + t2 * (-0.330_299_5 + t2 * (0.180_141_0 + t2 * (-0.085_133_0 + t2 * 0.020_835_1))));
+    let r = if swap { PI / 2.0 - r } else { r };
+    let r = if x < 0.0 { PI - r } else { r };
+    let r = if y < 0.0 { -r } else { r };
+    if den == 0.0 {
+        0.0
     } else {
         r
     }
@@ -92,6 +89,8 @@ pub struct ScanBuffers {
     pub best: Vec<f64>,
     /// Layer bits of each beam's nearest hit.
     pub bits: Vec<u16>,
+    /// Working memory of the sweep through the walls.
+    pub sweep: SweepWork,
 }
 
 impl ScanBuffers {
@@ -108,7 +107,7 @@ impl ScanBuffers {
 /// by beam only where each shape can be.
 pub fn scan_shapes(fan: &Fan, buffers: &mut ScanBuffers) {
     let o = fan.origin;
-    let ScanBuffers { footprints, best, bits: hit_bits } = buffers;
+    let ScanBuffers { footprints, best, bits: hit_bits, .. } = buffers;
     for (shape, bits) in footprints.iter() {
         if bits & fan.layers == 0 {
             continue;

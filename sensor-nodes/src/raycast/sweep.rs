@@ -1,0 +1,444 @@
+//! Whole fans against the walls at once, nearest blocks first.
+//!
+//! The walls are bucketed into square blocks. A scan visits the blocks
+//! around its origin in order of distance and, for each wall segment of a
+//! block, tests only the beams whose angles the segment subtends, found from
+//! the angles of its end points (computed once per end point a block's
+//! segments share) instead of by walking beam by beam. The beams' nearest
+//! hits so far act as a depth buffer: a block all of whose beams already hit
+//! something nearer than the block is skipped whole. In a building the walls
+//! around the laser close nearly every beam within a few metres, so most
+//! blocks farther out cost a few operations each.
+//!
+//! Every beam is tested with the arithmetic of a lone ray
+//! ([`super::ray_edge_fraction`]) against every segment that can be nearer
+//! than its hit, so the ranges are those of a test of every segment.
+
+use std::collections::HashMap;
+use std::f64::consts::{PI, TAU};
+
+use super::scan::fast_atan2;
+use super::segments::{bucket_into_cells, Segment};
+use super::{bounding_box, Fan, Vec2};
+
+/// Segments bucketed into square blocks, for sweeping fans (see the module
+/// docs).
+#[derive(Debug, Clone)]
+pub struct FanSweep {
+    /// Corner of block (0, 0), m.
+    origin: Vec2,
+    block_m: f64,
+    blocks_per_m: f64,
+    cols: usize,
+    rows: usize,
+    /// The segments of block `i` are `segments[segment_start[i]..segment_start[i + 1]]`.
+    segment_start: Vec<u32>,
+    /// Copies of the segments in block order (a segment crossing k blocks
+    /// is stored k times).
+    segments: Vec<BlockSegment>,
+    /// The end points of block `i`'s segments, each once, are
+    /// `ends[end_start[i]..end_start[i + 1]]`.
+    end_start: Vec<u32>,
+    ends: Vec<Vec2>,
+}
+
+/// A segment in a block, with its end points' places in the block's list
+/// of end points (u32: a block of a finely drawn map can hold more than
+/// 65 536 end points, and the record is 48 bytes with u16 places too).
+#[derive(Debug, Clone, Copy)]
+struct BlockSegment {
+    segment: Segment,
+    ends: [u32; 2],
+}
+
+/// Angular slack added on each side of an arc before it is mapped to beams,
+/// rad: covers [`fast_atan2`]'s error (2e-5 rad) with room to spare.
+const ARC_MARGIN_RAD: f64 = 1e-4;
+
+impl FanSweep {
+    /// Buckets `segments` into blocks of `block_m` metres (larger when the
+    /// map would need more than 2^12 blocks along a side).
+    pub(super) fn new(segments: &[Segment], block_m: f64) -> FanSweep {
+        let (lo, hi) = bounding_box(segments.iter().flat_map(|s| [s.a, s.b()])).unwrap_or(([0.0; 2], [0.0; 2]));
+        const MAX_BLOCKS_PER_SIDE: f64 = (1 << 12) as f64;
+        let block_m = block_m.max(1e-3).max((hi[0] - lo[0]).max(hi[1] - lo[1]) / (MAX_BLOCKS_PER_SIDE - 4.0));
+        let origin = [lo[0] - 0.5 * block_m, lo[1] - 0.5 * block_m];
+        let cols = ((hi[0] - origin[0]) / block_m).ceil() as usize + 1;
+        let rows = ((hi[1] - origin[1]) / block_m).ceil() as usize + 1;
+        let (segment_start, members) = bucket_into_cells(segments, origin, block_m, cols, rows);
+        let mut sweep = FanSweep {
+            origin,
+            block_m,
+            blocks_per_m: 1.0 / block_m,
+            cols,
+            rows,
+            segment_start,
+            segments: Vec::with_capacity(members.len()),
+            end_start: Vec::with_capacity(cols * rows + 1),
+            ends: Vec::new(),
+        };
+        let mut place: HashMap<[u64; 2], u32> = HashMap::new();
+        for block in 0..cols * rows {
+            sweep.end_start.push(sweep.ends.len() as u32);
+            place.clear();
+            let (s, e) = (sweep.segment_start[block] as usize, sweep.segment_start[block + 1] as usize);
+            for &i in &members[s..e] {
+                let segment = segments[i as usize];
+                let ends = [segment.a, segment.b()].map(|p| {
+                    let key = p.map(|v| (v + 0.0).to_bits());
+                    *place.entry(key).or_insert_with(|| {
+                        sweep.ends.push(p);
+                        (sweep.ends.len() - 1 - sweep.end_start[block] as usize) as u32
+                    })
+                });
+                sweep.segments.push(BlockSegment { segment, ends });
+            }
+        }
+        sweep.end_start.push(sweep.ends.len() as u32);
+        sweep
+    }
+
+    /// Bytes held by the blocks.
+    pub fn heap_bytes(&self) -> usize {
+        (self.segment_start.len() + self.end_start.len()) * 4
+            + self.segments.len() * std::mem::size_of::<BlockSegment>()
+            + self.ends.len() * std::mem::size_of::<Vec2>()
+    }
+
+    /// Casts every beam of `fan` at the walls on its layers into `best`
+    /// (distance of the nearest hit, m, ∞ when none within range) and
+    /// `bits` (layers of that hit, 0 when none). `work` is working memory
+    /// kept between scans.
+    pub fn cast_fan(&self, fan: &Fan, work: &mut SweepWork, best: &mut [f64], bits: &mut [u16]) {
+        let n = fan.dirs.len();
+        let (best, bits) = (&mut best[..n], &mut bits[..n]);
+        best.fill(fan.range_m);
+        bits.fill(0);
+        if n == 0 {
+            return;
+        }
+        let arcs = BeamArcs::new(fan);
+        let o = fan.origin;
+        let here =
+            [(o[0] - self.origin[0]) * self.blocks_per_m, (o[1] - self.origin[1]) * self.blocks_per_m].map(f64::floor);
+        // Blocks within range lie within this many blocks of the origin's
+        // (and none lies beyond the grid's farthest corner).
+        let far_corner = (here[0].max(self.cols as f64 - here[0])).hypot(here[1].max(self.rows as f64 - here[1]));
+        let radius = ((fan.range_m * self.blocks_per_m).ceil() + 2.0).min(far_corner + 2.0);
+        let SweepWork { order, end_beams } = work;
+        let mut sweep = BlockSweep { fan, arcs: &arcs, end_beams, best, bits };
+        // The order only decides how soon blocks can be skipped, never the
+        // ranges. Nearest first needs a disk of offsets around the origin
+        // (8 bytes each, kept); when that disk would hold more offsets than
+        // the grid has blocks, plus a few thousand (an origin far off the
+        // map with a long range), every block is visited in grid order.
+        let blocks = (self.cols * self.rows) as f64;
+        if PI * radius * radius <= blocks + 4096.0 && here[0].abs() < 1e15 && here[1].abs() < 1e15 {
+            let here = here.map(|v| v as i64);
+            for &[dx, dy] in order.within(radius as i64) {
+                let (x, y) = (here[0] + i64::from(dx), here[1] + i64::from(dy));
+                if x >= 0 && y >= 0 && x < self.cols as i64 && y < self.rows as i64 {
+                    self.sweep_block(x as usize, y as usize, &mut sweep);
+                }
+            }
+        } else {
+            for y in 0..self.rows {
+                for x in 0..self.cols {
+                    self.sweep_block(x, y, &mut sweep);
+                }
+            }
+        }
+        let BlockSweep { best, bits, .. } = sweep;
+        for (d, &b) in best.iter_mut().zip(bits.iter()) {
+            if b == 0 {
+                *d = f64::INFINITY;
+            }
+        }
+    }
+
+    /// Tests the segments of block (`x`, `y`) against the beams through it
+    /// that are still open (see the module docs).
+    #[inline]
+    fn sweep_block(&self, x: usize, y: usize, sweep: &mut BlockSweep) {
+        let BlockSweep { fan, arcs, end_beams, best, bits } = sweep;
+        let (o, n) = (fan.origin, fan.dirs.len());
+        let block = y * self.cols + x;
+        let (s, e) = (self.segment_start[block] as usize, self.segment_start[block + 1] as usize);
+        if s == e {
+            return;
+        }
+        let lo = [self.origin[0] + x as f64 * self.block_m, self.origin[1] + y as f64 * self.block_m];
+        let hi = [lo[0] + self.block_m, lo[1] + self.block_m];
+        let near = [(lo[0] - o[0]).max(o[0] - hi[0]).max(0.0), (lo[1] - o[1]).max(o[1] - hi[1]).max(0.0)];
+        let near_m = (near[0] * near[0] + near[1] * near[1]).sqrt();
+        if near_m > fan.range_m {
+            return;
+        }
+        // Skip the block when every beam through it already hit nearer
+        // (with a hair of slack for rounding in `near_m`).
+        let near_m = near_m * (1.0 - 1e-9) - 1e-9;
+        // The beams through the block not yet closed nearer lie in `open`
+        // (all of them when the origin is in the block).
+        let mut open = (0, n - 1);
+        if let Some([p, q]) = box_silhouette(o, lo, hi) {
+            open = (usize::MAX, 0);
+            arcs.for_each_run(arcs.beam_of(p), arcs.beam_of(q), |first, last| {
+                if let Some(k) = best[first..=last].iter().position(|&d| d >= near_m) {
+                    let k_last = best[first..=last].iter().rposition(|&d| d >= near_m).unwrap_or(k);
+                    open = (open.0.min(first + k), open.1.max(first + k_last));
+                }
+            });
+            if open.0 > open.1 {
+                return;
+            }
+        }
+        let ends = &self.ends[self.end_start[block] as usize..self.end_start[block + 1] as usize];
+        end_beams.clear();
+        end_beams.extend(ends.iter().map(|p| arcs.beam_of([p[0] - o[0], p[1] - o[1]])));
+        for s in &self.segments[s..e] {
+            if s.segment.layers & fan.layers != 0 {
+                let ends = s.ends.map(|k| end_beams[k as usize]);
+                rasterise(&s.segment, ends, open, fan, arcs, best, bits);
+            }
+        }
+    }
+}
+
+/// One fan being swept: what every block it visits reads and writes.
+struct BlockSweep<'a> {
+    fan: &'a Fan<'a>,
+    arcs: &'a BeamArcs,
+    end_beams: &'a mut Vec<f64>,
+    best: &'a mut [f64],
+    bits: &'a mut [u16],
+}
+
+/// The sign bit of an f64.
+const SIGN_BIT: u64 = 1 << 63;
+
+/// Tests the beams `segment` can meet (its end points at beam coordinates
+/// `ends`, see [`BeamArcs::beam_of`]) among the beams `open.0..=open.1`,
+/// keeping nearer hits.
+#[inline]
+fn rasterise(
+    segment: &Segment,
+    ends: [f64; 2],
+    open: (usize, usize),
+    fan: &Fan,
+    arcs: &BeamArcs,
+    best: &mut [f64],
+    bits: &mut [u16],
+) {
+    let o = fan.origin;
+    let ao = [segment.a[0] - o[0], segment.a[1] - o[1]];
+    let edge = segment.edge;
+    // The arithmetic of `ray_edge_fraction`, with what does not depend on
+    // the beam taken out of the loop.
+    let t_num = ao[0] * edge[1] - ao[1] * edge[0];
+    let mut test = |i: usize| {
+        let dir = fan.dirs[i];
+        let denom = dir[0] * edge[1] - dir[1] * edge[0];
+        let u_num = ao[0] * dir[1] - ao[1] * dir[0];
+        // Both fractions over a positive denominator: flip the numerators'
+        // signs with the denominator's (a bit operation, not a branch).
+        let sign = denom.to_bits() & SIGN_BIT;
+        let (t_num, u_num) = (f64::from_bits(t_num.to_bits() ^ sign), f64::from_bits(u_num.to_bits() ^ sign));
+        let denom = denom.abs();
+        let hit = (denom >= 1e-15) & (t_num >= 0.0) & (u_num >= 0.0) & (u_num <= denom) & (t_num <= best[i] * denom);
+        let t = t_num / denom;
+        best[i] = if hit { t } else { best[i] };
+        bits[i] = if hit { segment.layers } else { bits[i] };
+    };
+    // The origin on the segment (collinear, between the ends): any beam may
+    // meet it, and its ends' angles say nothing.
+    let bo = [ao[0] + edge[0], ao[1] + edge[1]];
+    let cross = ao[0] * bo[1] - ao[1] * bo[0];
+    let dot = ao[0] * bo[0] + ao[1] * bo[1];
+    let scale = (ao[0] * ao[0] + ao[1] * ao[1]) + (bo[0] * bo[0] + bo[1] * bo[1]);
+    if cross.abs() <= 1e-12 * scale && dot <= 1e-12 * scale {
+        (open.0..=open.1).for_each(test);
+    } else {
+        arcs.for_each_run(ends[0], ends[1], |first, last| (first.max(open.0)..=last.min(open.1)).for_each(&mut test));
+    }
+}
+
+/// The two corners of the box `lo..hi` whose directions from `o` bound the
+/// box's arc; None when `o` is inside it (or on its border).
+#[inline]
+fn box_silhouette(o: Vec2, lo: Vec2, hi: Vec2) -> Option<[Vec2; 2]> {
+    // Which side of the box the origin is on along each axis: 0 below, 1
+    // within, 2 above. The two corners seen farthest apart follow from it.
+    let side = |axis: usize| usize::from(o[axis] >= lo[axis]) + usize::from(o[axis] > hi[axis]);
+    let corner = |x: f64, y: f64| [x - o[0], y - o[1]];
+    Some(match (side(0), side(1)) {
+        (1, 1) => return None,
+        (0, 0) | (2, 2) => [corner(lo[0], hi[1]), corner(hi[0], lo[1])],
+        (0, 2) | (2, 0) => [corner(lo[0], lo[1]), corner(hi[0], hi[1])],
+        (0, 1) => [corner(lo[0], lo[1]), corner(lo[0], hi[1])],
+        (2, 1) => [corner(hi[0], lo[1]), corner(hi[0], hi[1])],
+        (1, 0) => [corner(lo[0], lo[1]), corner(hi[0], lo[1])],
+        _ => [corner(lo[0], hi[1]), corner(hi[0], hi[1])],
+    })
+}
+
+/// Maps directions to the beams of a fan: a direction's beam coordinate is
+/// how many beam steps it lies past beam 0 in the direction the beams
+/// advance, in [0, one turn).
+struct BeamArcs {
+    /// Beam 0's angle in [−π, π), rad.
+    start_rad: f64,
+    /// +1 when the beams advance counter-clockwise, −1 when clockwise.
+    sense: f64,
+    beams_per_rad: f64,
+    /// A turn, in beam steps.
+    turn: f64,
+    /// [`ARC_MARGIN_RAD`] in beam steps.
+    margin: f64,
+    last: i64,
+}
+
+impl BeamArcs {
+    fn new(fan: &Fan) -> BeamArcs {
+        let beams_per_rad = 1.0 / fan.increment_rad.abs();
+        BeamArcs {
+            start_rad: (fan.start_rad + PI).rem_euclid(TAU) - PI,
+            sense: if fan.increment_rad > 0.0 { 1.0 } else { -1.0 },
+            beams_per_rad,
+            turn: TAU * beams_per_rad,
+            margin: ARC_MARGIN_RAD * beams_per_rad,
+            last: fan.dirs.len() as i64 - 1,
+        }
+    }
+
+    /// The beam coordinate of the direction of `v` (not zero).
+    #[inline]
+    fn beam_of(&self, v: Vec2) -> f64 {
+        // Both angles lie in [−π, π], so their difference is within a turn.
+        let u = (fast_atan2(v[1], v[0]) - self.start_rad) * self.sense * self.beams_per_rad;
+        let u = if u < 0.0 { u + self.turn } else { u };
+        if u >= self.turn {
+            u - self.turn
+        } else {
+            u
+        }
+    }
+
+    /// Calls `visit(first, last)` for each run of beams whose directions may
+    /// lie on the shorter arc between beam coordinates `a` and `b`, widened by
+    /// [`ARC_MARGIN_RAD`] on each side. In a fan of a whole turn or more a
+    /// beam may be visited twice.
+    #[inline]
+    fn for_each_run(&self, a: f64, b: f64, mut visit: impl FnMut(usize, usize)) {
+        let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+        // The shorter way round may cross beam coordinate 0.
+        let (lo, hi) = if hi - lo > 0.5 * self.turn { (hi, lo + self.turn) } else { (lo, hi) };
+        let (lo, hi) = (lo - self.margin, hi + self.margin);
+        // The arc recurs every turn; each turn that meets the fan is a run of
+        // beams. `as` truncates towards zero, which can only add a beam.
+        let mut shift = if hi >= self.turn { -self.turn } else { 0.0 };
+        let last = self.last as f64;
+        while lo + shift <= last {
+            let first = ((lo + shift) as i64).max(0);
+            let end = ((hi + shift) as i64).min(self.last);
+            if first <= end {
+                visit(first as usize, end as usize);
+            }
+            shift += self.turn;
+        }
+    }
+}
+
+/// Working memory of [`FanSweep::cast_fan`], kept between scans so that a
+/// scan allocates nothing.
+#[derive(Debug, Clone, Default)]
+pub struct SweepWork {
+    order: BlockOrder,
+    /// Beam coordinates of the current block's end points.
+    end_beams: Vec<f64>,
+}
+
+/// The blocks around a scan's origin in order of distance: offsets in
+/// blocks, nearest first, out to the largest radius asked for so far.
+#[derive(Debug, Clone, Default)]
+struct BlockOrder {
+    radius: i64,
+    offsets: Vec<[i32; 2]>,
+}
+
+impl BlockOrder {
+    /// Every block offset within `radius` blocks, nearest first.
+    fn within(&mut self, radius: i64) -> &[[i32; 2]] {
+        if radius > self.radius {
+            self.radius = radius;
+            self.offsets.clear();
+            for dy in -radius..=radius {
+                for dx in -radius..=radius {
+                    if dx * dx + dy * dy <= radius * radius {
+                        self.offsets.push([dx as i32, dy as i32]);
+                    }
+                }
+            }
+            self.offsets.sort_by_key(|&[dx, dy]| (i64::from(dx).pow(2) + i64::from(dy).pow(2), dy, dx));
+        }
+        let r2 = radius * radius;
+        let count = self.offsets.partition_point(|&[dx, dy]| i64::from(dx).pow(2) + i64::from(dy).pow(2) <= r2);
+        &self.offsets[..count]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arcs(start_rad: f64, increment_rad: f64, beams: usize) -> (BeamArcs, Vec<Vec2>) {
+        let dirs = vec![[1.0, 0.0]; beams]; // unused by the mapping
+        let fan = Fan { origin: [0.0; 2], start_rad, increment_rad, dirs: &dirs, range_m: 1.0, layers: 1 };
+        (BeamArcs::new(&fan), dirs)
+    }
+
+    fn runs(arcs: &BeamArcs, from_rad: f64, to_rad: f64) -> Vec<(usize, usize)> {
+        let mut seen = vec![];
+        let beam = |a: f64| arcs.beam_of([a.cos(), a.sin()]);
+        arcs.for_each_run(beam(from_rad), beam(to_rad), |a, b| seen.push((a, b)));
+        seen
+    }
+
+    #[test]
+    fn arcs_map_to_the_beams_they_hold_both_ways_round() {
+        // beams at 0, 0.25, …, 2.0 rad
+        let (ccw, _) = arcs(0.0, 0.25, 9);
+        assert_eq!(runs(&ccw, 0.6, 0.9), [(2, 3)], "0.75 is in, with 0.5 let in by truncation");
+        assert_eq!(runs(&ccw, 0.9, 0.6), [(2, 3)], "the ends in either order");
+        assert_eq!(runs(&ccw, 2.6, 2.9), [], "past the last beam");
+        // beams at 2.0, 1.75, …, 0 rad (clockwise)
+        let (cw, _) = arcs(2.0, -0.25, 9);
+        assert_eq!(runs(&cw, 1.45, 1.55), [(1, 2)], "1.5 is beam 2");
+    }
+
+    #[test]
+    fn arcs_across_the_back_of_a_full_turn_wrap_round() {
+        // 16 beams round a whole turn from −π: the arc across ±π holds the
+        let (full, _) = arcs(-PI, TAU / 16.0, 16);
+        // first and the last beams (at −π and 7π/8; 14 is let in by
+        // truncation).
+        assert_eq!(runs(&full, 2.7, -PI + 0.1), [(0, 0), (14, 15)]);
+    }
+
+    #[test]
+    fn box_silhouettes_bound_every_corner_seen_from_outside() {
+        let (lo, hi) = ([1.0, 1.0], [2.0, 2.0]);
+        assert!(box_silhouette([1.5, 1.5], lo, hi).is_none());
+        for o in [[0.0, 0.0], [1.5, 0.0], [3.0, 0.0], [3.0, 1.5], [3.0, 3.0], [1.5, 3.0], [0.0, 3.0], [0.0, 1.5]] {
+            let [p, q] = box_silhouette(o, lo, hi).unwrap();
+            let (from, to) = (p[1].atan2(p[0]), q[1].atan2(q[0]));
+            let width = (to - from).rem_euclid(TAU).min((from - to).rem_euclid(TAU));
+            for c in [[1.0, 1.0], [2.0, 1.0], [1.0, 2.0], [2.0, 2.0]] {
+                let angle = (c[1] - o[1]).atan2(c[0] - o[0]);
+                // the corner is no farther from both bounding corners than
+                // they are from each other
+                let gap = |a: f64, b: f64| (a - b).rem_euclid(TAU).min((b - a).rem_euclid(TAU));
+                assert!(gap(angle, from) + gap(angle, to) <= width + 1e-9, "{o:?} corner {c:?}");
+            }
+        }
+    }
+}
