@@ -79,6 +79,12 @@ pub struct LayerDescription {
     pub bits: LayerBits,
     /// Boundary segments in the world frame, metres.
     pub segments: Vec<Segment>,
+    /// Whether the segments outline the obstacles, each with the obstacle on
+    /// its left walking from `a` to `b` and free space on its right (true
+    /// for image layers, whose outlines are closed; false for line-segment
+    /// layers, whose segments have no sides). Lasers use it to skip the
+    /// faces of walls they see from behind.
+    pub solid_on_left: bool,
     /// Display colour, RGBA in 0..1.
     pub color: [f64; 4],
 }

@@ -7,7 +7,7 @@ use flotilla_protocol::description::{FootprintShape, LayerBits, WorldDescription
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
-use crate::raycast::{bounding_box, scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2};
+use crate::raycast::{bounding_box, scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2, Wall};
 
 /// Grid cell size for wall segments, m: one pixel of a typical 5 cm map, so
 /// a wall cell holds a few segments. Finer cells make walks shorter at the
@@ -58,12 +58,15 @@ pub struct Scene {
 impl Scene {
     /// Builds the scene of a description (bodies at their description poses).
     pub fn new(description: &WorldDescription) -> Scene {
-        let walls: Vec<(Vec2, Vec2, LayerBits)> = description
+        let walls: Vec<Wall> = description
             .layers
             .iter()
-            .flat_map(|layer| layer.segments.iter().map(move |s| (s.a, s.b, layer.bits)))
+            .flat_map(|layer| {
+                let solid_on_left = if layer.solid_on_left { layer.bits } else { 0 };
+                layer.segments.iter().map(move |s| Wall { a: s.a, b: s.b, layers: layer.bits, solid_on_left })
+            })
             .collect();
-        let extent_m = bounding_box(walls.iter().flat_map(|&(a, b, _)| [a, b]))
+        let extent_m = bounding_box(walls.iter().flat_map(|w| [w.a, w.b]))
             .map_or([0.0, 0.0], |(lo, hi)| [hi[0] - lo[0], hi[1] - lo[1]]);
         let mut scene =
             Scene { walls: SegmentGrid::new(walls, grid_cell_m(extent_m)), bodies: Vec::new(), index: HashMap::new() };

@@ -17,7 +17,7 @@
 //! bands ahead of it: a beam down a corridor crosses it in one leap.
 
 use super::free_space::{band_reach, chebyshev_clearance};
-use super::segments::{bucket_into_cells, merge_coincident, Segment};
+use super::segments::{bucket_into_cells, merge_coincident, Segment, Wall};
 use super::sweep::{FanSweep, SweepWork};
 use super::{bounding_box, ray_edge, ray_edge_fraction, Fan, Hit, Vec2};
 
@@ -45,6 +45,8 @@ pub struct SegmentGrid {
     free: Vec<Free>,
     /// The same segments in coarser blocks, for whole fans.
     sweep: FanSweep,
+    /// The layers some segment outlines obstacles in (see [`Wall`]).
+    outlined: u16,
 }
 
 /// The empty space around one cell, in cells.
@@ -60,11 +62,12 @@ struct Free {
 }
 
 impl SegmentGrid {
-    /// Buckets `segments` (with their layer bits; coincident ones merged,
-    /// see `merge_coincident`) into cells of about `cell_m` metres (larger
-    /// when the map would need more than 2^14 cells along a side).
-    pub fn new(segments: Vec<(Vec2, Vec2, u16)>, cell_m: f64) -> SegmentGrid {
-        let segments = merge_coincident(segments);
+    /// Buckets the `walls` (coincident ones merged, see `merge_coincident`)
+    /// into cells of about `cell_m` metres (larger when the map would need
+    /// more than 2^14 cells along a side).
+    pub fn new(walls: impl IntoIterator<Item = impl Into<Wall>>, cell_m: f64) -> SegmentGrid {
+        let segments = merge_coincident(walls.into_iter().map(Into::into));
+        let outlined = segments.iter().fold(0, |bits, s| bits | s.solid_left | s.solid_right);
         let (lo, hi) = bounding_box(segments.iter().flat_map(|s| [s.a, s.b()])).unwrap_or(([0.0; 2], [0.0; 2]));
         const MAX_CELLS_PER_SIDE: f64 = (1 << 14) as f64;
         let cell_m = cell_m.max(1e-3).max((hi[0] - lo[0]).max(hi[1] - lo[1]) / (MAX_CELLS_PER_SIDE - 4.0));
@@ -87,6 +90,7 @@ impl SegmentGrid {
             cell_segments: Vec::new(),
             free: Vec::new(),
             sweep: FanSweep::new(&[], SWEEP_BLOCK_M),
+            outlined,
         };
         grid.sweep = FanSweep::new(&grid.segments, SWEEP_BLOCK_M);
         grid.bucket();
@@ -135,16 +139,93 @@ impl SegmentGrid {
             + self.sweep.heap_bytes()
     }
 
-    /// Casts every beam of `fan` (see [`FanSweep::cast_fan`]).
+    /// Casts every beam of `fan` (see [`FanSweep::cast_fan`]), skipping
+    /// the walls seen from their solid side in the layers where the fan's
+    /// origin is in free space.
     pub fn sweep_fan(&self, fan: &Fan, work: &mut SweepWork, best: &mut [f64], bits: &mut [u16]) {
-        self.sweep.cast_fan(fan, work, best, bits);
+        let back_faces = self.free_layers(fan.origin, fan.layers);
+        self.sweep.cast_fan(fan, back_faces, work, best, bits);
     }
 
     /// The nearest segment on `layers` hit by the unit ray within `max_m`.
     pub fn cast(&self, origin: Vec2, dir: Vec2, max_m: f64, layers: u16) -> Option<Hit> {
+        self.nearest(origin, dir, max_m, layers).map(|(distance_m, s)| Hit { distance_m, layers: s.layers })
+    }
+
+    /// The nearest segment on `layers` hit by the unit ray within `max_m`,
+    /// and its distance, m.
+    fn nearest(&self, origin: Vec2, dir: Vec2, max_m: f64, layers: u16) -> Option<(f64, &Segment)> {
         let mut walk = Walk::new(self, origin, dir, max_m)?;
         while self.step(&mut walk, layers) {}
-        walk.hit(max_m)
+        let distance_m = walk.nearest.0 / walk.nearest.1;
+        let segment = self.cell_segments.get(walk.segment)?;
+        (distance_m <= max_m).then_some((distance_m, segment))
+    }
+
+    /// The layers among `layers` whose outlines (see [`Wall`]) `origin` is
+    /// surely outside of: from a point in free space the first outline a
+    /// ray meets is met from its free side, from inside an obstacle from
+    /// its solid side, and a ray that meets none is outside them all.
+    /// When a probe ray meets a corner, where the side is in doubt, another
+    /// direction is tried; a layer in doubt after all of them, or with an
+    /// outline through the origin, counts as not free.
+    pub fn free_layers(&self, origin: Vec2, layers: u16) -> u16 {
+        // Directions no map's walls line up with.
+        const PROBES_RAD: [f64; 3] = [0.3371, 2.4142, 4.1231];
+        let mut free = 0;
+        let mut pending = layers & self.outlined;
+        while pending != 0 {
+            let layer = pending & pending.wrapping_neg();
+            pending &= !layer;
+            if self.on_outline(origin, layer) {
+                continue;
+            }
+            for angle in PROBES_RAD {
+                let dir = [angle.cos(), angle.sin()];
+                let Some((t, s)) = self.nearest(origin, dir, f64::INFINITY, layer) else {
+                    free |= layer;
+                    break;
+                };
+                let hit = [origin[0] + dir[0] * t, origin[1] + dir[1] * t];
+                let near = |p: Vec2| (p[0] - hit[0]).hypot(p[1] - hit[1]) <= 1e-7;
+                if near(s.a) || near(s.b()) {
+                    continue;
+                }
+                match s.side_of(origin) {
+                    Some(true) if s.solid_right & layer != 0 => free |= layer,
+                    Some(false) if s.solid_left & layer != 0 => free |= layer,
+                    Some(_) => {}
+                    None => continue,
+                }
+                break;
+            }
+        }
+        free
+    }
+
+    /// Whether an outline of `layer` passes within a hair of `origin`: a
+    /// beam from there along that wall may meet the walls beyond it only
+    /// from their solid side.
+    fn on_outline(&self, origin: Vec2, layer: u16) -> bool {
+        let hair_m = 1e-9 * (1.0 + origin[0].abs() + origin[1].abs());
+        let [x, y] = self.to_cells(origin).map(f64::floor);
+        // The origin's cell and its neighbours: a segment within a hair of
+        // a point near a cell border may be filed only across it.
+        for y in [y - 1.0, y, y + 1.0] {
+            for x in [x - 1.0, x, x + 1.0] {
+                if !(x >= 0.0 && y >= 0.0 && x < self.cols as f64 && y < self.rows as f64) {
+                    continue;
+                }
+                let index = y as usize * self.cols + x as usize;
+                let (s, e) = (self.cell_start[index] as usize, self.cell_start[index + 1] as usize);
+                for segment in &self.cell_segments[s..e] {
+                    if (segment.solid_left | segment.solid_right) & layer != 0 && segment.distance_m(origin) <= hair_m {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// One cell (or one leap over empty cells) of a walk; false once its
@@ -155,7 +236,7 @@ impl SegmentGrid {
         let free = self.free[index];
         if free.clearance == 0 {
             let (s, e) = (self.cell_start[index] as usize, self.cell_start[index + 1] as usize);
-            for segment in &self.cell_segments[s..e] {
+            for (k, segment) in self.cell_segments[s..e].iter().enumerate() {
                 if segment.layers & layers == 0 {
                     continue;
                 }
@@ -163,7 +244,7 @@ impl SegmentGrid {
                 let (num, den) = walk.nearest;
                 if let Some(nearest) = ray_edge_fraction(walk.origin, walk.dir, segment.a, segment.edge, num, den) {
                     walk.nearest = nearest;
-                    walk.layers = segment.layers;
+                    walk.segment = s + k;
                 }
             }
         }
@@ -197,19 +278,15 @@ struct Walk {
     /// The nearest hit so far (the range while there is none), m, as a
     /// fraction: dividing once at the end spares a division per hit.
     nearest: (f64, f64),
-    /// Layers of the nearest hit; 0 while there is none.
-    layers: u16,
+    /// Where the nearest hit's segment is in `cell_segments`; past its end
+    /// while there is none.
+    segment: usize,
 }
 
 impl Walk {
     fn new(grid: &SegmentGrid, origin: Vec2, dir: Vec2, max_m: f64) -> Option<Walk> {
         let ray = GridRay::new(grid, origin, dir, max_m)?;
-        Some(Walk { ray, origin, dir, nearest: (max_m, 1.0), layers: 0 })
-    }
-
-    fn hit(&self, max_m: f64) -> Option<Hit> {
-        let distance_m = self.nearest.0 / self.nearest.1;
-        (self.layers != 0 && distance_m <= max_m).then_some(Hit { distance_m, layers: self.layers })
+        Some(Walk { ray, origin, dir, nearest: (max_m, 1.0), segment: usize::MAX })
     }
 }
 

@@ -17,6 +17,7 @@ mod sweep;
 
 pub use grid::SegmentGrid;
 pub use scan::{fast_atan2, scan_shapes, Fan, ScanBuffers};
+pub use segments::Wall;
 pub use shapes::{ConvexPolygon, Shape};
 pub use sweep::{FanSweep, SweepWork};
 
@@ -80,11 +81,31 @@ pub fn ray_edge_fraction(
     // t = t_num / denom along the ray, u = u_num / denom along the edge.
     let (t_num, u_num) = (cross(ao, edge), cross(ao, dir));
     let (t_num, u_num, denom) = if denom < 0.0 { (-t_num, -u_num, -denom) } else { (t_num, u_num, denom) };
+    let [slack_a, slack_b] = end_slack(origin, ao, edge);
     // One combined test (`|` rather than `||`): most segments tested miss,
     // for varied reasons, and a single branch is predicted far better.
-    let miss =
-        (denom < 1e-15) | (t_num < 0.0) | (u_num < 0.0) | (u_num > denom) | (t_num * limit_den > limit_num * denom);
+    let miss = (denom < 1e-15)
+        | (t_num < 0.0)
+        | (u_num < -slack_a)
+        | (u_num > denom + slack_b)
+        | (t_num * limit_den > limit_num * denom);
     (!miss).then_some((t_num, denom))
+}
+
+/// How far a ray may pass beside the ends `a` (at `ao` from the origin) and
+/// `a + edge` of a segment and still hit it, as slack on the numerator of
+/// the fraction along the segment (which is the ray's distance from that
+/// end, m). A ray aimed at a corner where two walls meet passes it by a few
+/// units of rounding on one side or the other; with the slack it hits both
+/// walls there, as the exact ray does, instead of maybe neither, so the
+/// nearest wall is never lost between two (see `segments::Wall` for why a
+/// laser relies on it). 1e-12 of the coordinates' size is far above their
+/// rounding and far below any distance a map draws.
+#[inline]
+pub(crate) fn end_slack(origin: Vec2, ao: Vec2, edge: Vec2) -> [f64; 2] {
+    let size = 1.0 + origin[0].abs() + origin[1].abs();
+    let bo = [ao[0] + edge[0], ao[1] + edge[1]];
+    [1e-12 * (size + ao[0].abs() + ao[1].abs()), 1e-12 * (size + bo[0].abs() + bo[1].abs())]
 }
 
 #[cfg(test)]

@@ -5,18 +5,79 @@ use std::collections::HashMap;
 
 use super::Vec2;
 
-/// A two-sided wall segment from `a` to `a + edge`, and the layers it
-/// belongs to.
+/// A wall segment as the ray casters are given it: from `a` to `b`, on
+/// `layers`. In the layers of `solid_on_left` it outlines an obstacle that
+/// lies on its left, walking from `a` to `b` (a map image's walls), so a
+/// beam from free space meets it only after some nearer wall; in its other
+/// layers it is a bare line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Wall {
+    /// Start point, m.
+    pub a: Vec2,
+    /// End point, m.
+    pub b: Vec2,
+    /// Layers it is on.
+    pub layers: u16,
+    /// Those of `layers` in which the obstacle is on its left.
+    pub solid_on_left: u16,
+}
+
+impl From<(Vec2, Vec2, u16)> for Wall {
+    /// A bare line on `layers`, no side solid.
+    fn from((a, b, layers): (Vec2, Vec2, u16)) -> Wall {
+        Wall { a, b, layers, solid_on_left: 0 }
+    }
+}
+
+/// A two-sided wall segment from `a` to `a + edge`, the layers it belongs
+/// to, and the layers in which each of its sides is solid (see [`Wall`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Segment {
     pub a: Vec2,
     pub edge: Vec2,
     pub layers: u16,
+    /// Layers in which the obstacle is on its left, from `a` along `edge`.
+    pub solid_left: u16,
+    /// Layers in which the obstacle is on its right.
+    pub solid_right: u16,
 }
 
 impl Segment {
     pub fn b(&self) -> Vec2 {
         [self.a[0] + self.edge[0], self.a[1] + self.edge[1]]
+    }
+
+    /// Distance from `p` to the nearest point of the segment, m.
+    pub fn distance_m(&self, p: Vec2) -> f64 {
+        let ap = [p[0] - self.a[0], p[1] - self.a[1]];
+        let length2 = self.edge[0] * self.edge[0] + self.edge[1] * self.edge[1];
+        let along =
+            if length2 > 0.0 { ((ap[0] * self.edge[0] + ap[1] * self.edge[1]) / length2).clamp(0.0, 1.0) } else { 0.0 };
+        (ap[0] - along * self.edge[0]).hypot(ap[1] - along * self.edge[1])
+    }
+
+    /// Which side of the segment's line `origin` is on: Some(true) on the
+    /// left, Some(false) on the right, None on the line (within rounding).
+    #[inline]
+    pub fn side_of(&self, origin: Vec2) -> Option<bool> {
+        // Twice the area of the triangle (origin, a, b): positive when the
+        // origin is on the left, its magnitude the distance times |edge|.
+        let ao = [self.a[0] - origin[0], self.a[1] - origin[1]];
+        let side = ao[0] * self.edge[1] - ao[1] * self.edge[0];
+        let slack = 1e-9 * (self.edge[0].abs() + self.edge[1].abs()) * (1.0 + ao[0].abs() + ao[1].abs());
+        (side.abs() > slack).then_some(side > 0.0)
+    }
+
+    /// The layers in which a beam from `origin` meets this segment from its
+    /// solid side, where a wall of the same layer must have stopped it
+    /// first if `origin` is in free space there (none from on its line).
+    #[inline]
+    pub fn solid_towards(&self, origin: Vec2) -> u16 {
+        match self.side_of(origin) {
+            Some(true) => self.solid_left,
+            Some(false) => self.solid_right,
+            None => 0,
+        }
     }
 }
 
@@ -24,18 +85,35 @@ impl Segment {
 /// several layers, as when two layers share a map) made one, on all their
 /// layers: a beam tests it once, and a hit on it reports every layer it is
 /// on.
-pub(super) fn merge_coincident(segments: Vec<(Vec2, Vec2, u16)>) -> Vec<Segment> {
-    let mut merged: Vec<Segment> = Vec::with_capacity(segments.len());
-    let mut first_of: HashMap<[u64; 4], usize> = HashMap::with_capacity(segments.len());
-    for (a, b, layers) in segments {
+pub(super) fn merge_coincident(walls: impl IntoIterator<Item = Wall>) -> Vec<Segment> {
+    let walls = walls.into_iter();
+    let mut merged: Vec<Segment> = Vec::with_capacity(walls.size_hint().0);
+    let mut first_of: HashMap<[u64; 4], usize> = HashMap::with_capacity(walls.size_hint().0);
+    for Wall { a, b, layers, solid_on_left } in walls {
+        let solid_on_left = solid_on_left & layers;
         let (p, q) = if (a[0], a[1]) <= (b[0], b[1]) { (a, b) } else { (b, a) };
         // -0.0 and 0.0 are the same point.
         let key = [p[0], p[1], q[0], q[1]].map(|v| (v + 0.0).to_bits());
         match first_of.get(&key) {
-            Some(&i) => merged[i].layers |= layers,
+            Some(&i) => {
+                let kept = &mut merged[i];
+                kept.layers |= layers;
+                // The same wall drawn the other way round has its sides swapped.
+                if kept.a == a {
+                    kept.solid_left |= solid_on_left;
+                } else {
+                    kept.solid_right |= solid_on_left;
+                }
+            }
             None => {
                 first_of.insert(key, merged.len());
-                merged.push(Segment { a, edge: [b[0] - a[0], b[1] - a[1]], layers });
+                merged.push(Segment {
+                    a,
+                    edge: [b[0] - a[0], b[1] - a[1]],
+                    layers,
+                    solid_left: solid_on_left,
+                    solid_right: 0,
+                });
             }
         }
     }

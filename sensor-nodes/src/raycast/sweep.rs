@@ -19,7 +19,7 @@ use std::f64::consts::{PI, TAU};
 
 use super::scan::fast_atan2;
 use super::segments::{bucket_into_cells, Segment};
-use super::{bounding_box, Fan, Vec2};
+use super::{bounding_box, end_slack, Fan, Vec2};
 
 /// Segments bucketed into square blocks, for sweeping fans (see the module
 /// docs).
@@ -107,9 +107,12 @@ impl FanSweep {
 
     /// Casts every beam of `fan` at the walls on its layers into `best`
     /// (distance of the nearest hit, m, ∞ when none within range) and
-    /// `bits` (layers of that hit, 0 when none). `work` is working memory
-    /// kept between scans.
-    pub fn cast_fan(&self, fan: &Fan, work: &mut SweepWork, best: &mut [f64], bits: &mut [u16]) {
+    /// `bits` (layers of that hit, 0 when none). A wall whose solid side
+    /// faces the origin in one of the layers `back_faces` is not tested:
+    /// pass only layers where the origin is in free space (see
+    /// [`super::SegmentGrid::free_layers`]), where a nearer wall always
+    /// stops the beam first. `work` is working memory kept between scans.
+    pub fn cast_fan(&self, fan: &Fan, back_faces: u16, work: &mut SweepWork, best: &mut [f64], bits: &mut [u16]) {
         let n = fan.dirs.len();
         let (best, bits) = (&mut best[..n], &mut bits[..n]);
         best.fill(fan.range_m);
@@ -126,7 +129,7 @@ impl FanSweep {
         let far_corner = (here[0].max(self.cols as f64 - here[0])).hypot(here[1].max(self.rows as f64 - here[1]));
         let radius = ((fan.range_m * self.blocks_per_m).ceil() + 2.0).min(far_corner + 2.0);
         let SweepWork { order, end_beams } = work;
-        let mut sweep = BlockSweep { fan, arcs: &arcs, end_beams, best, bits };
+        let mut sweep = BlockSweep { fan, back_faces, arcs: &arcs, end_beams, best, bits };
         // The order only decides how soon blocks can be skipped, never the
         // ranges. Nearest first needs a disk of offsets around the origin
         // (8 bytes each, kept); when that disk would hold more offsets than
@@ -160,7 +163,7 @@ impl FanSweep {
     /// that are still open (see the module docs).
     #[inline]
     fn sweep_block(&self, x: usize, y: usize, sweep: &mut BlockSweep) {
-        let BlockSweep { fan, arcs, end_beams, best, bits } = sweep;
+        let BlockSweep { fan, back_faces, arcs, end_beams, best, bits } = sweep;
         let (o, n) = (fan.origin, fan.dirs.len());
         let block = y * self.cols + x;
         let (s, e) = (self.segment_start[block] as usize, self.segment_start[block + 1] as usize);
@@ -196,7 +199,10 @@ impl FanSweep {
         end_beams.clear();
         end_beams.extend(ends.iter().map(|p| arcs.beam_of([p[0] - o[0], p[1] - o[1]])));
         for s in &self.segments[s..e] {
-            if s.segment.layers & fan.layers != 0 {
+            // Half the walls of a block are seen from behind.
+            let facing = s.segment.layers & fan.layers != 0
+                && (*back_faces == 0 || s.segment.solid_towards(o) & *back_faces == 0);
+            if facing {
                 let ends = s.ends.map(|k| end_beams[k as usize]);
                 rasterise(&s.segment, ends, open, fan, arcs, best, bits);
             }
@@ -207,6 +213,8 @@ impl FanSweep {
 /// One fan being swept: what every block it visits reads and writes.
 struct BlockSweep<'a> {
     fan: &'a Fan<'a>,
+    /// Layers whose walls are skipped when seen from their solid side.
+    back_faces: u16,
     arcs: &'a BeamArcs,
     end_beams: &'a mut Vec<f64>,
     best: &'a mut [f64],
@@ -235,6 +243,7 @@ fn rasterise(
     // The arithmetic of `ray_edge_fraction`, with what does not depend on
     // the beam taken out of the loop.
     let t_num = ao[0] * edge[1] - ao[1] * edge[0];
+    let [slack_a, slack_b] = end_slack(o, ao, edge);
     let mut test = |i: usize| {
         let dir = fan.dirs[i];
         let denom = dir[0] * edge[1] - dir[1] * edge[0];
@@ -244,7 +253,11 @@ fn rasterise(
         let sign = denom.to_bits() & SIGN_BIT;
         let (t_num, u_num) = (f64::from_bits(t_num.to_bits() ^ sign), f64::from_bits(u_num.to_bits() ^ sign));
         let denom = denom.abs();
-        let hit = (denom >= 1e-15) & (t_num >= 0.0) & (u_num >= 0.0) & (u_num <= denom) & (t_num <= best[i] * denom);
+        let hit = (denom >= 1e-15)
+            & (t_num >= 0.0)
+            & (u_num >= -slack_a)
+            & (u_num <= denom + slack_b)
+            & (t_num <= best[i] * denom);
         let t = t_num / denom;
         best[i] = if hit { t } else { best[i] };
         bits[i] = if hit { segment.layers } else { bits[i] };
@@ -388,6 +401,7 @@ impl BlockOrder {
 
 #[cfg(test)]
 mod tests {
+    use super::super::segments::{merge_coincident, Wall};
     use super::*;
 
     fn arcs(start_rad: f64, increment_rad: f64, beams: usize) -> (BeamArcs, Vec<Vec2>) {
@@ -422,6 +436,34 @@ mod tests {
         // first and the last beams (at −π and 7π/8; 14 is let in by
         // truncation).
         assert_eq!(runs(&full, 2.7, -PI + 0.1), [(0, 0), (14, 15)]);
+    }
+
+    #[test]
+    fn walls_seen_from_their_solid_side_are_skipped_in_the_layers_asked() {
+        // A 1 m square obstacle on layer 1, outlined counter-clockwise (the
+        // obstacle on each wall's left).
+        let corners = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
+        let walls = (0..4).map(|i| Wall { a: corners[i], b: corners[(i + 1) % 4], layers: 1, solid_on_left: 1 });
+        let sweep = FanSweep::new(&merge_coincident(walls), 1.2);
+        let dirs: Vec<Vec2> = (0..360).map(|i| f64::from(i).to_radians()).map(|a| [a.cos(), a.sin()]).collect();
+        let ranges = |origin: Vec2, back_faces: u16| {
+            let fan =
+                Fan { origin, start_rad: 0.0, increment_rad: 1f64.to_radians(), dirs: &dirs, range_m: 10.0, layers: 1 };
+            let (mut best, mut bits) = (vec![0.0; 360], vec![0; 360]);
+            sweep.cast_fan(&fan, back_faces, &mut SweepWork::default(), &mut best, &mut bits);
+            best
+        };
+        let hits = |ranges: Vec<f64>| ranges.iter().filter(|d| d.is_finite()).count();
+        // From outside, the far walls are behind the near ones: the same
+        // ranges either way.
+        assert_eq!(ranges([3.0, 0.4], 1), ranges([3.0, 0.4], 0));
+        assert_eq!(hits(ranges([3.0, 0.4], 1)), 28, "the beams from 164° to 191° meet the square");
+        // From inside, every wall is seen from behind: skipped when asked
+        // (which callers must only ask where the origin is in free space),
+        // tested when not, and only in the layers asked.
+        assert_eq!(hits(ranges([0.5, 0.5], 0)), 360);
+        assert_eq!(hits(ranges([0.5, 0.5], 1)), 0);
+        assert_eq!(hits(ranges([0.5, 0.5], 2)), 360);
     }
 
     #[test]

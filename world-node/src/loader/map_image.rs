@@ -1,7 +1,8 @@
 //! map_server images to wall segments, as Flatland does it: threshold the
 //! image, then put a segment on every boundary between an obstacle pixel and
 //! a free pixel (or the image border), merging each run of collinear boundary
-//! edges into one segment.
+//! edges into one segment. Unlike Flatland, a run is cut where the obstacle
+//! changes sides, so that every segment knows which side is solid.
 
 use std::path::Path;
 
@@ -40,6 +41,13 @@ pub fn load(
 
 /// Boundary segments of an occupancy grid (row-major, row 0 at the top), in
 /// metres in the map frame (origin at the bottom-left corner, y up).
+///
+/// Every segment has the obstacle on its left, walking from `a` to `b`, and
+/// free space on its right: a run of collinear boundary edges is merged into
+/// one segment only while the obstacle stays on the same side. So the
+/// segments are the closed outlines of the obstacles (the image border
+/// counts as free), counter-clockwise round each obstacle, which tells a
+/// laser which face of a wall it can see (see `LayerDescription::solid_on_left`).
 pub fn vectorize_occupancy(occupied: &[bool], width: usize, height: usize, resolution_m: f64) -> Vec<Segment> {
     let cell = |row: isize, col: isize| -> bool {
         row >= 0
@@ -50,34 +58,48 @@ pub fn vectorize_occupancy(occupied: &[bool], width: usize, height: usize, resol
     };
     let to_world = |col: usize, row: usize| [col as f64 * resolution_m, (height as f64 - row as f64) * resolution_m];
     let mut segments = Vec::new();
+    // Closes the run that started at `start` (and whose obstacle lies on
+    // side `forward`) where it ends, at `end`.
+    let mut close = |start: [f64; 2], end: [f64; 2], forward: bool| {
+        let (a, b) = if forward { (start, end) } else { (end, start) };
+        segments.push(Segment { a, b });
+    };
 
-    // Horizontal boundaries: between row r-1 and row r, for r in 0..=height.
+    // Horizontal boundaries: between row r-1 (above) and row r (below), for
+    // r in 0..=height. A run walks towards +x; with the obstacle above (+y)
+    // it is on the run's left, so the segment keeps that direction.
     for r in 0..=height {
-        let mut start: Option<usize> = None;
+        let mut run: Option<(usize, bool)> = None;
         for c in 0..=width {
-            let edge = c < width && cell(r as isize - 1, c as isize) != cell(r as isize, c as isize);
-            match (edge, start) {
-                (true, None) => start = Some(c),
-                (false, Some(s)) => {
-                    segments.push(Segment { a: to_world(s, r), b: to_world(c, r) });
-                    start = None;
+            let (above, below) = (cell(r as isize - 1, c as isize), cell(r as isize, c as isize));
+            let edge = (c < width && above != below).then_some(above);
+            match (run, edge) {
+                (Some((_, side)), Some(now)) if side == now => {}
+                _ => {
+                    if let Some((start, side)) = run {
+                        close(to_world(start, r), to_world(c, r), side);
+                    }
+                    run = edge.map(|side| (c, side));
                 }
-                _ => {}
             }
         }
     }
-    // Vertical boundaries: between column c-1 and column c, for c in 0..=width.
+    // Vertical boundaries: between column c-1 (left) and column c (right),
+    // for c in 0..=width. A run walks down the image, towards −y; with the
+    // obstacle to the right (+x) it is on the run's left.
     for c in 0..=width {
-        let mut start: Option<usize> = None;
+        let mut run: Option<(usize, bool)> = None;
         for r in 0..=height {
-            let edge = r < height && cell(r as isize, c as isize - 1) != cell(r as isize, c as isize);
-            match (edge, start) {
-                (true, None) => start = Some(r),
-                (false, Some(s)) => {
-                    segments.push(Segment { a: to_world(c, s), b: to_world(c, r) });
-                    start = None;
+            let (left, right) = (cell(r as isize, c as isize - 1), cell(r as isize, c as isize));
+            let edge = (r < height && left != right).then_some(right);
+            match (run, edge) {
+                (Some((_, side)), Some(now)) if side == now => {}
+                _ => {
+                    if let Some((start, side)) = run {
+                        close(to_world(c, start), to_world(c, r), side);
+                    }
+                    run = edge.map(|side| (r, side));
                 }
-                _ => {}
             }
         }
     }
@@ -98,11 +120,74 @@ mod tests {
 
     #[test]
     fn collinear_edges_merge_into_one_segment() {
-        // a 1×3 wall: top and bottom are single segments of length 3 px
+        // a 1×3 wall: top and bottom are single segments of length 3 px,
+        // running counter-clockwise round it (leftwards along the top)
         let segs = vectorize_occupancy(&[true, true, true], 3, 1, 1.0);
         assert_eq!(segs.len(), 4);
-        assert!(segs.contains(&Segment { a: [0.0, 1.0], b: [3.0, 1.0] }));
-        assert!(segs.contains(&Segment { a: [0.0, 0.0], b: [3.0, 0.0] }));
+        assert!(segs.contains(&Segment { a: [3.0, 1.0], b: [0.0, 1.0] }), "{segs:?}");
+        assert!(segs.contains(&Segment { a: [0.0, 0.0], b: [3.0, 0.0] }), "{segs:?}");
+    }
+
+    #[test]
+    fn runs_are_cut_where_the_obstacle_changes_sides() {
+        // Two pixels touching at a corner: the boundary between the rows is
+        // one straight run of two pixel edges, with the obstacle above the
+        // first and below the second, so it is two segments (Flatland's one
+        // would have no solid side).
+        let segs = vectorize_occupancy(&[true, false, false, true], 2, 2, 1.0);
+        assert_eq!(segs.len(), 8, "{segs:?}");
+        assert!(segs.contains(&Segment { a: [0.0, 1.0], b: [1.0, 1.0] }), "{segs:?}");
+        assert!(segs.contains(&Segment { a: [2.0, 1.0], b: [1.0, 1.0] }), "{segs:?}");
+    }
+
+    #[test]
+    fn every_segment_has_the_obstacle_on_its_left_all_along() {
+        let (width, height, resolution_m) = (23, 17, 0.05);
+        let mut seed = 5u64;
+        let occupied: Vec<bool> = (0..width * height)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (seed >> 33).is_multiple_of(3)
+            })
+            .collect();
+        // The pixel holding a point in the map frame (free off the image).
+        let occupied_at = |p: [f64; 2]| {
+            let (col, row) = ((p[0] / resolution_m).floor(), (height as f64 - p[1] / resolution_m).floor());
+            (0.0..width as f64).contains(&col)
+                && (0.0..height as f64).contains(&row)
+                && occupied[row as usize * width + col as usize]
+        };
+        let segs = vectorize_occupancy(&occupied, width, height, resolution_m);
+        let mut edges = 0;
+        for s in &segs {
+            let edge = [s.b[0] - s.a[0], s.b[1] - s.a[1]];
+            let pixels = (edge[0].abs() + edge[1].abs()) / resolution_m;
+            let left = [-edge[1] / pixels, edge[0] / pixels]; // one pixel long
+            for k in 0..pixels.round() as usize {
+                // the middle of each pixel edge along the segment
+                let f = (k as f64 + 0.5) / pixels;
+                let m = [s.a[0] + edge[0] * f, s.a[1] + edge[1] * f];
+                assert!(occupied_at([m[0] + 0.5 * left[0], m[1] + 0.5 * left[1]]), "{s:?} pixel edge {k}");
+                assert!(!occupied_at([m[0] - 0.5 * left[0], m[1] - 0.5 * left[1]]), "{s:?} pixel edge {k}");
+                edges += 1;
+            }
+        }
+        // and every pixel edge between an obstacle and free space is on one
+        let boundary_edges: usize = (0..height as isize)
+            .flat_map(|r| (0..width as isize).map(move |c| (r, c)))
+            .filter(|&(r, c)| occupied[r as usize * width + c as usize])
+            .map(|(r, c)| {
+                let free = |r: isize, c: isize| {
+                    r < 0
+                        || c < 0
+                        || r >= height as isize
+                        || c >= width as isize
+                        || !occupied[r as usize * width + c as usize]
+                };
+                [free(r - 1, c), free(r + 1, c), free(r, c - 1), free(r, c + 1)].iter().filter(|&&f| f).count()
+            })
+            .sum();
+        assert_eq!(edges, boundary_edges);
     }
 
     #[test]
@@ -114,7 +199,7 @@ mod tests {
     fn y_axis_points_up_from_the_bottom_row() {
         // obstacle in the bottom-left pixel of a 2×2 image
         let segs = vectorize_occupancy(&[false, false, true, false], 2, 2, 1.0);
-        assert!(segs.contains(&Segment { a: [0.0, 1.0], b: [1.0, 1.0] }), "{segs:?}");
+        assert!(segs.contains(&Segment { a: [1.0, 1.0], b: [0.0, 1.0] }), "{segs:?}");
         assert!(segs.contains(&Segment { a: [0.0, 0.0], b: [1.0, 0.0] }), "{segs:?}");
     }
 }

@@ -69,11 +69,11 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     // for names first (cheap) and geometry second (slow).
     let mut layers = Vec::with_capacity(pending.len());
     for (names, map, color, bits) in pending {
-        let segments = match map {
-            None => Vec::new(),
+        let (segments, solid_on_left) = match map {
+            None => (Vec::new(), false),
             Some(map) => load_layer_map(&resolve_path(path, &map), &names[0])?,
         };
-        layers.push(LayerDescription { names, bits, segments, color });
+        layers.push(LayerDescription { names, bits, segments, solid_on_left, color });
     }
 
     let mut models: Vec<ModelDescription> = Vec::new();
@@ -131,7 +131,12 @@ fn read_layer_names(layer: &Reader) -> Result<Vec<String>, LoadError> {
 }
 
 /// Loads a layer's map YAML: a map_server image or a line-segment file.
-fn load_layer_map(map_path: &Path, layer: &str) -> Result<Vec<flotilla_protocol::description::Segment>, LoadError> {
+/// Returns its segments and whether they outline obstacles lying on their
+/// left (see [`LayerDescription::solid_on_left`]).
+fn load_layer_map(
+    map_path: &Path,
+    layer: &str,
+) -> Result<(Vec<flotilla_protocol::description::Segment>, bool), LoadError> {
     let entity = format!("layer \"{layer}\"");
     let root = read_yaml(map_path, &entity)?;
     let map = Reader::new(&root, map_path, entity)?;
@@ -146,6 +151,7 @@ fn load_layer_map(map_path: &Path, layer: &str) -> Result<Vec<flotilla_protocol:
         }
         let data_path = resolve_path(map_path, &data);
         map_lines::load(&data_path, scale, Pose2::new(origin[0], origin[1], origin[2]))
+            .map(|segments| (segments, false))
             .map_err(|e| LoadError { entity: format!("layer \"{layer}\""), ..e })
     } else if kind.is_empty() {
         let resolution: f64 = map.req("resolution")?;
@@ -171,9 +177,11 @@ fn load_layer_map(map_path: &Path, layer: &str) -> Result<Vec<flotilla_protocol:
         }
         let image_path = resolve_path(map_path, &image);
         let origin = Pose2::new(origin[0], origin[1], origin[2]);
-        map_image::load(&image_path, resolution, occupied_thresh, negate, origin).map_err(|message| {
-            map.error(format!("cannot load {} in layer \"{layer}\": {message}", image_path.display()))
-        })
+        map_image::load(&image_path, resolution, occupied_thresh, negate, origin)
+            .map(|segments| (segments, true))
+            .map_err(|message| {
+                map.error(format!("cannot load {} in layer \"{layer}\": {message}", image_path.display()))
+            })
     } else {
         Err(map.error(format!("unknown map \"type\" {kind:?}; expected line_segments or a map_server image map")))
     }
