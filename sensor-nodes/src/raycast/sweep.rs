@@ -10,6 +10,11 @@
 //! around the laser close nearly every beam within a few metres, so most
 //! blocks farther out cost a few operations each.
 //!
+//! Walls seen from behind (from their solid side) are skipped where the
+//! origin is in free space; a block keeps its walls grouped by the side
+//! their obstacle is on, so that from beyond the block a whole group is
+//! skipped at once.
+//!
 //! Every beam is tested with the arithmetic of a lone ray
 //! ([`super::ray_edge_fraction`]) against every segment that can be nearer
 //! than its hit, so the ranges are those of a test of every segment.
@@ -40,6 +45,52 @@ pub struct FanSweep {
     /// `ends[end_start[i]..end_start[i + 1]]`.
     end_start: Vec<u32>,
     ends: Vec<Vec2>,
+    /// Each block's segments are in the order of [`Facing`]; these are
+    /// where its groups after the first start (the first starts with the
+    /// block, the last ends with it).
+    group_start: Vec<[u32; 4]>,
+    /// For each block and each of its axis-aligned groups, the layers in
+    /// which every segment of the group is solid on the group's side.
+    group_solid: Vec<[u16; 4]>,
+}
+
+/// Which way a segment's solid side faces, for whole groups of a block to
+/// be skipped at once when the origin is beyond the block on that side.
+/// The walls of map images are all axis-aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Facing {
+    /// Along y, solid towards +x only.
+    PlusX,
+    /// Along y, solid towards −x only.
+    MinusX,
+    /// Along x, solid towards +y only.
+    PlusY,
+    /// Along x, solid towards −y only.
+    MinusY,
+    /// Any other segment, checked one by one.
+    Other,
+}
+
+impl Facing {
+    /// The segment's facing, and the layers in which it is solid on that
+    /// side.
+    fn of(segment: &Segment) -> (Facing, u16) {
+        let (left, right) = (segment.solid_left, segment.solid_right);
+        let [dx, dy] = segment.edge;
+        // Walking along +y the left is −x; along +x the left is +y.
+        let (facing, solid) = match (dx == 0.0, dy == 0.0) {
+            (true, false) if dy > 0.0 => ((Facing::MinusX, left), (Facing::PlusX, right)),
+            (true, false) => ((Facing::PlusX, left), (Facing::MinusX, right)),
+            (false, true) if dx > 0.0 => ((Facing::PlusY, left), (Facing::MinusY, right)),
+            (false, true) => ((Facing::MinusY, left), (Facing::PlusY, right)),
+            _ => return (Facing::Other, 0),
+        };
+        match (facing.1 != 0, solid.1 != 0) {
+            (true, false) => facing,
+            (false, true) => solid,
+            _ => (Facing::Other, 0),
+        }
+    }
 }
 
 /// A segment in a block, with its end points' places in the block's list
@@ -76,14 +127,33 @@ impl FanSweep {
             segments: Vec::with_capacity(members.len()),
             end_start: Vec::with_capacity(cols * rows + 1),
             ends: Vec::new(),
+            group_start: Vec::with_capacity(cols * rows),
+            group_solid: Vec::with_capacity(cols * rows),
         };
         let mut place: HashMap<[u64; 2], u32> = HashMap::new();
         for block in 0..cols * rows {
             sweep.end_start.push(sweep.ends.len() as u32);
             place.clear();
             let (s, e) = (sweep.segment_start[block] as usize, sweep.segment_start[block + 1] as usize);
-            for &i in &members[s..e] {
-                let segment = segments[i as usize];
+            let mut in_block: Vec<(Facing, u16, Segment)> = members[s..e]
+                .iter()
+                .map(|&i| {
+                    let (facing, solid) = Facing::of(&segments[i as usize]);
+                    (facing, solid, segments[i as usize])
+                })
+                .collect();
+            in_block.sort_by_key(|&(facing, _, _)| facing);
+            let start_of = |g: usize| (s + in_block.partition_point(|&(f, _, _)| (f as usize) < g)) as u32;
+            let starts = [start_of(1), start_of(2), start_of(3), start_of(4)];
+            let mut solid = [u16::MAX; 4];
+            for &(facing, layers, _) in &in_block {
+                if facing != Facing::Other {
+                    solid[facing as usize] &= layers;
+                }
+            }
+            sweep.group_start.push(starts);
+            sweep.group_solid.push(solid);
+            for (_, _, segment) in in_block {
                 let ends = [segment.a, segment.b()].map(|p| {
                     let key = p.map(|v| (v + 0.0).to_bits());
                     *place.entry(key).or_insert_with(|| {
@@ -103,6 +173,8 @@ impl FanSweep {
         (self.segment_start.len() + self.end_start.len()) * 4
             + self.segments.len() * std::mem::size_of::<BlockSegment>()
             + self.ends.len() * std::mem::size_of::<Vec2>()
+            + self.group_start.len() * std::mem::size_of::<[u32; 4]>()
+            + self.group_solid.len() * std::mem::size_of::<[u16; 4]>()
     }
 
     /// Casts every beam of `fan` at the walls on its layers into `best`
@@ -198,15 +270,54 @@ impl FanSweep {
         let ends = &self.ends[self.end_start[block] as usize..self.end_start[block + 1] as usize];
         end_beams.clear();
         end_beams.extend(ends.iter().map(|p| arcs.beam_of([p[0] - o[0], p[1] - o[1]])));
-        for s in &self.segments[s..e] {
-            // Half the walls of a block are seen from behind.
-            let facing = s.segment.layers & fan.layers != 0
-                && (*back_faces == 0 || s.segment.solid_towards(o) & *back_faces == 0);
-            if facing {
-                let ends = s.ends.map(|k| end_beams[k as usize]);
-                rasterise(&s.segment, ends, open, fan, arcs, best, bits);
+        // Tests the segments `from..to`, skipping those seen from behind
+        // (checked one by one when `check`).
+        let mut sweep_segments = |from: usize, to: usize, check: bool| {
+            for s in &self.segments[from..to] {
+                let seen = s.segment.layers & fan.layers != 0
+                    && !(check && *back_faces != 0 && s.segment.solid_towards(o) & *back_faces != 0);
+                if seen {
+                    let ends = s.ends.map(|k| end_beams[k as usize]);
+                    rasterise(&s.segment, ends, open, fan, arcs, best, bits);
+                }
+            }
+        };
+        // Half the walls of a block are seen from behind. When the origin
+        // is beyond the block along an axis, a whole group of walls along
+        // the other axis is: skipped at once when every wall of it is solid
+        // on that side in a layer asked, and none needs checking when the
+        // group is seen from the front.
+        let [minus_x, plus_y, minus_y, other] = self.group_start[block].map(|v| v as usize);
+        let solid = self.group_solid[block];
+        let beyond = |v: f64, lo: f64, hi: f64| {
+            let hair_m = 1e-6 * (1.0 + v.abs());
+            if v > hi + hair_m {
+                1
+            } else if v < lo - hair_m {
+                -1
+            } else {
+                0
+            }
+        };
+        let (side_x, side_y) = (beyond(o[0], lo[0], hi[0]), beyond(o[1], lo[1], hi[1]));
+        let groups = [
+            (s, minus_x, side_x, 1),
+            (minus_x, plus_y, side_x, -1),
+            (plus_y, minus_y, side_y, 1),
+            (minus_y, other, side_y, -1),
+        ];
+        for (g, (from, to, origin_side, solid_side)) in groups.into_iter().enumerate() {
+            if from == to {
+                continue;
+            }
+            match origin_side {
+                0 => sweep_segments(from, to, true),
+                _ if origin_side != solid_side => sweep_segments(from, to, false),
+                _ if solid[g] & *back_faces != 0 => {}
+                _ => sweep_segments(from, to, true),
             }
         }
+        sweep_segments(other, e, true);
     }
 }
 
@@ -464,6 +575,28 @@ mod tests {
         assert_eq!(hits(ranges([0.5, 0.5], 0)), 360);
         assert_eq!(hits(ranges([0.5, 0.5], 1)), 0);
         assert_eq!(hits(ranges([0.5, 0.5], 2)), 360);
+    }
+
+    #[test]
+    fn walls_are_grouped_by_the_side_their_obstacle_is_on() {
+        let facing = |a: Vec2, b: Vec2, solid_on_left: u16, layers: u16| {
+            Facing::of(&merge_coincident([Wall { a, b, layers, solid_on_left }])[0])
+        };
+        // The outline of the unit square, counter-clockwise: each wall's
+        // obstacle is inside the square.
+        assert_eq!(facing([0.0, 0.0], [1.0, 0.0], 1, 1), (Facing::PlusY, 1), "bottom");
+        assert_eq!(facing([1.0, 0.0], [1.0, 1.0], 1, 1), (Facing::MinusX, 1), "right");
+        assert_eq!(facing([1.0, 1.0], [0.0, 1.0], 1, 1), (Facing::MinusY, 1), "top");
+        assert_eq!(facing([0.0, 1.0], [0.0, 0.0], 1, 1), (Facing::PlusX, 1), "left");
+        // Slanted walls, bare lines and walls solid on both sides (in two
+        // layers) are checked one by one.
+        assert_eq!(facing([0.0, 0.0], [1.0, 1.0], 1, 1).0, Facing::Other);
+        assert_eq!(facing([0.0, 0.0], [1.0, 0.0], 0, 1).0, Facing::Other);
+        let both = merge_coincident([
+            Wall { a: [0.0, 0.0], b: [1.0, 0.0], layers: 1, solid_on_left: 1 },
+            Wall { a: [1.0, 0.0], b: [0.0, 0.0], layers: 2, solid_on_left: 2 },
+        ]);
+        assert_eq!(Facing::of(&both[0]).0, Facing::Other);
     }
 
     #[test]
