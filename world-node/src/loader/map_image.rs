@@ -58,9 +58,9 @@ pub fn vectorize_occupancy(occupied: &[bool], width: usize, height: usize, resol
     };
     let to_world = |col: usize, row: usize| [col as f64 * resolution_m, (height as f64 - row as f64) * resolution_m];
     let mut segments = Vec::new();
-    // Closes the run that started at `start` (and whose obstacle lies on
-    // side `forward`) where it ends, at `end`.
-    let mut close = |start: [f64; 2], end: [f64; 2], forward: bool| {
+    // A segment from `start` to `end`, turned round unless its obstacle
+    // lies on the side that is left when walking that way (`forward`).
+    let mut push = |start: [f64; 2], end: [f64; 2], forward: bool| {
         let (a, b) = if forward { (start, end) } else { (end, start) };
         segments.push(Segment { a, b });
     };
@@ -69,41 +69,39 @@ pub fn vectorize_occupancy(occupied: &[bool], width: usize, height: usize, resol
     // r in 0..=height. A run walks towards +x; with the obstacle above (+y)
     // it is on the run's left, so the segment keeps that direction.
     for r in 0..=height {
-        let mut run: Option<(usize, bool)> = None;
-        for c in 0..=width {
+        let above_solid = |c: usize| {
             let (above, below) = (cell(r as isize - 1, c as isize), cell(r as isize, c as isize));
-            let edge = (c < width && above != below).then_some(above);
-            match (run, edge) {
-                (Some((_, side)), Some(now)) if side == now => {}
-                _ => {
-                    if let Some((start, side)) = run {
-                        close(to_world(start, r), to_world(c, r), side);
-                    }
-                    run = edge.map(|side| (c, side));
-                }
-            }
-        }
+            (above != below).then_some(above)
+        };
+        for_each_run(width, above_solid, |start, end, forward| push(to_world(start, r), to_world(end, r), forward));
     }
     // Vertical boundaries: between column c-1 (left) and column c (right),
     // for c in 0..=width. A run walks down the image, towards −y; with the
     // obstacle to the right (+x) it is on the run's left.
     for c in 0..=width {
-        let mut run: Option<(usize, bool)> = None;
-        for r in 0..=height {
+        let right_solid = |r: usize| {
             let (left, right) = (cell(r as isize, c as isize - 1), cell(r as isize, c as isize));
-            let edge = (r < height && left != right).then_some(right);
-            match (run, edge) {
-                (Some((_, side)), Some(now)) if side == now => {}
-                _ => {
-                    if let Some((start, side)) = run {
-                        close(to_world(c, start), to_world(c, r), side);
-                    }
-                    run = edge.map(|side| (r, side));
-                }
-            }
-        }
+            (left != right).then_some(right)
+        };
+        for_each_run(height, right_solid, |start, end, forward| push(to_world(c, start), to_world(c, end), forward));
     }
     segments
+}
+
+/// Calls `run(start, end, side)` for each run of consecutive edges among
+/// `0..count` that are boundaries with the obstacle on the same side:
+/// `edge(i)` is None where edge `i` is no boundary, else which side.
+fn for_each_run(count: usize, edge: impl Fn(usize) -> Option<bool>, mut run: impl FnMut(usize, usize, bool)) {
+    let mut open: Option<(usize, bool)> = None;
+    for i in 0..=count {
+        let here = if i < count { edge(i) } else { None };
+        if open.map(|(_, side)| side) != here {
+            if let Some((start, side)) = open {
+                run(start, i, side);
+            }
+            open = here.map(|side| (i, side));
+        }
+    }
 }
 
 #[cfg(test)]
