@@ -26,15 +26,19 @@ async fn a_second_laser_stands_by_and_takes_over() {
 
     sim.spawn_node("second-laser", "flotilla-laser", &[]);
     sim.wait_for_log("second-laser", "standing by", T).await;
-    // Only one laser scans: every stamp comes once, 100 ms apart.
+    // Only one laser scans: every stamp comes once, on the 100 ms grid. (A scan
+    // may be lost on a loaded machine: sensor outputs are published best
+    // effort, as ROS sensor data is. A second laser would repeat stamps.)
     scans.clear();
     let mut stamps = vec![ns(&scans.next(T).await)];
     while stamps.len() < 10 {
         stamps.push(ns(&scans.next(T).await));
     }
     for pair in stamps.windows(2) {
-        assert_eq!(pair[1] - pair[0], 100_000_000, "one scan per 100 ms, no duplicates: {stamps:?}");
+        let gap_ns = pair[1].wrapping_sub(pair[0]);
+        assert!(pair[1] > pair[0] && gap_ns % 100_000_000 == 0, "one scan per 100 ms, no duplicates: {stamps:?}");
     }
+    assert!(stamps[9] - stamps[0] <= 1_200_000_000, "at most two of ten scans lost: {stamps:?}");
 
     sim.kill("flotilla-laser");
     sim.wait_for_log("second-laser", "taking over", T).await;
