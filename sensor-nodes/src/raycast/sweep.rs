@@ -187,7 +187,6 @@ impl FanSweep {
     pub fn cast_fan(&self, fan: &Fan, back_faces: u16, work: &mut SweepWork, best: &mut [f64], bits: &mut [u16]) {
         let n = fan.dirs.len();
         let (best, bits) = (&mut best[..n], &mut bits[..n]);
-        best.fill(fan.range_m);
         bits.fill(0);
         if n == 0 {
             return;
@@ -200,8 +199,10 @@ impl FanSweep {
         // (and none lies beyond the grid's farthest corner).
         let far_corner = (here[0].max(self.cols as f64 - here[0])).hypot(here[1].max(self.rows as f64 - here[1]));
         let radius = ((fan.range_m * self.blocks_per_m).ceil() + 2.0).min(far_corner + 2.0);
-        let SweepWork { order, end_beams } = work;
-        let mut sweep = BlockSweep { fan, back_faces, arcs: &arcs, end_beams, best, bits };
+        let SweepWork { order, end_beams, nearest } = work;
+        nearest.clear();
+        nearest.resize(n, [fan.range_m, 1.0]);
+        let mut sweep = BlockSweep { fan, back_faces, arcs: &arcs, end_beams, nearest, bits };
         // The order only decides how soon blocks can be skipped, never the
         // ranges. Nearest first needs a disk of offsets around the origin
         // (8 bytes each, kept); when that disk would hold more offsets than
@@ -223,11 +224,10 @@ impl FanSweep {
                 }
             }
         }
-        let BlockSweep { best, bits, .. } = sweep;
-        for (d, &b) in best.iter_mut().zip(bits.iter()) {
-            if b == 0 {
-                *d = f64::INFINITY;
-            }
+        // One division per beam, for the nearest hit only.
+        let BlockSweep { nearest, bits, .. } = sweep;
+        for ((d, &[t_num, denom]), &b) in best.iter_mut().zip(nearest.iter()).zip(bits.iter()) {
+            *d = if b == 0 { f64::INFINITY } else { t_num / denom };
         }
     }
 
@@ -235,7 +235,7 @@ impl FanSweep {
     /// that are still open (see the module docs).
     #[inline]
     fn sweep_block(&self, x: usize, y: usize, sweep: &mut BlockSweep) {
-        let BlockSweep { fan, back_faces, arcs, end_beams, best, bits } = sweep;
+        let BlockSweep { fan, back_faces, arcs, end_beams, nearest, bits } = sweep;
         let (o, n) = (fan.origin, fan.dirs.len());
         let block = y * self.cols + x;
         let (s, e) = (self.segment_start[block] as usize, self.segment_start[block + 1] as usize);
@@ -255,11 +255,13 @@ impl FanSweep {
         // The beams through the block not yet closed nearer lie in `open`
         // (all of them when the origin is in the block).
         let mut open = (0, n - 1);
-        if let Some([p, q]) = box_silhouette(o, lo, hi) {
+        let silhouette = box_silhouette(o, lo, hi);
+        if let Some([p, q]) = silhouette {
             open = (usize::MAX, 0);
             arcs.for_each_run(arcs.beam_of(p), arcs.beam_of(q), |first, last| {
-                if let Some(k) = best[first..=last].iter().position(|&d| d >= near_m) {
-                    let k_last = best[first..=last].iter().rposition(|&d| d >= near_m).unwrap_or(k);
+                let beyond = |&[t_num, denom]: &[f64; 2]| t_num >= near_m * denom;
+                if let Some(k) = nearest[first..=last].iter().position(beyond) {
+                    let k_last = nearest[first..=last].iter().rposition(beyond).unwrap_or(k);
                     open = (open.0.min(first + k), open.1.max(first + k_last));
                 }
             });
@@ -267,6 +269,10 @@ impl FanSweep {
                 return;
             }
         }
+        // Only a segment through the origin can hold it, and that segment
+        // is in the origin's block too (blocks hold every segment touching
+        // their closed square): elsewhere its end points' angles hold.
+        let may_hold_origin = silhouette.is_none();
         let ends = &self.ends[self.end_start[block] as usize..self.end_start[block + 1] as usize];
         end_beams.clear();
         end_beams.extend(ends.iter().map(|p| arcs.beam_of([p[0] - o[0], p[1] - o[1]])));
@@ -278,7 +284,7 @@ impl FanSweep {
                     && !(check && *back_faces != 0 && s.segment.solid_towards(o) & *back_faces != 0);
                 if seen {
                     let ends = s.ends.map(|k| end_beams[k as usize]);
-                    rasterise(&s.segment, ends, open, fan, arcs, best, bits);
+                    rasterise(&s.segment, ends, open, may_hold_origin, fan, arcs, nearest, bits);
                 }
             }
         };
@@ -328,7 +334,9 @@ struct BlockSweep<'a> {
     back_faces: u16,
     arcs: &'a BeamArcs,
     end_beams: &'a mut Vec<f64>,
-    best: &'a mut [f64],
+    /// Each beam's nearest hit so far as the fraction (t_num, denom) of
+    /// metres (see [`super::ray_edge_fraction`]), the range when none.
+    nearest: &'a mut [[f64; 2]],
     bits: &'a mut [u16],
 }
 
@@ -337,15 +345,18 @@ const SIGN_BIT: u64 = 1 << 63;
 
 /// Tests the beams `segment` can meet (its end points at beam coordinates
 /// `ends`, see [`BeamArcs::beam_of`]) among the beams `open.0..=open.1`,
-/// keeping nearer hits.
+/// keeping nearer hits. Unless `may_hold_origin`, the segment is known
+/// not to pass through the origin.
 #[inline]
+#[allow(clippy::too_many_arguments, reason = "the inner loop's inputs, kept apart to stay in registers")]
 fn rasterise(
     segment: &Segment,
     ends: [f64; 2],
     open: (usize, usize),
+    may_hold_origin: bool,
     fan: &Fan,
     arcs: &BeamArcs,
-    best: &mut [f64],
+    nearest: &mut [[f64; 2]],
     bits: &mut [u16],
 ) {
     let o = fan.origin;
@@ -368,18 +379,22 @@ fn rasterise(
             & (t_num >= 0.0)
             & (u_num >= -slack_a)
             & (u_num <= denom + slack_b)
-            & (t_num <= best[i] * denom);
-        let t = t_num / denom;
-        best[i] = if hit { t } else { best[i] };
+            & (t_num * nearest[i][1] <= nearest[i][0] * denom);
+        // Kept as a fraction: a division here would sit between this test
+        // and the next one of the same beam.
+        nearest[i] = if hit { [t_num, denom] } else { nearest[i] };
         bits[i] = if hit { segment.layers } else { bits[i] };
     };
     // The origin on the segment (collinear, between the ends): any beam may
     // meet it, and its ends' angles say nothing.
-    let bo = [ao[0] + edge[0], ao[1] + edge[1]];
-    let cross = ao[0] * bo[1] - ao[1] * bo[0];
-    let dot = ao[0] * bo[0] + ao[1] * bo[1];
-    let scale = (ao[0] * ao[0] + ao[1] * ao[1]) + (bo[0] * bo[0] + bo[1] * bo[1]);
-    if cross.abs() <= 1e-12 * scale && dot <= 1e-12 * scale {
+    let holds_origin = may_hold_origin && {
+        let bo = [ao[0] + edge[0], ao[1] + edge[1]];
+        let cross = ao[0] * bo[1] - ao[1] * bo[0];
+        let dot = ao[0] * bo[0] + ao[1] * bo[1];
+        let scale = (ao[0] * ao[0] + ao[1] * ao[1]) + (bo[0] * bo[0] + bo[1] * bo[1]);
+        cross.abs() <= 1e-12 * scale && dot <= 1e-12 * scale
+    };
+    if holds_origin {
         (open.0..=open.1).for_each(test);
     } else {
         arcs.for_each_run(ends[0], ends[1], |first, last| (first.max(open.0)..=last.min(open.1)).for_each(&mut test));
@@ -479,6 +494,8 @@ pub struct SweepWork {
     order: BlockOrder,
     /// Beam coordinates of the current block's end points.
     end_beams: Vec<f64>,
+    /// Each beam's nearest hit so far (see [`BlockSweep::nearest`]).
+    nearest: Vec<[f64; 2]>,
 }
 
 /// The blocks around a scan's origin in order of distance: offsets in
