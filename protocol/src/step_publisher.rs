@@ -19,6 +19,19 @@ pub fn urgent(clock: Option<ClockMode>) -> bool {
     !matches!(clock, Some(ClockMode::Fast))
 }
 
+/// How a node's outputs (scans, odometry, tf) are published in `clock`
+/// mode: lossless (`Block`) where runs are repeatable (lockstep) or paced
+/// by the slowest node (fast), so that a congested link slows the run
+/// instead of losing a message; best effort (`Drop`), as ROS sensor data is,
+/// where the wall clock sets the pace (realtime, external). Unknown before
+/// the world's first status: treated as lockstep.
+pub fn output_congestion_control(clock: Option<ClockMode>) -> zenoh::qos::CongestionControl {
+    match clock {
+        Some(ClockMode::Realtime | ClockMode::External) => zenoh::qos::CongestionControl::Drop,
+        Some(ClockMode::Fast | ClockMode::Lockstep) | None => zenoh::qos::CongestionControl::Block,
+    }
+}
+
 /// Two publishers on one key, express and batched; [`StepPublisher::put`]
 /// picks one per message.
 pub struct StepPublisher {
@@ -55,6 +68,16 @@ impl StepPublisher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outputs_are_lossless_unless_the_wall_clock_sets_the_pace() {
+        use zenoh::qos::CongestionControl::{Block, Drop};
+        assert_eq!(output_congestion_control(Some(ClockMode::Lockstep)), Block);
+        assert_eq!(output_congestion_control(Some(ClockMode::Fast)), Block);
+        assert_eq!(output_congestion_control(None), Block);
+        assert_eq!(output_congestion_control(Some(ClockMode::Realtime)), Drop);
+        assert_eq!(output_congestion_control(Some(ClockMode::External)), Drop);
+    }
 
     #[test]
     fn only_fast_mode_batches_step_messages() {

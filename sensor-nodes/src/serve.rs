@@ -11,12 +11,13 @@ use flotilla_protocol::node_kit::{
     forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
 };
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
-use flotilla_protocol::step_publisher::urgent;
+use flotilla_protocol::step_publisher::{output_congestion_control, urgent};
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
 use flotilla_protocol::Keys;
 
 use crate::static_tf::StaticTf;
 use tokio::sync::mpsc::unbounded_channel;
+use zenoh::qos::CongestionControl;
 
 pub use flotilla_protocol::node_kit::Selection;
 
@@ -143,7 +144,9 @@ pub async fn serve<S: PluginServer>(
         .await
         .map_err(anyhow::Error::msg)?;
     let mut revision = description.revision;
-    let mut publishers: HashMap<String, zenoh::pubsub::Publisher<'static>> = HashMap::new();
+    // Per output key and congestion control (see output_congestion_control):
+    // the clock mode can change while the node runs.
+    let mut publishers: HashMap<(String, CongestionControl), zenoh::pubsub::Publisher<'static>> = HashMap::new();
     let mut outbox = Outbox::default();
     let mut tracker = WorldTracker::default();
     loop {
@@ -229,19 +232,22 @@ pub async fn serve<S: PluginServer>(
                     }
                 }
                 server.on_state(&state, &mut outbox);
+                let congestion = output_congestion_control(clock);
                 for (key, payload) in outbox.drain() {
-                    if !publishers.contains_key(&key) {
-                        match session.declare_publisher(key.clone()).await {
+                    let slot = (key, congestion);
+                    if !publishers.contains_key(&slot) {
+                        match session.declare_publisher(slot.0.clone()).congestion_control(congestion).await {
                             Ok(p) => {
-                                publishers.insert(key.clone(), p);
+                                publishers.insert(slot.clone(), p);
                             }
                             Err(e) => {
-                                tracing::warn!("cannot publish on {key}: {e}");
+                                tracing::warn!("cannot publish on {}: {e}", slot.0);
                                 continue;
                             }
                         }
                     }
-                    if let Some(publisher) = publishers.get(&key) {
+                    let key = &slot.0;
+                    if let Some(publisher) = publishers.get(&slot) {
                         if let Err(e) = publisher.put(payload).await {
                             tracing::warn!("cannot publish on {key}: {e}");
                         }
