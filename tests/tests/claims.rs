@@ -27,8 +27,8 @@ async fn a_second_laser_stands_by_and_takes_over() {
     sim.spawn_node("second-laser", "flotilla-laser", &[]);
     sim.wait_for_log("second-laser", "standing by", T).await;
     // Only one laser scans: every stamp comes once, on the 100 ms grid. (A scan
-    // may be lost on a loaded machine: sensor outputs are published best
-    // effort, as ROS sensor data is. A second laser would repeat stamps.)
+    // may be lost on a loaded machine: in realtime mode sensor outputs are
+    // published best effort. A second laser would repeat stamps.)
     scans.clear();
     let mut stamps = vec![ns(&scans.next(T).await)];
     while stamps.len() < 10 {
