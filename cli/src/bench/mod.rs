@@ -322,10 +322,7 @@ async fn measure(
         .await
         .map_err(|e| anyhow::anyhow!("resuming the world: {e}"))?;
     let warmup_ns = (args.warmup_s * 1e9) as u64;
-    while sim_ns.load(Ordering::Relaxed) < warmup_ns {
-        check(&mut children)?;
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for_sim(&sim_ns, warmup_ns, &mut children, &check).await?;
 
     let pids: Vec<(String, u32)> = children.0.iter().map(|(n, c)| (n.clone(), c.id())).collect();
     let sample_all = || -> anyhow::Result<Vec<procstat::ProcSample>> {
@@ -342,10 +339,7 @@ async fn measure(
         Some(latency::measure(&session, &cmd_vel, &odometry, samples, period, step).await?)
     } else {
         let target = sim_0 + (args.duration_s * 1e9) as u64;
-        while sim_ns.load(Ordering::Relaxed) < target {
-            check(&mut children)?;
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        wait_for_sim(&sim_ns, target, &mut children, &check).await?;
         None
     };
     let (wall_1, sim_1, procs_1) = (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?);
@@ -358,10 +352,7 @@ async fn measure(
     let traffic_window_ns = (args.duration_s * TRAFFIC_WINDOW_SHARE * 1e9).max(MIN_TRAFFIC_WINDOW_S * 1e9) as u64;
     let (traffic_wall_0, traffic_sim_0, traffic_0) =
         (Instant::now(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
-    while sim_ns.load(Ordering::Relaxed) < traffic_sim_0 + traffic_window_ns {
-        check(&mut children)?;
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for_sim(&sim_ns, traffic_sim_0 + traffic_window_ns, &mut children, &check).await?;
     let (traffic_wall, traffic_sim_1, traffic_1) =
         (traffic_wall_0.elapsed().as_secs_f64(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
 
@@ -410,6 +401,21 @@ async fn measure(
         step_ms,
         cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     })
+}
+
+/// Waits until the pipeline has delivered sim time `target_ns` (as counted
+/// in `sim_ns`), with `check` on the children every 10 ms.
+async fn wait_for_sim(
+    sim_ns: &AtomicU64,
+    target_ns: u64,
+    children: &mut Children,
+    check: &impl Fn(&mut Children) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    while sim_ns.load(Ordering::Relaxed) < target_ns {
+        check(children)?;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
 }
 
 /// `laser` alone, `laser.0` … `laser.{n-1}` when sharded.

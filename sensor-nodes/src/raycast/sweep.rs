@@ -259,9 +259,9 @@ impl FanSweep {
         if let Some([p, q]) = silhouette {
             open = (usize::MAX, 0);
             arcs.for_each_run(arcs.beam_of(p), arcs.beam_of(q), |first, last| {
-                let beyond = |&[t_num, denom]: &[f64; 2]| t_num >= near_m * denom;
-                if let Some(k) = nearest[first..=last].iter().position(beyond) {
-                    let k_last = nearest[first..=last].iter().rposition(beyond).unwrap_or(k);
+                let reaches_block = |&[t_num, denom]: &[f64; 2]| t_num >= near_m * denom;
+                if let Some(k) = nearest[first..=last].iter().position(reaches_block) {
+                    let k_last = nearest[first..=last].iter().rposition(reaches_block).unwrap_or(k);
                     open = (open.0.min(first + k), open.1.max(first + k_last));
                 }
             });
