@@ -395,9 +395,13 @@ fn rasterise(
         cross.abs() <= 1e-12 * scale && dot <= 1e-12 * scale
     };
     if holds_origin {
-        (open.0..=open.1).for_each(test);
+        (open.0..open.1 + 1).for_each(test);
     } else {
-        arcs.for_each_run(ends[0], ends[1], |first, last| (first.max(open.0)..=last.min(open.1)).for_each(&mut test));
+        // Half-open ranges: an inclusive one peels its last beam off into a
+        // second, out-of-line copy of the test.
+        arcs.for_each_run(ends[0], ends[1], |first, last| {
+            (first.max(open.0)..last.min(open.1) + 1).for_each(&mut test)
+        });
     }
 }
 
