@@ -7,6 +7,7 @@
 pub mod builtin_interfaces;
 mod covariance;
 pub mod flatland_msgs;
+mod float_seq;
 pub mod geometry_msgs;
 pub mod nav_msgs;
 pub mod rosgraph_msgs;
@@ -25,6 +26,18 @@ use serde::{de::DeserializeOwned, Serialize};
 pub trait RosMessage: Serialize + DeserializeOwned {
     /// The ROS type name, e.g. `geometry_msgs/msg/Twist`.
     const TYPE_NAME: &'static str;
+
+    /// The message's payload (see [`encode`]). Through serde unless a type
+    /// has a faster way to the same bytes.
+    fn to_cdr(&self) -> Vec<u8> {
+        encode_with_serde(self)
+    }
+
+    /// The message of a payload (see [`decode`]). Through serde unless a
+    /// type has a faster way to the same message.
+    fn from_cdr(bytes: &[u8]) -> Result<Self, CdrError> {
+        decode_with_serde(bytes)
+    }
 }
 
 /// A ROS 2 service type: its name and its request and response messages.
@@ -51,13 +64,30 @@ pub struct CdrError {
 
 /// Encodes a message as little-endian CDR with the encapsulation header.
 pub fn encode<T: RosMessage>(message: &T) -> Vec<u8> {
-    // Writing plain structs into a Vec with no size limit cannot fail.
-    cdr::serialize::<_, _, cdr::CdrLe>(message, cdr::Infinite)
-        .unwrap_or_else(|e| panic!("{}: CDR encoding into a Vec cannot fail: {e}", T::TYPE_NAME))
+    message.to_cdr()
 }
 
 /// Decodes a CDR payload (either endianness, as announced by its header).
 pub fn decode<T: RosMessage>(bytes: &[u8]) -> Result<T, CdrError> {
+    T::from_cdr(bytes)
+}
+
+/// [`encode`] through serde, field by field: the reference that faster
+/// paths are tested and measured against.
+pub fn encode_with_serde<T: RosMessage>(message: &T) -> Vec<u8> {
+    encode_fields(message, T::TYPE_NAME)
+}
+
+/// The payload of any serde struct: the fields of a message of type
+/// `type_name`.
+fn encode_fields<T: Serialize>(fields: &T, type_name: &str) -> Vec<u8> {
+    // Writing plain structs into a Vec with no size limit cannot fail.
+    cdr::serialize::<_, _, cdr::CdrLe>(fields, cdr::Infinite)
+        .unwrap_or_else(|e| panic!("{type_name}: CDR encoding into a Vec cannot fail: {e}"))
+}
+
+/// [`decode`] through serde, field by field (see [`encode_with_serde`]).
+pub fn decode_with_serde<T: RosMessage>(bytes: &[u8]) -> Result<T, CdrError> {
     let fail = |reason: String| CdrError { type_name: T::TYPE_NAME, len: bytes.len(), reason };
     if bytes.len() < 4 {
         return Err(fail("shorter than the 4-byte encapsulation header".into()));

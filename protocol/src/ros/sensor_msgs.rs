@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::float_seq::{self, SequenceReader};
 use super::std_msgs::Header;
 
 /// `sensor_msgs/msg/LaserScan`.
@@ -31,4 +32,70 @@ pub struct LaserScan {
 
 impl super::RosMessage for LaserScan {
     const TYPE_NAME: &'static str = "sensor_msgs/msg/LaserScan";
+
+    /// The fields before the sequences through serde, the sequences copied
+    /// whole (see `float_seq`).
+    fn to_cdr(&self) -> Vec<u8> {
+        let mut payload = super::encode_fields(&LaserScanHead::of(self), Self::TYPE_NAME);
+        let copied =
+            float_seq::push(&mut payload, &self.ranges).and_then(|()| float_seq::push(&mut payload, &self.intensities));
+        // More than 2^32 floats: serde reports it.
+        copied.map_or_else(|| super::encode_with_serde(self), |()| payload)
+    }
+
+    fn from_cdr(bytes: &[u8]) -> Result<Self, super::CdrError> {
+        let (head, mut rest) = SequenceReader::after_head::<LaserScanHead>(bytes, Self::TYPE_NAME)?;
+        let ranges = rest.f32_sequence()?;
+        let intensities = rest.f32_sequence()?;
+        let LaserScanHead {
+            header,
+            angle_min,
+            angle_max,
+            angle_increment,
+            time_increment,
+            scan_time,
+            range_min,
+            range_max,
+        } = head;
+        Ok(LaserScan {
+            header,
+            angle_min,
+            angle_max,
+            angle_increment,
+            time_increment,
+            scan_time,
+            range_min,
+            range_max,
+            ranges,
+            intensities,
+        })
+    }
+}
+
+/// The fields of a [`LaserScan`] before its two sequences, in order.
+#[derive(Serialize, Deserialize)]
+struct LaserScanHead {
+    header: Header,
+    angle_min: f32,
+    angle_max: f32,
+    angle_increment: f32,
+    time_increment: f32,
+    scan_time: f32,
+    range_min: f32,
+    range_max: f32,
+}
+
+impl LaserScanHead {
+    fn of(scan: &LaserScan) -> LaserScanHead {
+        LaserScanHead {
+            header: scan.header.clone(),
+            angle_min: scan.angle_min,
+            angle_max: scan.angle_max,
+            angle_increment: scan.angle_increment,
+            time_increment: scan.time_increment,
+            scan_time: scan.scan_time,
+            range_min: scan.range_min,
+            range_max: scan.range_max,
+        }
+    }
 }

@@ -202,3 +202,76 @@ fn spawn_entity_request_round_trips_and_garbage_is_an_error() {
     assert!(decode::<SpawnEntityRequest>(&bytes[..bytes.len() - 3]).is_err(), "truncated");
     assert!(decode::<SpawnEntityRequest>(&[0x00, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff, 0x7f]).is_err(), "garbage");
 }
+
+/// Scans of every alignment the frame name can leave (its length mod 4),
+/// empty and odd-sized sequences, and the floats serde must carry bit for
+/// bit: NaN, infinities, −0.
+fn awkward_scans() -> Vec<LaserScan> {
+    fn next(seed: &mut u64) -> u32 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (*seed >> 33) as u32
+    }
+    fn floats(seed: &mut u64, n: usize) -> Vec<f32> {
+        let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, f32::MIN_POSITIVE, f32::MAX];
+        (0..n)
+            .map(|_| {
+                if next(seed).is_multiple_of(5) {
+                    specials[next(seed) as usize % 6]
+                } else {
+                    f32::from_bits(next(seed))
+                }
+            })
+            .collect()
+    }
+    let seed = &mut 1u64;
+    let mut scans = vec![];
+    for frame_len in 0..8 {
+        for (ranges, intensities) in [(0, 0), (1, 0), (0, 3), (3, 3), (1081, 1081), (1081, 0)] {
+            scans.push(LaserScan {
+                header: Header {
+                    stamp: Time { sec: next(seed) as i32, nanosec: next(seed) },
+                    frame_id: "f".repeat(frame_len),
+                },
+                angle_min: -2.35,
+                angle_max: 2.35,
+                angle_increment: f32::from_bits(next(seed)),
+                time_increment: 0.0,
+                scan_time: 0.1,
+                range_min: 0.0,
+                range_max: 20.0,
+                ranges: floats(seed, ranges),
+                intensities: floats(seed, intensities),
+            });
+        }
+    }
+    scans
+}
+
+#[test]
+fn laser_scans_copied_whole_are_the_bytes_serde_writes() {
+    for scan in awkward_scans() {
+        let bytes = encode(&scan);
+        assert_eq!(bytes, encode_with_serde(&scan), "{} ranges, frame {:?}", scan.ranges.len(), scan.header.frame_id);
+        // Compared as bytes, so that NaNs compare bit for bit.
+        let decoded = decode::<LaserScan>(&bytes).unwrap();
+        assert_eq!(encode_with_serde(&decoded), bytes);
+        // A big-endian payload (as another vendor's DDS may send) reads the same.
+        let big_endian = cdr::serialize::<_, _, cdr::CdrBe>(&scan, cdr::Infinite).unwrap();
+        assert_eq!(encode_with_serde(&decode::<LaserScan>(&big_endian).unwrap()), bytes);
+    }
+}
+
+#[test]
+fn truncated_or_lying_laser_scans_are_errors_as_through_serde() {
+    let scan = &awkward_scans()[9]; // frame of one byte, three ranges and intensities
+    let bytes = encode(scan);
+    for cut in 0..bytes.len() {
+        assert!(decode::<LaserScan>(&bytes[..cut]).is_err(), "cut at {cut}");
+        assert!(decode_with_serde::<LaserScan>(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    // The intensities claim four billion floats.
+    let mut lying = bytes.clone();
+    let count_at = bytes.len() - 4 * 3 - 4;
+    lying[count_at..count_at + 4].copy_from_slice(&[0xff; 4]);
+    assert!(decode::<LaserScan>(&lying).unwrap_err().to_string().contains("4294967295 floats"));
+}
