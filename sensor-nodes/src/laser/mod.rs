@@ -12,8 +12,8 @@ use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::time::SimTime;
 use flotilla_protocol::update_timer::UpdateTimer;
 use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::raycast::{Fan, ScanBuffers};
 use crate::scene::Scene;
@@ -24,7 +24,7 @@ pub struct Laser {
     /// Beam directions in the laser frame (unit vectors), computed once.
     beams: Vec<[f64; 2]>,
     timer: UpdateTimer,
-    rng: ChaCha8Rng,
+    rng: Xoshiro256PlusPlus,
     noise: Option<Normal<f64>>,
     reflectance_bits: u16,
     ranges: Vec<f32>,
@@ -55,7 +55,7 @@ impl Laser {
             (config.noise_std_dev_m > 0.0).then(|| Normal::new(0.0, config.noise_std_dev_m).expect("validated ≥ 0"));
         Laser {
             timer: UpdateTimer::new(config.update_rate_hz),
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             noise,
             reflectance_bits,
             ranges: vec![f32::NAN; n],

@@ -16,8 +16,8 @@ use flotilla_protocol::ros::Covariance;
 use flotilla_protocol::time::SimTime;
 use flotilla_protocol::update_timer::UpdateTimer;
 use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// The messages of one odometry update.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +36,7 @@ pub struct OdomOutput {
 pub struct Odom {
     config: DiffDriveConfig,
     timer: UpdateTimer,
-    rng: ChaCha8Rng,
+    rng: Xoshiro256PlusPlus,
     /// Noise on x, y, yaw, vx, vy, ω (standard deviations from the variances).
     noise: [Normal<f64>; 6],
     body_frame: String,
@@ -56,7 +56,7 @@ impl Odom {
         let noise = variances.map(|v| Normal::new(0.0, v.sqrt()).expect("validated finite and ≥ 0"));
         Odom {
             timer: UpdateTimer::new(config.pub_rate_hz),
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             noise,
             body_frame: resolve_frame(namespace, &config.body),
             config,
