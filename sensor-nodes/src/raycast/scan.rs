@@ -112,19 +112,28 @@ pub fn scan_shapes(fan: &Fan, buffers: &mut ScanBuffers) {
         if bits & fan.layers == 0 {
             continue;
         }
-        let (from, width) = match shape {
+        // The arc the shape covers, and how near the origin any of it is
+        // (m, a lower bound).
+        let (from, width, near_m) = match shape {
             Shape::Circle { center, radius } => {
                 let d = (center[0] - o[0]).hypot(center[1] - o[1]);
                 if d <= *radius || d - radius > fan.range_m {
                     continue; // inside (never seen, as Box2D) or out of range
                 }
                 let half = (radius / d).asin();
-                (fast_atan2(center[1] - o[1], center[0] - o[0]) - half, 2.0 * half)
+                (fast_atan2(center[1] - o[1], center[0] - o[0]) - half, 2.0 * half, d - radius)
             }
             Shape::Polygon(polygon) => {
                 let v = polygon.vertices();
                 let centre = v.iter().fold([0.0, 0.0], |acc, p| [acc[0] + p[0], acc[1] + p[1]]);
                 let centre = [centre[0] / v.len() as f64, centre[1] / v.len() as f64];
+                // Within the circle around the centre through the farthest vertex.
+                let reach_sq =
+                    v.iter().map(|p| (p[0] - centre[0]).powi(2) + (p[1] - centre[1]).powi(2)).fold(0.0, f64::max);
+                let near_m = (centre[0] - o[0]).hypot(centre[1] - o[1]) - reach_sq.sqrt();
+                if near_m > fan.range_m {
+                    continue;
+                }
                 let towards = fast_atan2(centre[1] - o[1], centre[0] - o[0]);
                 let (mut lo, mut hi) = (0.0f64, 0.0f64);
                 for p in v {
@@ -135,10 +144,16 @@ pub fn scan_shapes(fan: &Fan, buffers: &mut ScanBuffers) {
                 if hi - lo >= PI {
                     continue; // the laser is inside: never seen, as Box2D
                 }
-                (towards + lo, hi - lo)
+                (towards + lo, hi - lo, near_m)
             }
         };
+        // Slack for rounding in `near_m`, far below any distance that
+        // matters; a beam whose wall is nearer than the shape is not tested.
+        let near_m = near_m - 1e-9 * (1.0 + near_m.abs());
         fan.beams_in_arc(from, width, |i| {
+            if best[i] <= near_m {
+                return;
+            }
             let limit = best[i].min(fan.range_m);
             if let Some(t) = shape.ray(o, fan.dirs[i], limit) {
                 if t < best[i] {
@@ -164,6 +179,42 @@ mod tests {
                 assert!(err.abs() < 2e-5, "{a}: {err}");
             }
         }
+    }
+
+    /// The ranges of a 61-beam fan along +x (±30°) after walls at
+    /// `wall_m` on every beam, with `footprints` in front of or behind them.
+    fn ranges_with(wall_m: f64, footprints: Vec<(Shape, u16)>) -> Vec<f64> {
+        let dirs: Vec<Vec2> = (0..61).map(|i| f64::from(i - 30).to_radians()).map(|a| [a.cos(), a.sin()]).collect();
+        let fan = Fan {
+            origin: [0.0, 0.0],
+            start_rad: -30f64.to_radians(),
+            increment_rad: 1f64.to_radians(),
+            dirs: &dirs,
+            range_m: 10.0,
+            layers: 1,
+        };
+        let mut buffers = ScanBuffers { footprints, ..Default::default() };
+        buffers.clear_beams(61);
+        buffers.best.fill(wall_m);
+        scan_shapes(&fan, &mut buffers);
+        buffers.best
+    }
+
+    #[test]
+    fn footprints_just_before_a_wall_are_seen_and_those_behind_it_are_not() {
+        // A robot whose near side is 0.25 m before the wall, its far side
+        // 0.05 m before it: seen on the beam straight at it.
+        let circle = Shape::Circle { center: [4.65, 0.0], radius: 0.1 };
+        let square = [[4.55, -0.1], [4.75, -0.1], [4.75, 0.1], [4.55, 0.1]];
+        let square = Shape::Polygon(super::super::ConvexPolygon::hull(&square).unwrap());
+        for shape in [circle, square] {
+            let ranges = ranges_with(4.8, vec![(shape.clone(), 1)]);
+            assert!((ranges[30] - 4.55).abs() < 1e-12, "{shape:?}: {}", ranges[30]);
+            assert_eq!(ranges[0], 4.8, "{shape:?}: beams that miss it keep the wall");
+        }
+        // Behind the wall: nothing changes.
+        let behind = Shape::Circle { center: [5.5, 0.0], radius: 0.3 };
+        assert!(ranges_with(4.8, vec![(behind, 1)]).iter().all(|&r| r == 4.8));
     }
 
     #[test]
