@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_protocol::client::{fetch_description, wait_for_world};
@@ -25,12 +27,30 @@ pub use flotilla_protocol::node_kit::Selection;
 #[derive(Default)]
 pub struct Outbox {
     items: Vec<(String, Vec<u8>)>,
+    /// Per key published on so far, whether any subscriber matches it, as
+    /// Zenoh's matching listener last said.
+    subscribed: HashMap<String, Arc<AtomicBool>>,
 }
 
 impl Outbox {
     /// Queues a payload for a key.
     pub fn put(&mut self, key: String, payload: Vec<u8>) {
         self.items.push((key, payload));
+    }
+
+    /// Whether a message on `key` would reach anyone: true until the key's
+    /// first message is out (its publisher then learns of subscribers),
+    /// then whether any subscriber matches it. A server skips encoding and
+    /// queuing what nobody listens to, as Gazebo's sensors do; it still
+    /// updates its model (state, noise), so that a subscriber that comes
+    /// later sees what it would have seen from the start.
+    pub fn wants(&self, key: &str) -> bool {
+        self.subscribed.get(key).is_none_or(|matching| matching.load(Ordering::Relaxed))
+    }
+
+    /// The flag [`Outbox::wants`] reads for `key`, created false.
+    fn subscribed_flag(&mut self, key: &str) -> Arc<AtomicBool> {
+        self.subscribed.entry(key.to_string()).or_default().clone()
     }
 
     /// Takes every queued message.
@@ -233,11 +253,28 @@ pub async fn serve<S: PluginServer>(
                 }
                 server.on_state(&state, &mut outbox);
                 let congestion = output_congestion_control(clock);
-                for (key, payload) in outbox.drain() {
+                // Taken out (and put back, keeping its capacity) so that
+                // new publishers can register their matching flags.
+                let mut outputs = std::mem::take(&mut outbox.items);
+                for (key, payload) in outputs.drain(..) {
                     let slot = (key, congestion);
                     if !publishers.contains_key(&slot) {
                         match session.declare_publisher(slot.0.clone()).congestion_control(congestion).await {
                             Ok(p) => {
+                                // Called at once (in `await`) when a
+                                // subscriber already matches, then on every
+                                // change.
+                                let flag = outbox.subscribed_flag(&slot.0);
+                                let listener = p
+                                    .matching_listener()
+                                    .callback(move |status| flag.store(status.matching(), Ordering::Relaxed))
+                                    .background()
+                                    .await;
+                                if let Err(e) = listener {
+                                    // Unknown matching: keep publishing.
+                                    tracing::warn!("cannot watch subscribers of {}: {e}", slot.0);
+                                    outbox.subscribed_flag(&slot.0).store(true, Ordering::Relaxed);
+                                }
                                 publishers.insert(slot.clone(), p);
                             }
                             Err(e) => {
@@ -253,6 +290,7 @@ pub async fn serve<S: PluginServer>(
                         }
                     }
                 }
+                outbox.items = outputs;
                 // Everything due at this step is out, and nothing is due
                 // until the next update: the world may go on.
                 let quiet = server.steps_without_output(&state).min(MAX_QUIET_STEPS_REPORTED);
@@ -261,4 +299,20 @@ pub async fn serve<S: PluginServer>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_are_wanted_until_their_publisher_knows_of_no_subscriber() {
+        let mut out = Outbox::default();
+        assert!(out.wants("robot1/odom"), "no publisher yet: the first message goes out");
+        let matching = out.subscribed_flag("robot1/odom");
+        assert!(!out.wants("robot1/odom"), "a publisher that no subscriber matches");
+        matching.store(true, Ordering::Relaxed);
+        assert!(out.wants("robot1/odom"), "a subscriber came");
+        assert!(out.wants("robot2/odom"), "other keys are their own");
+    }
 }

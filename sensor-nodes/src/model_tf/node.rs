@@ -47,7 +47,7 @@ impl PluginServer for ModelTfServer {
                 instance.update(state.time, &state.bodies, &mut self.transforms);
             }
         }
-        if !self.transforms.is_empty() {
+        if !self.transforms.is_empty() && out.wants(&self.tf_key) {
             let message = TFMessage { transforms: std::mem::take(&mut self.transforms) };
             out.put(self.tf_key.clone(), ros::encode(&message));
             self.transforms = message.transforms;

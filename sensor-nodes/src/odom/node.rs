@@ -77,18 +77,22 @@ impl PluginServer for OdomServer {
             let body = state.bodies[i];
             let output = instance.odom.update(state.time, body.pose, body.twist);
             let config = instance.odom.config();
-            if config.enable_odom_pub {
+            // Computed whether or not anyone listens (the noise stream goes
+            // on), encoded only for those who do.
+            if config.enable_odom_pub && out.wants(&instance.ground_truth_key) {
                 out.put(instance.ground_truth_key.clone(), ros::encode(&output.ground_truth));
+            }
+            if config.enable_odom_pub && out.wants(&instance.odom_key) {
                 out.put(instance.odom_key.clone(), ros::encode(&output.odometry));
             }
-            if config.enable_twist_pub {
+            if config.enable_twist_pub && out.wants(&instance.twist_key) {
                 out.put(instance.twist_key.clone(), ros::encode(&output.twist));
             }
             if config.enable_odom_tf_pub {
                 transforms.push(output.transform);
             }
         }
-        if !transforms.is_empty() {
+        if !transforms.is_empty() && out.wants(&self.tf_key) {
             out.put(self.tf_key.clone(), ros::encode(&TFMessage { transforms }));
         }
     }
