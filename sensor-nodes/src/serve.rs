@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_protocol::client::{fetch_description, wait_for_world};
+use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::node_kit::{
     forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
@@ -169,6 +170,7 @@ pub async fn serve<S: PluginServer>(
     let mut publishers: HashMap<(String, CongestionControl), zenoh::pubsub::Publisher<'static>> = HashMap::new();
     let mut outbox = Outbox::default();
     let mut tracker = WorldTracker::default();
+    let mut last_report = None;
     loop {
         let input = tokio::select! {
             biased;
@@ -211,6 +213,7 @@ pub async fn serve<S: PluginServer>(
                     StateVerdict::Handle { resync } => resync,
                 };
                 if resync {
+                    last_report = None; // a new world counts its steps afresh
                     match fetch_description(&session, &keys, Duration::from_secs(5)).await {
                         Ok(d) => {
                             revision = d.revision;
@@ -294,11 +297,26 @@ pub async fn serve<S: PluginServer>(
                 // Everything due at this step is out, and nothing is due
                 // until the next update: the world may go on.
                 let quiet = server.steps_without_output(&state).min(MAX_QUIET_STEPS_REPORTED);
-                lockstep.done(state.step + quiet, urgent(clock)).await;
+                let report = state.step + quiet;
+                if report_needed(clock, last_report, report) {
+                    lockstep.done(report, urgent(clock)).await;
+                    last_report = Some(report);
+                }
             }
         }
     }
     Ok(())
+}
+
+/// Whether to send the lockstep report `report` when the last one sent was
+/// `last`. In fast mode reports are flow control only, and one that repeats
+/// the last tells the world nothing: a 10 Hz laser, quiet until step k+19,
+/// reports it once instead of after each of the 19 states before it. In
+/// lockstep every state is answered, because a participant that left the
+/// barrier and joined again (a link cut) is owed a report for its next
+/// state even when it repeats the one the world forgot.
+fn report_needed(clock: Option<ClockMode>, last: Option<u64>, report: u64) -> bool {
+    clock != Some(ClockMode::Fast) || last != Some(report)
 }
 
 #[cfg(test)]
@@ -314,5 +332,15 @@ mod tests {
         matching.store(true, Ordering::Relaxed);
         assert!(out.wants("robot1/odom"), "a subscriber came");
         assert!(out.wants("robot2/odom"), "other keys are their own");
+    }
+
+    #[test]
+    fn fast_mode_skips_reports_that_repeat_the_last_and_lockstep_never_does() {
+        assert!(!report_needed(Some(ClockMode::Fast), Some(119), 119));
+        assert!(report_needed(Some(ClockMode::Fast), Some(119), 120));
+        assert!(report_needed(Some(ClockMode::Fast), Some(119), 3), "a new world starts again");
+        assert!(report_needed(Some(ClockMode::Fast), None, 119));
+        assert!(report_needed(Some(ClockMode::Lockstep), Some(119), 119));
+        assert!(report_needed(None, Some(119), 119), "the mode is not known yet");
     }
 }
