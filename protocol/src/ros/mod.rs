@@ -75,15 +75,9 @@ pub fn decode<T: RosMessage>(bytes: &[u8]) -> Result<T, CdrError> {
 /// [`encode`] through serde, field by field: the reference that faster
 /// paths are tested and measured against.
 pub fn encode_with_serde<T: RosMessage>(message: &T) -> Vec<u8> {
-    encode_fields(message, T::TYPE_NAME)
-}
-
-/// The payload of any serde struct: the fields of a message of type
-/// `type_name`.
-fn encode_fields<T: Serialize>(fields: &T, type_name: &str) -> Vec<u8> {
     // Writing plain structs into a Vec with no size limit cannot fail.
-    cdr::serialize::<_, _, cdr::CdrLe>(fields, cdr::Infinite)
-        .unwrap_or_else(|e| panic!("{type_name}: CDR encoding into a Vec cannot fail: {e}"))
+    cdr::serialize::<_, _, cdr::CdrLe>(message, cdr::Infinite)
+        .unwrap_or_else(|e| panic!("{}: CDR encoding into a Vec cannot fail: {e}", T::TYPE_NAME))
 }
 
 /// [`decode`] through serde, field by field (see [`encode_with_serde`]).

@@ -36,7 +36,11 @@ impl super::RosMessage for LaserScan {
     /// The fields before the sequences through serde, the sequences copied
     /// whole (see `float_seq`).
     fn to_cdr(&self) -> Vec<u8> {
-        let mut payload = super::encode_fields(&LaserScanHead::of(self), Self::TYPE_NAME);
+        // The scan without its floats ends in two zero counts, which the
+        // copies replace.
+        let head = LaserScan { header: self.header.clone(), ranges: Vec::new(), intensities: Vec::new(), ..*self };
+        let mut payload = super::encode_with_serde(&head);
+        payload.truncate(payload.len() - 8);
         let copied =
             float_seq::push(&mut payload, &self.ranges).and_then(|()| float_seq::push(&mut payload, &self.intensities));
         // More than 2^32 floats: serde reports it.
@@ -47,33 +51,13 @@ impl super::RosMessage for LaserScan {
         let (head, mut rest) = SequenceReader::after_head::<LaserScanHead>(bytes, Self::TYPE_NAME)?;
         let ranges = rest.f32_sequence()?;
         let intensities = rest.f32_sequence()?;
-        let LaserScanHead {
-            header,
-            angle_min,
-            angle_max,
-            angle_increment,
-            time_increment,
-            scan_time,
-            range_min,
-            range_max,
-        } = head;
-        Ok(LaserScan {
-            header,
-            angle_min,
-            angle_max,
-            angle_increment,
-            time_increment,
-            scan_time,
-            range_min,
-            range_max,
-            ranges,
-            intensities,
-        })
+        Ok(LaserScan { ranges, intensities, ..head.into() })
     }
 }
 
-/// The fields of a [`LaserScan`] before its two sequences, in order.
-#[derive(Serialize, Deserialize)]
+/// The fields of a [`LaserScan`] before its two sequences, in order: what
+/// serde decodes before the sequences are read whole.
+#[derive(Deserialize)]
 struct LaserScanHead {
     header: Header,
     angle_min: f32,
@@ -85,17 +69,19 @@ struct LaserScanHead {
     range_max: f32,
 }
 
-impl LaserScanHead {
-    fn of(scan: &LaserScan) -> LaserScanHead {
-        LaserScanHead {
-            header: scan.header.clone(),
-            angle_min: scan.angle_min,
-            angle_max: scan.angle_max,
-            angle_increment: scan.angle_increment,
-            time_increment: scan.time_increment,
-            scan_time: scan.scan_time,
-            range_min: scan.range_min,
-            range_max: scan.range_max,
+impl From<LaserScanHead> for LaserScan {
+    /// The scan with those fields and no ranges or intensities yet.
+    fn from(head: LaserScanHead) -> LaserScan {
+        LaserScan {
+            header: head.header,
+            angle_min: head.angle_min,
+            angle_max: head.angle_max,
+            angle_increment: head.angle_increment,
+            time_increment: head.time_increment,
+            scan_time: head.scan_time,
+            range_min: head.range_min,
+            range_max: head.range_max,
+            ..Default::default()
         }
     }
 }
