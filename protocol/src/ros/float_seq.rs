@@ -5,8 +5,6 @@
 //! well under a microsecond for a copy. The bytes are the same either way;
 //! the tests in `super::tests` hold the two paths to it.
 
-use std::io::Read;
-
 use serde::de::DeserializeOwned;
 
 use super::CdrError;
@@ -50,18 +48,12 @@ impl<'a> SequenceReader<'a> {
         payload: &'a [u8],
         type_name: &'static str,
     ) -> Result<(Head, SequenceReader<'a>), CdrError> {
-        let fail = |reason: String| CdrError { type_name, len: payload.len(), reason };
-        if payload.len() < ENCAPSULATION_BYTES {
-            return Err(fail("shorter than the 4-byte encapsulation header".into()));
-        }
-        let mut counted = Counted { rest: payload, read: 0 };
-        let limit = cdr::Bounded(payload.len() as u64 * 8 + 64);
-        let head = cdr::deserialize_from::<_, Head, _>(&mut counted, limit).map_err(|e| fail(e.to_string()))?;
+        let (head, at) = super::decode_leading_fields::<Head>(payload, type_name)?;
         // The second byte of the header says the endianness: even for
         // big-endian representations (CDR_BE, PL_CDR_BE), odd for
         // little-endian ones; serde has already rejected any other header.
         let big_endian = payload[1].is_multiple_of(2);
-        Ok((head, SequenceReader { payload, at: counted.read, big_endian, type_name }))
+        Ok((head, SequenceReader { payload, at, big_endian, type_name }))
     }
 
     /// Reads the next field, a `sequence<float32>`.
@@ -107,19 +99,5 @@ impl<'a> SequenceReader<'a> {
 fn fill(values: &mut [f32], bytes: &[u8], from_bytes: impl Fn([u8; 4]) -> f32) {
     for (value, b) in values.iter_mut().zip(bytes.chunks_exact(4)) {
         *value = from_bytes([b[0], b[1], b[2], b[3]]);
-    }
-}
-
-/// A reader that counts what serde took from it.
-struct Counted<'a> {
-    rest: &'a [u8],
-    read: usize,
-}
-
-impl Read for Counted<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.rest.read(buf)?;
-        self.read += n;
-        Ok(n)
     }
 }

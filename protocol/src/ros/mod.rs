@@ -82,14 +82,24 @@ pub fn encode_with_serde<T: RosMessage>(message: &T) -> Vec<u8> {
 
 /// [`decode`] through serde, field by field (see [`encode_with_serde`]).
 pub fn decode_with_serde<T: RosMessage>(bytes: &[u8]) -> Result<T, CdrError> {
-    let fail = |reason: String| CdrError { type_name: T::TYPE_NAME, len: bytes.len(), reason };
+    decode_leading_fields(bytes, T::TYPE_NAME).map(|(message, _)| message)
+}
+
+/// Decodes through serde the fields `T` that a payload of a `type_name`
+/// message starts with (all of them, or those before what a faster path
+/// reads itself), and how many bytes of the payload they took.
+fn decode_leading_fields<T: DeserializeOwned>(bytes: &[u8], type_name: &'static str) -> Result<(T, usize), CdrError> {
+    let fail = |reason: String| CdrError { type_name, len: bytes.len(), reason };
     if bytes.len() < 4 {
         return Err(fail("shorter than the 4-byte encapsulation header".into()));
     }
     // A bounded reader keeps a garbage sequence length from allocating
     // gigabytes: no message is larger than its payload.
     let limit = cdr::Bounded(bytes.len() as u64 * 8 + 64);
-    cdr::deserialize_from::<_, T, _>(bytes, limit).map_err(|e| fail(e.to_string()))
+    // Read from a slice that serde advances: what is left says what it took.
+    let mut rest = bytes;
+    let fields = cdr::deserialize_from::<_, T, _>(&mut rest, limit).map_err(|e| fail(e.to_string()))?;
+    Ok((fields, bytes.len() - rest.len()))
 }
 
 #[cfg(test)]
