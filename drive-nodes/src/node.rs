@@ -176,7 +176,10 @@ pub async fn run(
                 }
                 rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
             }
-            Input::World(presence) => tracker.presence(&presence),
+            Input::World(presence) => {
+                // The drive answers every state; nothing of it needs resending.
+                tracker.presence(&presence);
+            }
             Input::State(state) => {
                 let resync = match tracker.state(state.step) {
                     StateVerdict::Duplicate => continue, // the world re-published a state we handled

@@ -7,7 +7,9 @@
 //! controller: its commands). In lockstep mode the world publishes state k+1
 //! only after every live participant has reported step k. A participant whose
 //! token disappears leaves the barrier. A report may run ahead: a sensor with
-//! nothing due until step k+19 reports k+19 as soon as it is done with k. In
+//! nothing due until step k+19 reports k+19 as soon as it is done with k,
+//! and need not answer states k+1 to k+18 (the world keeps each node's last
+//! report, also across a link cut). In
 //! fast mode the same reports are the world's flow control: it stays at most
 //! [`FAST_MAX_LEAD_STEPS`] ahead of them.
 //!

@@ -404,16 +404,25 @@ pub struct WorldTracker {
 }
 
 impl WorldTracker {
-    /// The world's liveliness token appeared or disappeared.
-    pub fn presence(&mut self, presence: &WorldPresence) {
+    /// The world's liveliness token appeared or disappeared. True when the
+    /// world that came up is the one already known: its link to this node
+    /// was cut and is back, and what was sent while it was down (a lockstep
+    /// report, say) may be lost.
+    pub fn presence(&mut self, presence: &WorldPresence) -> bool {
         match presence {
-            WorldPresence::Down(id) => tracing::warn!("lost the world ({id}); keeping on, waiting for it to come back"),
+            WorldPresence::Down(id) => {
+                tracing::warn!("lost the world ({id}); keeping on, waiting for it to come back");
+                false
+            }
             WorldPresence::Up(id) => {
-                if self.world_id.as_ref().is_some_and(|known| known != id) {
+                let known = self.world_id.as_ref();
+                let back = known == Some(id);
+                if known.is_some_and(|known| known != id) {
                     tracing::info!("a new world is up ({id}); resynchronising");
                     self.resync = true;
                 }
                 self.world_id = Some(id.clone());
+                back
             }
         }
     }
@@ -442,14 +451,17 @@ mod tracker_tests {
     #[test]
     fn duplicates_new_worlds_and_time_going_backwards() {
         let mut t = WorldTracker::default();
-        t.presence(&WorldPresence::Up("world-a".into()));
+        assert!(!t.presence(&WorldPresence::Up("world-a".into())), "the first world");
         assert_eq!(t.state(0), StateVerdict::Handle { resync: false });
         assert_eq!(t.state(0), StateVerdict::Duplicate);
         assert_eq!(t.state(1), StateVerdict::Handle { resync: false });
+        assert!(!t.presence(&WorldPresence::Down("world-a".into())));
+        assert!(t.presence(&WorldPresence::Up("world-a".into())), "the same world, back after a cut link");
+        assert_eq!(t.state(2), StateVerdict::Handle { resync: false });
         t.presence(&WorldPresence::Down("world-a".into()));
-        t.presence(&WorldPresence::Up("world-b".into()));
-        assert_eq!(t.state(2), StateVerdict::Handle { resync: true }, "a new world id");
-        assert_eq!(t.state(3), StateVerdict::Handle { resync: false });
+        assert!(!t.presence(&WorldPresence::Up("world-b".into())), "another world");
+        assert_eq!(t.state(3), StateVerdict::Handle { resync: true }, "a new world id");
+        assert_eq!(t.state(4), StateVerdict::Handle { resync: false });
         assert_eq!(t.state(0), StateVerdict::Handle { resync: true }, "time went backwards");
         t.resync_failed();
         assert_eq!(t.state(1), StateVerdict::Handle { resync: true }, "retried");

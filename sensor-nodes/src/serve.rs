@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_protocol::client::{fetch_description, wait_for_world};
-use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::node_kit::{
     forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
@@ -205,7 +204,15 @@ pub async fn serve<S: PluginServer>(
                 }
             }
             Input::Event(_) => {}
-            Input::World(presence) => tracker.presence(&presence),
+            Input::World(presence) => {
+                // Reports are sent once (see `report_needed`); one lost with
+                // a cut link would leave the world waiting for it.
+                if tracker.presence(&presence) {
+                    if let Some(report) = last_report {
+                        lockstep.done(report, urgent(clock)).await;
+                    }
+                }
+            }
             Input::Status(status) => clock = Some(status.clock),
             Input::State(state) => {
                 let resync = match tracker.state(state.step) {
@@ -298,7 +305,7 @@ pub async fn serve<S: PluginServer>(
                 // until the next update: the world may go on.
                 let quiet = server.steps_without_output(&state).min(MAX_QUIET_STEPS_REPORTED);
                 let report = state.step + quiet;
-                if report_needed(clock, last_report, report) {
+                if report_needed(last_report, report) {
                     lockstep.done(report, urgent(clock)).await;
                     last_report = Some(report);
                 }
@@ -309,14 +316,13 @@ pub async fn serve<S: PluginServer>(
 }
 
 /// Whether to send the lockstep report `report` when the last one sent was
-/// `last`. In fast mode reports are flow control only, and one that repeats
-/// the last tells the world nothing: a 10 Hz laser, quiet until step k+19,
-/// reports it once instead of after each of the 19 states before it. In
-/// lockstep every state is answered, because a participant that left the
-/// barrier and joined again (a link cut) is owed a report for its next
-/// state even when it repeats the one the world forgot.
-fn report_needed(clock: Option<ClockMode>, last: Option<u64>, report: u64) -> bool {
-    clock != Some(ClockMode::Fast) || last != Some(report)
+/// `last`. A report that repeats the last tells the world nothing: a 10 Hz
+/// laser, quiet until step k+19, reports it once instead of after each of
+/// the 19 states before it. The world keeps what a participant reported
+/// across a link cut (see the world's barrier), so it is never owed a
+/// repeat.
+fn report_needed(last: Option<u64>, report: u64) -> bool {
+    last != Some(report)
 }
 
 #[cfg(test)]
@@ -335,12 +341,10 @@ mod tests {
     }
 
     #[test]
-    fn fast_mode_skips_reports_that_repeat_the_last_and_lockstep_never_does() {
-        assert!(!report_needed(Some(ClockMode::Fast), Some(119), 119));
-        assert!(report_needed(Some(ClockMode::Fast), Some(119), 120));
-        assert!(report_needed(Some(ClockMode::Fast), Some(119), 3), "a new world starts again");
-        assert!(report_needed(Some(ClockMode::Fast), None, 119));
-        assert!(report_needed(Some(ClockMode::Lockstep), Some(119), 119));
-        assert!(report_needed(None, Some(119), 119), "the mode is not known yet");
+    fn reports_that_repeat_the_last_are_skipped() {
+        assert!(!report_needed(Some(119), 119));
+        assert!(report_needed(Some(119), 120));
+        assert!(report_needed(Some(119), 3), "a new world starts again");
+        assert!(report_needed(None, 119));
     }
 }

@@ -27,8 +27,6 @@ impl std::str::FromStr for StallPolicy {
 struct Member {
     /// The first step this participant must report.
     required_from: u64,
-    /// The last step it reported.
-    done: Option<u64>,
     /// Dropped for stalling; it rejoins when it reports again.
     dropped: bool,
 }
@@ -37,13 +35,18 @@ struct Member {
 #[derive(Debug, Default)]
 pub struct Barrier {
     members: BTreeMap<String, Member>,
+    /// The last step each node reported, kept when its token goes (and for
+    /// reports that arrive without one): a participant whose link was cut
+    /// and restored is done with what it reported before, and it does not
+    /// repeat a report (sensor nodes send a report only when it changes).
+    reported: BTreeMap<String, u64>,
 }
 
 impl Barrier {
     /// A participant's token appeared; it must report every state from
     /// `next_step` on (it may have missed the current one).
     pub fn join(&mut self, node: &str, next_step: u64) {
-        self.members.entry(node.to_string()).or_insert(Member { required_from: next_step, done: None, dropped: false });
+        self.members.entry(node.to_string()).or_insert(Member { required_from: next_step, dropped: false });
     }
 
     /// A participant's token disappeared: it leaves the barrier.
@@ -51,11 +54,12 @@ impl Barrier {
         self.members.remove(node);
     }
 
-    /// A participant reports `step` done. A dropped participant that reports
-    /// again rejoins from the step after.
+    /// A node reports `step` done. A dropped participant that reports again
+    /// rejoins from the step after.
     pub fn done(&mut self, node: &str, step: u64) {
+        let reported = self.reported.entry(node.to_string()).or_insert(step);
+        *reported = (*reported).max(step);
         if let Some(m) = self.members.get_mut(node) {
-            m.done = Some(m.done.map_or(step, |d| d.max(step)));
             if m.dropped {
                 m.dropped = false;
                 m.required_from = step + 1;
@@ -67,7 +71,7 @@ impl Barrier {
     pub fn pending(&self, step: u64) -> Vec<String> {
         self.members
             .iter()
-            .filter(|(_, m)| !m.dropped && m.required_from <= step && m.done.is_none_or(|d| d < step))
+            .filter(|(n, m)| !m.dropped && m.required_from <= step && self.reported.get(*n).is_none_or(|&d| d < step))
             .map(|(n, _)| n.clone())
             .collect()
     }
@@ -113,8 +117,25 @@ mod tests {
         assert_eq!(b.pending(6), ["drive", "late"]);
         b.leave("drive");
         assert_eq!(b.pending(6), ["late"]);
-        b.done("stranger", 6); // reports without a token are ignored
+        b.done("stranger", 6); // reports without a token are not awaited
         assert_eq!(b.size(), 1);
+    }
+
+    #[test]
+    fn a_participant_whose_link_was_cut_keeps_what_it_reported() {
+        let mut b = Barrier::default();
+        b.join("laser", 0);
+        b.done("laser", 19); // nothing due until step 19
+        b.leave("laser"); // the link is cut at step 4 ...
+        b.join("laser", 5); // ... and restored
+        assert!(b.pending(19).is_empty(), "step 19 was reported before the cut, and is not repeated");
+        assert_eq!(b.pending(20), ["laser"]);
+        // A report that crossed while the token was gone counts too.
+        b.leave("laser");
+        b.done("laser", 39);
+        b.join("laser", 21);
+        assert!(b.pending(39).is_empty());
+        assert_eq!(b.pending(40), ["laser"]);
     }
 
     #[test]
