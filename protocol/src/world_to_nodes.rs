@@ -29,6 +29,22 @@ impl WireMessage for WorldState {
     const KIND: &'static str = "WorldState";
 }
 
+/// The leading fields of a [`WorldState`], decoded without its bodies (the
+/// rest of the payload is left unread): enough for a node to tell whether it
+/// needs the state at all. (Encoded alone it is no `WorldState`: it is for
+/// decoding.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldStateHead {
+    /// See [`WorldState::revision`].
+    pub revision: u64,
+    /// See [`WorldState::step`].
+    pub step: u64,
+}
+
+impl WireMessage for WorldStateHead {
+    const KIND: &'static str = "WorldState";
+}
+
 /// Pose and velocity of one body.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BodyState {
@@ -109,4 +125,25 @@ pub struct WorldStatus {
 
 impl WireMessage for WorldStatus {
     const KIND: &'static str = "WorldStatus";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{decode, encode};
+
+    #[test]
+    fn a_state_head_is_read_from_a_whole_state() {
+        let body = BodyState { id: 7, pose: Pose2 { x_m: 1.0, y_m: 2.0, theta_rad: 0.5 }, twist: Twist2::default() };
+        let state = WorldState {
+            revision: 3,
+            step: 4321,
+            time: SimTime { nanos: 21_605_000_000 },
+            step_ns: 5_000_000,
+            bodies: vec![body; 50],
+        };
+        let head = decode::<WorldStateHead>(&encode(&state)).unwrap();
+        assert_eq!(head, WorldStateHead { revision: 3, step: 4321 });
+        assert!(decode::<WorldStateHead>(&encode(&state)[..10]).is_err(), "cut short");
+    }
 }

@@ -17,4 +17,5 @@ pub mod odom;
 pub mod raycast;
 pub mod scene;
 pub mod serve;
+mod state_gate;
 pub mod static_tf;

@@ -8,17 +8,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_protocol::client::{fetch_description, wait_for_world};
+use flotilla_protocol::codec::decode;
 use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::health::BadMessages;
 use flotilla_protocol::node_kit::{
     forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
 };
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::step_publisher::{output_congestion_control, urgent};
-use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
+use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStateHead, WorldStatus};
 use flotilla_protocol::Keys;
 
+use crate::state_gate::StateGate;
 use crate::static_tf::StaticTf;
-use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use zenoh::qos::CongestionControl;
 
 pub use flotilla_protocol::node_kit::Selection;
@@ -142,7 +145,9 @@ pub async fn serve<S: PluginServer>(
     let _token =
         session.liveliness().declare_token(keys.node_token(&node_id)).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let (tx, mut rx) = unbounded_channel();
-    let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
+    let gate = Arc::new(StateGate::default());
+    let _state =
+        subscribe_states(&session, keys.world_state(), tx.clone(), gate.clone()).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _claims = watch_claims(&session, &keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
@@ -181,10 +186,12 @@ pub async fn serve<S: PluginServer>(
                 if !claims.seen(&instance, &node, alive) {
                     continue;
                 }
+                gate.open();
                 claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server, &mut static_tf)
                     .await;
             }
             Input::Event(event) if event.revision > revision => {
+                gate.open();
                 match fetch_description(&session, &keys, Duration::from_secs(5)).await {
                     Ok(d) => {
                         revision = d.revision;
@@ -205,6 +212,7 @@ pub async fn serve<S: PluginServer>(
             }
             Input::Event(_) => {}
             Input::World(presence) => {
+                gate.open();
                 // Reports are sent once (see `report_needed`); one lost with
                 // a cut link would leave the world waiting for it.
                 if tracker.presence(&presence) {
@@ -309,10 +317,42 @@ pub async fn serve<S: PluginServer>(
                     lockstep.done(report, urgent(clock)).await;
                     last_report = Some(report);
                 }
+                gate.quiet_until(report, revision);
             }
         }
     }
     Ok(())
+}
+
+/// Subscribes to world states, dropping in the callback those the node's
+/// loop does not need (see [`StateGate`]) before decoding their bodies.
+async fn subscribe_states(
+    session: &zenoh::Session,
+    key: String,
+    tx: UnboundedSender<Input>,
+    gate: Arc<StateGate>,
+) -> Result<zenoh::pubsub::Subscriber<()>, String> {
+    let bad = BadMessages::new(key.clone());
+    session
+        .declare_subscriber(&key)
+        .callback(move |sample| {
+            let bytes = sample.payload().to_bytes();
+            let head = match decode::<WorldStateHead>(&bytes) {
+                Ok(head) => head,
+                Err(e) => return bad.record(&e),
+            };
+            if !gate.admits(head.revision, head.step) {
+                return;
+            }
+            match decode::<WorldState>(&bytes) {
+                Ok(state) => {
+                    let _ = tx.send(Input::State(state));
+                }
+                Err(e) => bad.record(&e),
+            }
+        })
+        .await
+        .map_err(|e| format!("cannot subscribe to {key}: {e}"))
 }
 
 /// Whether to send the lockstep report `report` when the last one sent was
