@@ -35,8 +35,13 @@ fn grid_cell_m(extent_m: [f64; 2]) -> f64 {
 
 #[derive(Debug, Clone)]
 enum LocalShape {
-    Circle { center: Vec2, radius: f64 },
-    Polygon(Vec<Vec2>),
+    Circle {
+        center: Vec2,
+        radius: f64,
+    },
+    /// The hull of the footprint's points, in the body frame (taken once;
+    /// a scan only moves it).
+    Polygon(ConvexPolygon),
 }
 
 #[derive(Debug, Clone)]
@@ -85,7 +90,7 @@ impl Scene {
                     .footprints
                     .iter()
                     .filter(|f| !f.sensor) // sensors are invisible to lasers
-                    .map(|f| {
+                    .filter_map(|f| {
                         let shape = match &f.shape {
                             FootprintShape::Circle { center, radius } => {
                                 reach = reach.max(center[0].hypot(center[1]) + radius);
@@ -95,10 +100,11 @@ impl Scene {
                                 for p in points {
                                     reach = reach.max(p[0].hypot(p[1]));
                                 }
-                                LocalShape::Polygon(points.clone())
+                                // No area, nothing to hit (the loader refuses such footprints).
+                                LocalShape::Polygon(ConvexPolygon::hull(points)?)
                             }
                         };
-                        (shape, f.layers)
+                        Some((shape, f.layers))
                     })
                     .collect();
                 self.index.insert(body.id, self.bodies.len());
@@ -130,10 +136,14 @@ impl Scene {
     /// `range_m` of `origin`, placed in the world. Call once per scan, then
     /// [`Scene::scan`] or [`Scene::cast`] with the same buffers.
     pub fn prepare(&self, origin: Vec2, range_m: f64, layers: LayerBits, scan: &mut ScanBuffers) {
-        scan.footprints.clear();
+        scan.clear_footprints();
         for body in &self.bodies {
-            let d = (body.pose.x_m - origin[0]).hypot(body.pose.y_m - origin[1]);
-            if d - body.reach_m > range_m {
+            // Out of range when farther than range + reach; compared squared
+            // (every body, every scan), with a hair of slack so that rounding
+            // never leaves out a body at the very edge.
+            let (dx, dy) = (body.pose.x_m - origin[0], body.pose.y_m - origin[1]);
+            let within = range_m + body.reach_m;
+            if dx * dx + dy * dy > within * within * (1.0 + 1e-9) {
                 continue;
             }
             for (shape, bits) in &body.footprints {
@@ -142,16 +152,16 @@ impl Scene {
                 }
                 let placed = match shape {
                     LocalShape::Circle { center, radius } => {
-                        Some(Shape::Circle { center: body.pose.transform_point(*center), radius: *radius })
+                        Shape::Circle { center: body.pose.transform_point(*center), radius: *radius }
                     }
-                    LocalShape::Polygon(points) => {
-                        let world: Vec<Vec2> = points.iter().map(|p| body.pose.transform_point(*p)).collect();
-                        ConvexPolygon::hull(&world).map(Shape::Polygon)
+                    LocalShape::Polygon(local) => {
+                        let mut polygon = scan.spare_polygon();
+                        let (sin, cos) = body.pose.theta_rad.sin_cos();
+                        local.place_into([cos, sin], [body.pose.x_m, body.pose.y_m], &mut polygon);
+                        Shape::Polygon(polygon)
                     }
                 };
-                if let Some(s) = placed {
-                    scan.footprints.push((s, *bits));
-                }
+                scan.footprints.push((placed, *bits));
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use std::f64::consts::{PI, TAU};
 
-use super::{Shape, SweepWork, Vec2};
+use super::{ConvexPolygon, Shape, SweepWork, Vec2};
 
 /// `atan2` to within 2e-5 rad (polynomial), a few times faster than libm's.
 /// Only used to find which beams a segment can touch, with a one-beam margin.
@@ -91,9 +91,27 @@ pub struct ScanBuffers {
     pub bits: Vec<u16>,
     /// Working memory of the sweep through the walls.
     pub sweep: SweepWork,
+    /// Polygons of earlier scans, whose storage the next placements reuse.
+    spare_polygons: Vec<ConvexPolygon>,
 }
 
 impl ScanBuffers {
+    /// Empties the footprints, keeping the polygons' storage for
+    /// [`ScanBuffers::spare_polygon`].
+    pub fn clear_footprints(&mut self) {
+        for (shape, _) in self.footprints.drain(..) {
+            if let Shape::Polygon(polygon) = shape {
+                self.spare_polygons.push(polygon);
+            }
+        }
+    }
+
+    /// A polygon to place a footprint into: one of an earlier scan when
+    /// there is one, so that a scan allocates nothing once warmed up.
+    pub fn spare_polygon(&mut self) -> ConvexPolygon {
+        self.spare_polygons.pop().unwrap_or_default()
+    }
+
     /// Every beam of a fan of `beams` back to "no hit yet".
     pub fn clear_beams(&mut self, beams: usize) {
         self.best.clear();

@@ -3,7 +3,8 @@
 use super::Vec2;
 
 /// A convex polygon with counter-clockwise vertices and outward normals.
-#[derive(Debug, Clone, PartialEq)]
+/// (The default is empty: storage to be filled by [`ConvexPolygon::place_into`].)
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ConvexPolygon {
     vertices: Vec<Vec2>,
     normals: Vec<Vec2>,
@@ -46,6 +47,21 @@ impl ConvexPolygon {
             })
             .collect();
         Some(ConvexPolygon { vertices: hull, normals })
+    }
+
+    /// This polygon turned by the angle whose cosine and sine are
+    /// `cos_sin`, then moved by `offset` (a body's pose), written into
+    /// `out`, whose storage is reused: a laser places every footprint in
+    /// range at every scan, without allocating once warmed up. A rigid
+    /// motion keeps the vertices counter-clockwise and turns the normals
+    /// with them.
+    pub fn place_into(&self, cos_sin: [f64; 2], offset: Vec2, out: &mut ConvexPolygon) {
+        let [c, s] = cos_sin;
+        let turn = |p: &Vec2| [c * p[0] - s * p[1], s * p[0] + c * p[1]];
+        out.vertices.clear();
+        out.vertices.extend(self.vertices.iter().map(turn).map(|p| [p[0] + offset[0], p[1] + offset[1]]));
+        out.normals.clear();
+        out.normals.extend(self.normals.iter().map(turn));
     }
 
     /// The vertices, counter-clockwise.
@@ -142,6 +158,33 @@ mod tests {
         assert_eq!(c.ray([0.0, 0.0], [1.0, 0.0], 10.0), Some(2.0));
         assert_eq!(c.ray([3.0, 0.0], [1.0, 0.0], 10.0), None);
         assert_eq!(c.ray([0.0, 2.0], [1.0, 0.0], 10.0), None);
+    }
+
+    #[test]
+    fn a_placed_polygon_is_the_hull_of_the_placed_points() {
+        let local = [[0.3, -0.2], [0.3, 0.2], [-0.3, 0.25], [-0.3, -0.25]];
+        let (theta, offset) = (2.1f64, [4.0, -1.5]);
+        let (s, c) = theta.sin_cos();
+        let world: Vec<Vec2> =
+            local.iter().map(|p| [offset[0] + c * p[0] - s * p[1], offset[1] + s * p[0] + c * p[1]]).collect();
+        // Stale storage is overwritten.
+        let mut placed = ConvexPolygon { vertices: vec![[9.0, 9.0]; 7], ..Default::default() };
+        ConvexPolygon::hull(&local).unwrap().place_into([c, s], offset, &mut placed);
+        let expected = ConvexPolygon::hull(&world).unwrap();
+        let start = placed.vertices.iter().position(|v| (v[0] - expected.vertices[0][0]).abs() < 1e-12).unwrap();
+        for k in 0..expected.vertices.len() {
+            let (got, want) = (placed.vertices[(start + k) % 4], expected.vertices[k]);
+            let (n_got, n_want) = (placed.normals[(start + k) % 4], expected.normals[k]);
+            for axis in 0..2 {
+                assert!((got[axis] - want[axis]).abs() < 1e-12, "vertex {k}: {got:?} vs {want:?}");
+                assert!((n_got[axis] - n_want[axis]).abs() < 1e-12, "normal {k}: {n_got:?} vs {n_want:?}");
+            }
+        }
+        for y in [-0.2, 0.0, 0.3] {
+            let (a, b) = (placed.ray([0.0, y], [1.0, 0.0], 20.0), expected.ray([0.0, y], [1.0, 0.0], 20.0));
+            assert_eq!(a.is_some(), b.is_some());
+            assert!(a.zip(b).is_none_or(|(a, b)| (a - b).abs() < 1e-12));
+        }
     }
 
     #[test]
