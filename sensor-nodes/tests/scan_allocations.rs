@@ -3,7 +3,10 @@
 //! walls reuse the memory of earlier scans. Counted with a global allocator
 //! that counts only on the thread that asks it to.
 
-#![allow(unsafe_code, reason = "a global allocator is the one way to count allocations; it only forwards to the system's")]
+#![allow(
+    unsafe_code,
+    reason = "a global allocator is the one way to count allocations; it only forwards to the system's"
+)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
