@@ -31,6 +31,9 @@ struct Member {
     dropped: bool,
 }
 
+/// How many nodes' last reports the barrier remembers beyond its members'.
+const MAX_REMEMBERED_REPORTERS: usize = 4096;
+
 /// Lockstep participants and their reports.
 #[derive(Debug, Default)]
 pub struct Barrier {
@@ -59,6 +62,12 @@ impl Barrier {
     pub fn done(&mut self, node: &str, step: u64) {
         let reported = self.reported.entry(node.to_string()).or_insert(step);
         *reported = (*reported).max(step);
+        // Reports under ever new names (a program gone wrong) must not grow
+        // the map without bound: past the limit, only members' are kept.
+        if self.reported.len() > MAX_REMEMBERED_REPORTERS {
+            let members = &self.members;
+            self.reported.retain(|name, _| members.contains_key(name));
+        }
         if let Some(m) = self.members.get_mut(node) {
             if m.dropped {
                 m.dropped = false;
@@ -136,6 +145,18 @@ mod tests {
         b.join("laser", 21);
         assert!(b.pending(39).is_empty());
         assert_eq!(b.pending(40), ["laser"]);
+    }
+
+    #[test]
+    fn reports_under_ever_new_names_are_not_kept_without_bound() {
+        let mut b = Barrier::default();
+        b.join("laser", 0);
+        b.done("laser", 19);
+        for k in 0..2 * MAX_REMEMBERED_REPORTERS {
+            b.done(&format!("stranger-{k}"), 5);
+        }
+        assert!(b.reported.len() <= MAX_REMEMBERED_REPORTERS + 1);
+        assert!(b.pending(19).is_empty(), "a member's report is kept");
     }
 
     #[test]
