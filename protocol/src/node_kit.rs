@@ -23,14 +23,37 @@ where
     T: WireMessage + Send + 'static,
     I: Send + 'static,
 {
+    forward_if(session, key, tx, wrap, |_| true).await
+}
+
+/// [`forward`], for the samples whose payload `wanted` accepts (checked
+/// before decoding, so that a node can drop what it does not need cheaply;
+/// it should accept what it cannot read, which is then counted as bad).
+pub async fn forward_if<T, I>(
+    session: &zenoh::Session,
+    key: String,
+    tx: UnboundedSender<I>,
+    wrap: fn(T) -> I,
+    wanted: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
+) -> Result<zenoh::pubsub::Subscriber<()>, String>
+where
+    T: WireMessage + Send + 'static,
+    I: Send + 'static,
+{
     let bad = BadMessages::new(key.clone());
     session
         .declare_subscriber(&key)
-        .callback(move |sample| match decode::<T>(&sample.payload().to_bytes()) {
-            Ok(message) => {
-                let _ = tx.send(wrap(message));
+        .callback(move |sample| {
+            let bytes = sample.payload().to_bytes();
+            if !wanted(&bytes) {
+                return;
             }
-            Err(e) => bad.record(&e),
+            match decode::<T>(&bytes) {
+                Ok(message) => {
+                    let _ = tx.send(wrap(message));
+                }
+                Err(e) => bad.record(&e),
+            }
         })
         .await
         .map_err(|e| format!("cannot subscribe to {key}: {e}"))

@@ -10,9 +10,8 @@ use std::time::Duration;
 use flotilla_protocol::client::{fetch_description, wait_for_world};
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::health::BadMessages;
 use flotilla_protocol::node_kit::{
-    forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
+    forward, forward_if, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
 };
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::step_publisher::{output_congestion_control, urgent};
@@ -21,7 +20,7 @@ use flotilla_protocol::Keys;
 
 use crate::state_gate::StateGate;
 use crate::static_tf::StaticTf;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::sync::mpsc::unbounded_channel;
 use zenoh::qos::CongestionControl;
 
 pub use flotilla_protocol::node_kit::Selection;
@@ -145,9 +144,16 @@ pub async fn serve<S: PluginServer>(
     let _token =
         session.liveliness().declare_token(keys.node_token(&node_id)).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let (tx, mut rx) = unbounded_channel();
+    // States the loop does not need are dropped before their bodies are
+    // decoded (see `StateGate`); one whose head cannot be read goes on, to
+    // be counted as bad.
     let gate = Arc::new(StateGate::default());
+    let admit = {
+        let gate = gate.clone();
+        move |bytes: &[u8]| decode::<WorldStateHead>(bytes).map_or(true, |head| gate.admits(head.revision, head.step))
+    };
     let _state =
-        subscribe_states(&session, keys.world_state(), tx.clone(), gate.clone()).await.map_err(anyhow::Error::msg)?;
+        forward_if(&session, keys.world_state(), tx.clone(), Input::State, admit).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _claims = watch_claims(&session, &keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
@@ -322,37 +328,6 @@ pub async fn serve<S: PluginServer>(
         }
     }
     Ok(())
-}
-
-/// Subscribes to world states, dropping in the callback those the node's
-/// loop does not need (see [`StateGate`]) before decoding their bodies.
-async fn subscribe_states(
-    session: &zenoh::Session,
-    key: String,
-    tx: UnboundedSender<Input>,
-    gate: Arc<StateGate>,
-) -> Result<zenoh::pubsub::Subscriber<()>, String> {
-    let bad = BadMessages::new(key.clone());
-    session
-        .declare_subscriber(&key)
-        .callback(move |sample| {
-            let bytes = sample.payload().to_bytes();
-            let head = match decode::<WorldStateHead>(&bytes) {
-                Ok(head) => head,
-                Err(e) => return bad.record(&e),
-            };
-            if !gate.admits(head.revision, head.step) {
-                return;
-            }
-            match decode::<WorldState>(&bytes) {
-                Ok(state) => {
-                    let _ = tx.send(Input::State(state));
-                }
-                Err(e) => bad.record(&e),
-            }
-        })
-        .await
-        .map_err(|e| format!("cannot subscribe to {key}: {e}"))
 }
 
 /// Whether to send the lockstep report `report` when the last one sent was
