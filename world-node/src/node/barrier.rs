@@ -60,13 +60,18 @@ impl Barrier {
     /// A node reports `step` done. A dropped participant that reports again
     /// rejoins from the step after.
     pub fn done(&mut self, node: &str, step: u64) {
-        let reported = self.reported.entry(node.to_string()).or_insert(step);
-        *reported = (*reported).max(step);
-        // Reports under ever new names (a program gone wrong) must not grow
-        // the map without bound: past the limit, only members' are kept.
-        if self.reported.len() > MAX_REMEMBERED_REPORTERS {
-            let members = &self.members;
-            self.reported.retain(|name, _| members.contains_key(name));
+        // A known node's report (a drive's, every step) allocates nothing.
+        if let Some(reported) = self.reported.get_mut(node) {
+            *reported = (*reported).max(step);
+        } else {
+            self.reported.insert(node.to_string(), step);
+            // Reports under ever new names (a program gone wrong) must not
+            // grow the map without bound: past the limit, only members' are
+            // kept.
+            if self.reported.len() > MAX_REMEMBERED_REPORTERS {
+                let members = &self.members;
+                self.reported.retain(|name, _| members.contains_key(name));
+            }
         }
         if let Some(m) = self.members.get_mut(node) {
             if m.dropped {
