@@ -101,7 +101,7 @@ pub fn ray_edge_fraction(
 /// nearest wall is never lost between two (see `segments::Wall` for why a
 /// laser relies on it). 1e-12 of the coordinates' size is far above their
 /// rounding and far below any distance a map draws.
-#[inline]
+#[inline(always)]
 pub(crate) fn end_slack(origin: Vec2, ao: Vec2, edge: Vec2) -> [f64; 2] {
     let size = 1.0 + origin[0].abs() + origin[1].abs();
     let bo = [ao[0] + edge[0], ao[1] + edge[1]];

@@ -8,7 +8,7 @@ use super::{ConvexPolygon, Shape, SweepWork, Vec2};
 
 /// `atan2` to within 2e-5 rad (polynomial), a few times faster than libm's.
 /// Only used to find which beams a segment can touch, with a one-beam margin.
-#[inline]
+#[inline(always)]
 pub fn fast_atan2(y: f64, x: f64) -> f64 {
     // Written as selects rather than branches: the quadrant of a wall end
     // seen from a laser is anyone's guess, so branches would be mispredicted.

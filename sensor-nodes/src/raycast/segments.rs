@@ -58,7 +58,7 @@ impl Segment {
 
     /// Which side of the segment's line `origin` is on: Some(true) on the
     /// left, Some(false) on the right, None on the line (within rounding).
-    #[inline]
+    #[inline(always)]
     pub fn side_of(&self, origin: Vec2) -> Option<bool> {
         // Twice the area of the triangle (origin, a, b): positive when the
         // origin is on the left, its magnitude the distance times |edge|.
@@ -71,7 +71,7 @@ impl Segment {
     /// The layers in which a beam from `origin` meets this segment from its
     /// solid side, where a wall of the same layer must have stopped it
     /// first if `origin` is in free space there (none from on its line).
-    #[inline]
+    #[inline(always)]
     pub fn solid_towards(&self, origin: Vec2) -> u16 {
         match self.side_of(origin) {
             Some(true) => self.solid_left,
