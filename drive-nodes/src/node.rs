@@ -25,7 +25,7 @@ use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
 use flotilla_protocol::health::BadMessages;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::node_kit::{
-    forward, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
+    forward, watch_claims, watch_world, ClaimEvent, Claims, StateVerdict, WorldPresence, WorldTracker,
 };
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::{configured, Configured};
@@ -54,7 +54,7 @@ enum Input {
     World(WorldPresence),
     Status(WorldStatus),
     Command { instance: String, forward_mps: f64, yaw_rate_radps: f64, stamp_ns: Option<u64> },
-    Claim(String, String, bool),
+    Claim(ClaimEvent),
 }
 
 struct Instance {
@@ -106,7 +106,10 @@ pub async fn run(
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await.map_err(anyhow::Error::msg)?;
-    let _claims = watch_claims(&session, keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
+    // Claims on a channel of their own: `Claims::load` takes in those seen
+    // before it.
+    let (claim_tx, mut claim_rx) = unbounded_channel();
+    let _claims = watch_claims(&session, keys, claim_tx).await.map_err(anyhow::Error::msg)?;
     let mut claims = Claims::new(&config.node_id, "drive");
     let actuation_key = keys.actuation(&config.node_id);
     let publisher = StepPublisher::declare(&session, actuation_key).await.map_err(anyhow::Error::msg)?;
@@ -117,7 +120,7 @@ pub async fn run(
         d = wait_for_world(&session, keys) => d,
     };
     let mut instances = BTreeMap::new();
-    claims.load(&session, keys).await;
+    claims.load(&session, keys, &mut claim_rx).await;
     rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
     // Join the barrier only now, with every cmd_vel subscribed: a command sent
     // at the first step a participant sees is never lost.
@@ -136,6 +139,7 @@ pub async fn run(
         let input = tokio::select! {
             biased;
             _ = &mut shutdown => break,
+            Some(claim) = claim_rx.recv() => Input::Claim(claim),
             input = rx.recv() => match input { Some(i) => i, None => break },
         };
         match input {
@@ -170,7 +174,7 @@ pub async fn run(
                     }
                 }
             }
-            Input::Claim(instance, node, alive) => {
+            Input::Claim(ClaimEvent { instance, node, alive }) => {
                 if !claims.seen(&instance, &node, alive) {
                     continue;
                 }

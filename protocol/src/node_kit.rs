@@ -1,7 +1,7 @@
 //! Scaffolding every drive and sensor node shares: its id and liveliness
 //! token, and the world's state and events delivered in order to one loop.
 
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::codec::{decode, WireMessage};
 use crate::health::BadMessages;
@@ -252,16 +252,38 @@ impl Claims {
         relevant
     }
 
-    /// Loads every current claim (call before the first [`Claims::sync`]).
-    pub async fn load(&mut self, session: &zenoh::Session, keys: &crate::Keys) {
+    /// Loads every current claim (call before the first [`Claims::sync`]),
+    /// `watched` being the events of this node's [`watch_claims`], declared
+    /// before. Zenoh passes each token to a session once: when the
+    /// watcher's first answer (its history) is still on its way as the query
+    /// is made, the claims in it go to the watcher only, and the query
+    /// leaves them out (every time, in `a_node_starting_beside_a_claim_stands_by`).
+    /// They reach the watcher before the query ends, so they are taken
+    /// from `watched` here. Without them a node started beside a serving
+    /// one would claim the same instance, and take it over when its id is
+    /// the lower.
+    pub async fn load(
+        &mut self,
+        session: &zenoh::Session,
+        keys: &crate::Keys,
+        watched: &mut UnboundedReceiver<ClaimEvent>,
+    ) {
         let all = format!("{}/**", keys.claims_prefix());
-        match live_tokens(session, all, std::time::Duration::from_secs(2)).await {
-            Ok(tokens) => {
-                for (instance, node) in tokens.iter().filter_map(|key| claim_of(keys, key)) {
-                    self.seen(&instance, &node, true);
+        const ATTEMPTS: u32 = 3;
+        for attempt in 1..=ATTEMPTS {
+            match live_tokens(session, all.clone(), std::time::Duration::from_secs(5)).await {
+                Ok(tokens) => {
+                    for (instance, node) in tokens.iter().filter_map(|key| claim_of(keys, key)) {
+                        self.seen(&instance, &node, true);
+                    }
+                    break;
                 }
+                Err(e) if attempt < ATTEMPTS => tracing::warn!("cannot load the current claims yet: {e}"),
+                Err(e) => tracing::warn!("cannot load the current claims: {e}; going by the claims seen so far"),
             }
-            Err(e) => tracing::warn!("cannot load the current claims: {e}"),
+        }
+        while let Ok(ClaimEvent { instance, node, alive }) = watched.try_recv() {
+            self.seen(&instance, &node, alive);
         }
     }
 
@@ -324,7 +346,9 @@ impl Claims {
 /// replies for tokens the session already knows are delivered inside the
 /// `get` call itself: with more than 256 (a thousand robots' claims) the call
 /// would block forever on its own full channel. Hence a callback into an
-/// unbounded channel, which closes when the query ends.
+/// unbounded channel, which closes when the query ends. A query that ends by
+/// its `timeout` (the router's last word not in by then) is an error: the
+/// tokens it found may not be all there are.
 pub async fn live_tokens(
     session: &zenoh::Session,
     key_expr: String,
@@ -336,30 +360,46 @@ pub async fn live_tokens(
         .get(&key_expr)
         .timeout(timeout)
         .callback(move |reply| {
-            if let Ok(sample) = reply.result() {
-                let _ = tx.send(sample.key_expr().as_str().to_string());
-            }
+            let _ = tx.send(match reply.result() {
+                Ok(sample) => Ok(sample.key_expr().as_str().to_string()),
+                Err(e) => Err(e.payload().try_to_string().map_or_else(|_| "an error".to_string(), |s| s.into_owned())),
+            });
         })
         .await
         .map_err(|e| format!("liveliness query {key_expr}: {e}"))?;
     let mut keys = Vec::new();
-    while let Some(key) = rx.recv().await {
-        keys.push(key);
+    while let Some(reply) = rx.recv().await {
+        match reply {
+            Ok(key) => keys.push(key),
+            Err(e) => return Err(format!("liveliness query {key_expr}: {e} after {} tokens", keys.len())),
+        }
     }
     Ok(keys)
 }
 
-/// Watches every claim of the simulation, forwarding (instance, node, alive).
-pub async fn watch_claims<I: Send + 'static>(
+/// Another node's claim on a plugin instance appearing (`alive`) or going.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimEvent {
+    /// The instance id, `<model>/<plugin>/<aspect>`.
+    pub instance: String,
+    /// The claiming node's id.
+    pub node: String,
+    /// Whether the claim appeared (or went).
+    pub alive: bool,
+}
+
+/// Watches every claim of the simulation (those already made first),
+/// sending each change to `tx`: a channel of its own, which
+/// [`Claims::load`] drains.
+pub async fn watch_claims(
     session: &zenoh::Session,
     keys: &crate::Keys,
-    tx: UnboundedSender<I>,
-    wrap: fn(String, String, bool) -> I,
+    tx: UnboundedSender<ClaimEvent>,
 ) -> Result<zenoh::pubsub::Subscriber<()>, String> {
     let own = keys.clone();
     watch_tokens(session, format!("{}/**", keys.claims_prefix()), move |key, alive| {
         if let Some((instance, node)) = claim_of(&own, key) {
-            let _ = tx.send(wrap(instance, node, alive));
+            let _ = tx.send(ClaimEvent { instance, node, alive });
         }
     })
     .await

@@ -11,7 +11,7 @@ use flotilla_protocol::client::{fetch_description, wait_for_world};
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::node_kit::{
-    forward, forward_if, watch_claims, watch_world, Claims, StateVerdict, WorldPresence, WorldTracker,
+    forward, forward_if, watch_claims, watch_world, ClaimEvent, Claims, StateVerdict, WorldPresence, WorldTracker,
 };
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::step_publisher::{output_congestion_control, urgent};
@@ -99,7 +99,7 @@ enum Input {
     Event(WorldEvent),
     World(WorldPresence),
     Status(WorldStatus),
-    Claim(String, String, bool),
+    Claim(ClaimEvent),
 }
 
 /// The instance ids this node would serve, claims aside.
@@ -156,7 +156,10 @@ pub async fn serve<S: PluginServer>(
         forward_if(&session, keys.world_state(), tx.clone(), Input::State, admit).await.map_err(anyhow::Error::msg)?;
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
-    let _claims = watch_claims(&session, &keys, tx.clone(), Input::Claim).await.map_err(anyhow::Error::msg)?;
+    // Claims on a channel of their own: `Claims::load` takes in those seen
+    // before it.
+    let (claim_tx, mut claim_rx) = unbounded_channel();
+    let _claims = watch_claims(&session, &keys, claim_tx).await.map_err(anyhow::Error::msg)?;
     // The clock mode, for how urgently to report steps done.
     let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await.map_err(anyhow::Error::msg)?;
     let mut clock = None;
@@ -167,7 +170,7 @@ pub async fn serve<S: PluginServer>(
         _ = &mut shutdown => return Ok(()),
         d = wait_for_world(&session, &keys) => d,
     };
-    claims.load(&session, &keys).await;
+    claims.load(&session, &keys, &mut claim_rx).await;
     let mut static_tf = StaticTf::new(keys.ros("/tf_static"));
     claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server, &mut static_tf).await;
     // Join the barrier only now, ready to serve what it claimed.
@@ -185,10 +188,11 @@ pub async fn serve<S: PluginServer>(
         let input = tokio::select! {
             biased;
             _ = &mut shutdown => break,
+            Some(claim) = claim_rx.recv() => Input::Claim(claim),
             input = rx.recv() => match input { Some(i) => i, None => break },
         };
         match input {
-            Input::Claim(instance, node, alive) => {
+            Input::Claim(ClaimEvent { instance, node, alive }) => {
                 if !claims.seen(&instance, &node, alive) {
                     continue;
                 }
