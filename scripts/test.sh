@@ -10,4 +10,6 @@ export CARGO_INCREMENTAL=0
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo build --workspace --bins --locked
-cargo test --workspace --locked
+# Every test binary runs even when one fails, so that one failure cannot
+# hide another; the run still fails if any test does.
+cargo test --workspace --locked --no-fail-fast
