@@ -395,14 +395,8 @@ fn rasterise(
     nearest: &mut [[f64; 2]],
     bits: &mut [u16],
 ) {
-    let o = fan.origin;
-    let ao = [segment.a[0] - o[0], segment.a[1] - o[1]];
-    let edge = segment.edge;
-    // The arithmetic of `ray_edge_fraction`, with what does not depend on
-    // the beam taken out of the loop.
-    let t_num = ao[0] * edge[1] - ao[1] * edge[0];
-    let [slack_a, slack_b] = end_slack(o, ao, edge);
-    let wall = WallTest { ao, edge, t_num, slack_a, slack_b, layers: segment.layers };
+    let wall = WallTest::new(segment, fan.origin);
+    let (ao, edge) = (wall.ao, wall.edge);
     // The origin on the segment (collinear, between the ends): any beam may
     // meet it, and its ends' angles say nothing.
     let holds_origin = may_hold_origin && {
@@ -436,6 +430,15 @@ struct WallTest {
 }
 
 impl WallTest {
+    /// The test of `segment` against beams from `origin`.
+    #[inline(always)]
+    fn new(segment: &Segment, origin: Vec2) -> WallTest {
+        let ao = [segment.a[0] - origin[0], segment.a[1] - origin[1]];
+        let edge = segment.edge;
+        let [slack_a, slack_b] = end_slack(origin, ao, edge);
+        WallTest { ao, edge, t_num: ao[0] * edge[1] - ao[1] * edge[0], slack_a, slack_b, layers: segment.layers }
+    }
+
     /// Tests the beams `first..=last` (none when `first > last`) along
     /// `dirs`, keeping in `nearest` and `bits` the hits nearer than theirs.
     #[inline(always)]
