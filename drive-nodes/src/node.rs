@@ -106,10 +106,7 @@ pub async fn run(
     let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
     let _world = watch_world(&session, keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
     let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await.map_err(anyhow::Error::msg)?;
-    // Claims on a channel of their own: `Claims::load` takes in those seen
-    // before it.
-    let (claim_tx, mut claim_rx) = unbounded_channel();
-    let _claims = watch_claims(&session, keys, claim_tx).await.map_err(anyhow::Error::msg)?;
+    let (_claims, mut claim_rx) = watch_claims(&session, keys).await.map_err(anyhow::Error::msg)?;
     let mut claims = Claims::new(&config.node_id, "drive");
     let actuation_key = keys.actuation(&config.node_id);
     let publisher = StepPublisher::declare(&session, actuation_key).await.map_err(anyhow::Error::msg)?;

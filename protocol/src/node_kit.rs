@@ -388,21 +388,22 @@ pub struct ClaimEvent {
     pub alive: bool,
 }
 
-/// Watches every claim of the simulation (those already made first),
-/// sending each change to `tx`: a channel of its own, which
-/// [`Claims::load`] drains.
+/// Watches every claim of the simulation (those already made first). Each
+/// change comes on a channel of its own, which [`Claims::load`] drains of
+/// the claims seen before it; keep the subscriber as long as the channel.
 pub async fn watch_claims(
     session: &zenoh::Session,
     keys: &crate::Keys,
-    tx: UnboundedSender<ClaimEvent>,
-) -> Result<zenoh::pubsub::Subscriber<()>, String> {
+) -> Result<(zenoh::pubsub::Subscriber<()>, UnboundedReceiver<ClaimEvent>), String> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let own = keys.clone();
-    watch_tokens(session, format!("{}/**", keys.claims_prefix()), move |key, alive| {
+    let watcher = watch_tokens(session, format!("{}/**", keys.claims_prefix()), move |key, alive| {
         if let Some((instance, node)) = claim_of(&own, key) {
             let _ = tx.send(ClaimEvent { instance, node, alive });
         }
     })
-    .await
+    .await?;
+    Ok((watcher, rx))
 }
 
 #[cfg(test)]

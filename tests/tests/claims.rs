@@ -99,8 +99,7 @@ async fn a_node_starting_beside_a_claim_stands_by() {
     for start in 0..30 {
         // What a node does on starting: watch the claims, load them, claim.
         let node = common::connect(&sim.endpoint).await;
-        let (tx, mut watched) = tokio::sync::mpsc::unbounded_channel();
-        let _watch = watch_claims(&node, &sim.keys, tx).await.unwrap();
+        let (_watch, mut watched) = watch_claims(&node, &sim.keys).await.unwrap();
         let mut claims = Claims::new("laser-f", "laser");
         claims.load(&node, &sim.keys, &mut watched).await;
         claims.sync(&node, &sim.keys, std::slice::from_ref(&instance)).await;
