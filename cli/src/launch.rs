@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use flotilla_protocol::args::{open_session, shutdown_signal, NodeArgs, Role, ZenohArgs, DEFAULT_ENDPOINT};
+use flotilla_protocol::args::{
+    loopback_peer_args, open_session, shutdown_signal, NodeArgs, Role, ZenohArgs, DEFAULT_ENDPOINT,
+};
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::plugins::binaries_for;
 use flotilla_protocol::world_to_nodes::WorldStatus;
@@ -147,26 +149,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         world_args.extend(["--model-dir".into(), dir.to_string_lossy().into_owned()]);
     }
 
-    let node_args = |extra: &[&str]| -> Vec<String> {
-        let mut a: Vec<String> = vec![
-            "--sim".into(),
-            sim.clone(),
-            "--connect".into(),
-            endpoint.clone(),
-            "--ros-prefix".into(),
-            ros_prefix.clone(),
-        ];
-        a.extend(extra.iter().map(|s| s.to_string()));
-        a
-    };
+    let node_args = || -> Vec<String> { vec!["--sim".into(), sim.clone(), "--ros-prefix".into(), ros_prefix.clone()] };
     let mut children = vec![supervised("world", sibling("flotilla-world")?, world_args, vec![])];
     let lockstep_nodes = (clock == flotilla_protocol::control::ClockMode::Lockstep).then_some(binaries.len());
     for binary in &binaries {
         let name = binary.trim_start_matches("flotilla-").to_string();
-        children.push(supervised(&name, sibling(binary)?, node_args(&[]), vec![]));
+        // The plugin nodes are loopback peers, so their messages to each
+        // other skip the world's router; the bridge and `--exec` programs
+        // stay clients of the world.
+        let mut args = node_args();
+        args.extend(loopback_peer_args(&endpoint));
+        children.push(supervised(&name, sibling(binary)?, args, vec![]));
     }
     if args.ros {
-        let mut bridge_args = node_args(&[]);
+        let mut bridge_args = node_args();
+        bridge_args.extend(["--connect".into(), endpoint.clone()]);
         if let Some(domain) = args.ros_domain {
             bridge_args.extend(["--domain".into(), domain.to_string()]);
         }

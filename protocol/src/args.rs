@@ -99,6 +99,26 @@ impl ZenohArgs {
     }
 }
 
+/// Where a node started beside the world as a loopback peer listens: a free
+/// port, on loopback only.
+pub const LOOPBACK_PEER_LISTEN: &str = "tcp/127.0.0.1:0";
+
+/// The Zenoh arguments of a node that `flotilla run` or `flotilla bench`
+/// starts on the world's machine: a peer that connects to the world and
+/// listens on a loopback port of its own. Zenoh's gossip tells the peers
+/// where the others listen and they connect to each other, so a scan goes
+/// from the laser node to the controller using it without passing through
+/// the world's router, which as a client's router copied every one (the
+/// world's CPU fell by a quarter to a third in office-50 and warehouse-200,
+/// BENCHMARKS.md). A node started by hand stays a client unless told
+/// otherwise.
+pub fn loopback_peer_args(world_endpoint: &str) -> Vec<String> {
+    ["--connect", world_endpoint, "--mode", "peer", "--listen", LOOPBACK_PEER_LISTEN]
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
+
 fn json_list(items: &[String]) -> String {
     let quoted: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
     format!("[{}]", quoted.join(","))
@@ -146,6 +166,24 @@ mod tests {
         let node = ZenohArgs::default().zenoh_config(Role::Node).unwrap();
         assert!(node.get_json("connect/endpoints").unwrap().contains("127.0.0.1:7450"));
         assert_eq!(node.get_json("scouting/multicast/enabled").unwrap(), "false");
+    }
+
+    #[test]
+    fn a_node_started_beside_the_world_is_a_loopback_peer() {
+        #[derive(clap::Parser)]
+        struct Node {
+            #[command(flatten)]
+            zenoh: ZenohArgs,
+        }
+        let argv = std::iter::once("node".to_string()).chain(loopback_peer_args("tcp/127.0.0.1:7999"));
+        let node = <Node as clap::Parser>::try_parse_from(argv).unwrap();
+        let config = node.zenoh.zenoh_config(Role::Node).unwrap();
+        assert_eq!(config.get_json("mode").unwrap(), "\"peer\"");
+        assert_eq!(config.get_json("connect/endpoints").unwrap(), "[\"tcp/127.0.0.1:7999\"]");
+        assert_eq!(config.get_json("listen/endpoints").unwrap(), "[\"tcp/127.0.0.1:0\"]");
+        // Gossip is how the peers find each other without multicast.
+        assert_eq!(config.get_json("scouting/multicast/enabled").unwrap(), "false");
+        assert_ne!(config.get_json("scouting/gossip/enabled").unwrap(), "false");
     }
 
     #[test]

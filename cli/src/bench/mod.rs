@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use flotilla_protocol::args::{Role, ZenohArgs};
+use flotilla_protocol::args::{loopback_peer_args, Role, ZenohArgs};
 use flotilla_protocol::client::{call_control, wait_for_description};
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::control::{ClockMode, ControlRequest};
@@ -214,7 +214,8 @@ async fn measure(
     // Paused until every node is up, in both modes: otherwise a fast world
     // runs thousands of steps ahead while the nodes are still starting.
     world_args.push("--start-paused".into());
-    let node = vec!["--sim".to_string(), sim.clone(), "--connect".into(), endpoint.clone()];
+    let mut node = vec!["--sim".to_string(), sim.clone()];
+    node.extend(loopback_peer_args(&endpoint));
     let mut children = Children(vec![spawn("world", "flotilla-world", &world_args)?]);
     for role in ["drive", "odom"] {
         children.0.push(spawn(role, &format!("flotilla-{role}"), &node)?);
