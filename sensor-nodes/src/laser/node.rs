@@ -1,5 +1,8 @@
 //! The laser node's logic: every selected `Laser` instance, scanned when due.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::laser::LaserConfig;
@@ -110,34 +113,41 @@ impl PluginServer for LaserServer {
     }
 
     /// Scans every laser due at this step. Scans only read the scene, so
-    /// when several are due they are split over the server's threads, in
-    /// contiguous runs of instances; each laser keeps its own noise stream
-    /// and the messages go out in instance order, so the output does not
-    /// depend on the number of threads.
+    /// when several are due they are shared out over the server's threads,
+    /// each taking the next scan not yet taken: a thread the OS puts aside
+    /// for a while (other processes share the cores) holds up one scan, not
+    /// a fixed share of them. Each laser keeps its own noise stream and the
+    /// messages go out in instance order, so the output does not depend on
+    /// the number of threads.
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let Some(scene) = &mut self.scene else { return };
         scene.update(state);
         let scene = &*scene;
-        let mut due = 0;
+        let mut due = Vec::new();
         for instance in &mut self.instances {
             let is_due = instance.laser.due(state.time.nanos, state.step_ns);
             instance.message = is_due.then(Vec::new);
-            due += usize::from(is_due);
-        }
-        let threads = self.threads.min(due);
-        if threads <= 1 {
-            for instance in &mut self.instances {
-                instance.scan_if_due(scene, state.time);
+            if is_due {
+                due.push(instance);
             }
+        }
+        let threads = self.threads.min(due.len());
+        if threads <= 1 {
+            due.into_iter().for_each(|i| i.scan_if_due(scene, state.time));
         } else {
-            let runs = split_by_due(&mut self.instances, due, threads);
-            std::thread::scope(|s| {
-                let mut runs = runs.into_iter();
-                let mine = runs.next();
-                for run in runs {
-                    s.spawn(move || run.iter_mut().for_each(|i| i.scan_if_due(scene, state.time)));
+            // One lock per scan, each taken once: never contended.
+            let queue: Vec<Mutex<&mut Instance>> = due.into_iter().map(Mutex::new).collect();
+            let next = AtomicUsize::new(0);
+            let work = || {
+                while let Some(slot) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    slot.lock().unwrap_or_else(|e| e.into_inner()).scan_if_due(scene, state.time);
                 }
-                mine.into_iter().flatten().for_each(|i| i.scan_if_due(scene, state.time));
+            };
+            std::thread::scope(|s| {
+                for _ in 1..threads {
+                    s.spawn(work);
+                }
+                work();
             });
         }
         for instance in &mut self.instances {
@@ -158,25 +168,4 @@ impl PluginServer for LaserServer {
             .map(|instance| instance.laser.mount_transform(SimTime::default(), &instance.namespace))
             .collect()
     }
-}
-
-/// Splits `instances`, `due` of which have a scan due, into at most `parts`
-/// contiguous runs holding about as many due scans each.
-fn split_by_due(instances: &mut [Instance], due: usize, parts: usize) -> Vec<&mut [Instance]> {
-    let mut runs = Vec::with_capacity(parts);
-    let mut rest = instances;
-    for part in 0..parts {
-        // Due scans this run takes: an even share of what is left.
-        let share = (due * (part + 1)) / parts - (due * part) / parts;
-        let mut taken = 0;
-        let mut end = 0;
-        while end < rest.len() && (taken < share || part + 1 == parts) {
-            taken += usize::from(rest[end].message.is_some());
-            end += 1;
-        }
-        let (run, tail) = std::mem::take(&mut rest).split_at_mut(end);
-        runs.push(run);
-        rest = tail;
-    }
-    runs
 }
