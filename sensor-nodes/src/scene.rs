@@ -47,9 +47,19 @@ enum LocalShape {
 #[derive(Debug, Clone)]
 struct SceneBody {
     pose: Pose2,
+    /// cos and sin of the pose's heading, worked out once per state rather
+    /// than at every scan that sees the body.
+    cos_sin: [f64; 2],
     /// Largest distance from the body origin to any footprint point, m.
     reach_m: f64,
     footprints: Vec<(LocalShape, LayerBits)>,
+}
+
+/// cos and sin of a pose's heading: the values `Pose2::transform_point`
+/// works out at each call, so footprints are placed exactly as it would.
+fn cos_sin(pose: Pose2) -> [f64; 2] {
+    let (s, c) = pose.theta_rad.sin_cos();
+    [c, s]
 }
 
 /// Static walls plus movable bodies.
@@ -108,7 +118,12 @@ impl Scene {
                     })
                     .collect();
                 self.index.insert(body.id, self.bodies.len());
-                self.bodies.push(SceneBody { pose: body.pose, reach_m: reach, footprints });
+                self.bodies.push(SceneBody {
+                    pose: body.pose,
+                    cos_sin: cos_sin(body.pose),
+                    reach_m: reach,
+                    footprints,
+                });
             }
         }
     }
@@ -117,7 +132,9 @@ impl Scene {
     pub fn update(&mut self, state: &WorldState) {
         for b in &state.bodies {
             if let Some(&i) = self.index.get(&b.id) {
-                self.bodies[i].pose = b.pose;
+                let body = &mut self.bodies[i];
+                body.pose = b.pose;
+                body.cos_sin = cos_sin(b.pose);
             }
         }
     }
@@ -150,14 +167,17 @@ impl Scene {
                 if bits & layers == 0 {
                     continue;
                 }
+                let offset = [body.pose.x_m, body.pose.y_m];
                 let placed = match shape {
                     LocalShape::Circle { center, radius } => {
-                        Shape::Circle { center: body.pose.transform_point(*center), radius: *radius }
+                        let [c, s] = body.cos_sin;
+                        let center =
+                            [offset[0] + c * center[0] - s * center[1], offset[1] + s * center[0] + c * center[1]];
+                        Shape::Circle { center, radius: *radius }
                     }
                     LocalShape::Polygon(local) => {
                         let mut polygon = scan.spare_polygon();
-                        let (sin, cos) = body.pose.theta_rad.sin_cos();
-                        local.place_into([cos, sin], [body.pose.x_m, body.pose.y_m], &mut polygon);
+                        local.place_into(body.cos_sin, offset, &mut polygon);
                         Shape::Polygon(polygon)
                     }
                 };

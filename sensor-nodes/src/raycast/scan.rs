@@ -64,9 +64,15 @@ impl Fan<'_> {
             (hi - width, hi)
         };
         // A fan may span more than a turn (or start past it): try each turn.
-        let turns = ((n as f64 * step) / TAU).ceil() as i64 + 1;
+        let span = n as f64 * step;
+        let turns = (span / TAU).ceil() as i64 + 1;
         for k in -1..turns {
             let shift = k as f64 * TAU;
+            // Turns that cannot reach a beam are passed over before the
+            // divisions (a beam and more of slack beyond the margin).
+            if hi + shift < -2.0 * step || lo + shift > span + step {
+                continue;
+            }
             let first = ((lo + shift) / step).ceil() as i64 - 1;
             let last = ((hi + shift) / step).floor() as i64 + 1;
             let first = first.max(0);
@@ -134,12 +140,15 @@ pub fn scan_shapes(fan: &Fan, buffers: &mut ScanBuffers) {
         // (m, a lower bound).
         let (from, width, near_m) = match shape {
             Shape::Circle { center, radius } => {
-                let d = (center[0] - o[0]).hypot(center[1] - o[1]);
+                // sqrt rather than hypot (several times slower): no overflow
+                // at map scale, and the arc has a beam of margin.
+                let (dx, dy) = (center[0] - o[0], center[1] - o[1]);
+                let d = (dx * dx + dy * dy).sqrt();
                 if d <= *radius || d - radius > fan.range_m {
                     continue; // inside (never seen, as Box2D) or out of range
                 }
                 let half = (radius / d).asin();
-                (fast_atan2(center[1] - o[1], center[0] - o[0]) - half, 2.0 * half, d - radius)
+                (fast_atan2(dy, dx) - half, 2.0 * half, d - radius)
             }
             Shape::Polygon(polygon) => {
                 let v = polygon.vertices();
