@@ -7,7 +7,7 @@ use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::names::resolve_frame;
 use flotilla_protocol::plugins::laser::LaserConfig;
 use flotilla_protocol::ros::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
+use flotilla_protocol::ros::sensor_msgs::{LaserScan, LaserScanView};
 use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::time::SimTime;
 use flotilla_protocol::update_timer::UpdateTimer;
@@ -121,10 +121,17 @@ impl Laser {
         &self.ranges
     }
 
-    /// The last scan as a ROS message.
-    pub fn message(&self, stamp: SimTime, namespace: &str) -> LaserScan {
-        LaserScan {
-            header: Header { stamp: stamp.to_ros(), frame_id: resolve_frame(namespace, &self.config.frame) },
+    /// The header of a scan taken at `stamp` by this laser on a model in
+    /// `namespace`.
+    pub fn header(&self, stamp: SimTime, namespace: &str) -> Header {
+        Header { stamp: stamp.to_ros(), frame_id: resolve_frame(namespace, &self.config.frame) }
+    }
+
+    /// The last scan as a ROS message under `header` (see [`Laser::header`]),
+    /// borrowing the laser's buffers: encoded as it is, nothing is copied.
+    pub fn view<'a>(&'a self, header: &'a Header) -> LaserScanView<'a> {
+        LaserScanView {
+            header,
             angle_min: self.config.angle_min_rad as f32,
             angle_max: self.config.angle_max_rad as f32,
             angle_increment: self.config.angle_increment_rad as f32,
@@ -132,9 +139,14 @@ impl Laser {
             scan_time: 0.0,
             range_min: 0.0,
             range_max: self.config.range_m as f32,
-            ranges: self.ranges.clone(),
-            intensities: self.intensities.clone(),
+            ranges: &self.ranges,
+            intensities: &self.intensities,
         }
+    }
+
+    /// The last scan as a ROS message of its own.
+    pub fn message(&self, stamp: SimTime, namespace: &str) -> LaserScan {
+        self.view(&self.header(stamp, namespace)).to_message()
     }
 
     /// The body → laser transform (rolled by π when upside down).

@@ -7,7 +7,7 @@ use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::laser::LaserConfig;
 use flotilla_protocol::plugins::{configured, Configured};
-use flotilla_protocol::ros::{self, geometry_msgs::TransformStamped};
+use flotilla_protocol::ros::{geometry_msgs::TransformStamped, std_msgs::Header};
 use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::time::SimTime;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
@@ -22,6 +22,8 @@ struct Instance {
     body: BodyId,
     namespace: String,
     scan_key: String,
+    /// The scans' header: the frame resolved once, the stamp set per scan.
+    header: Header,
     laser: Laser,
     /// This step's scan message, once computed; None when no scan is due.
     message: Option<Vec<u8>>,
@@ -36,7 +38,8 @@ impl Instance {
             return;
         };
         self.laser.scan(scene, pose);
-        *message = ros::encode(&self.laser.message(stamp, &self.namespace));
+        self.header.stamp = stamp.to_ros();
+        *message = self.laser.view(&self.header).to_cdr();
     }
 }
 
@@ -88,12 +91,14 @@ impl PluginServer for LaserServer {
             let scan_key = keys.ros(&resolve_topic(&model.namespace, &config.topic));
             tracing::info!("serving Laser {key}: {} beams on {scan_key}", config.beam_count());
             let seed = plugin_seed(description.seed, &model.name, &plugin.name);
+            let laser = Laser::new(config, seed, reflectance);
             self.instances.push(Instance {
                 key,
                 body,
+                header: laser.header(SimTime::default(), &model.namespace),
                 namespace: model.namespace.clone(),
                 scan_key,
-                laser: Laser::new(config, seed, reflectance),
+                laser,
                 message: None,
             });
         }
