@@ -9,5 +9,6 @@
 //! Dependencies: only the workspace's core set.
 
 pub mod diff_drive;
+pub mod driving;
 pub mod limits;
 pub mod node;

@@ -14,29 +14,27 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use flotilla_protocol::client::{fetch_description, wait_for_world};
 use flotilla_protocol::codec::encode;
-use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
 use flotilla_protocol::health::BadMessages;
+use flotilla_protocol::lockstep::LockstepReporter;
 use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::node_kit::{
-    forward, watch_claims, watch_world, ClaimEvent, Claims, StateVerdict, WorldPresence, WorldTracker,
-};
+use flotilla_protocol::node_kit::{on_message, on_world_presence, watch_claims, ClaimEvent, Claims};
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
 use flotilla_protocol::ros::{self, CdrError};
-use flotilla_protocol::step_publisher::{urgent, StepPublisher};
-use flotilla_protocol::world_to_nodes::{BodyId, WorldEvent, WorldState, WorldStatus};
+use flotilla_protocol::step_publisher::StepPublisher;
+use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
-use crate::diff_drive::{DiffDrive, DriveOutput};
+use crate::diff_drive::DiffDrive;
+use crate::driving::{Answer, Arrival, Command, Driving, Served};
 
 /// How to run a drive node.
 pub struct DriveNodeConfig {
@@ -48,31 +46,72 @@ pub struct DriveNodeConfig {
     pub selection: flotilla_protocol::node_kit::Selection,
 }
 
+/// What only the main loop can do.
 enum Input {
-    State(WorldState),
-    Event(WorldEvent),
-    World(WorldPresence),
-    Status(WorldStatus),
-    Command { instance: String, forward_mps: f64, yaw_rate_radps: f64, stamp_ns: Option<u64> },
-    Claim(ClaimEvent),
+    /// An arrival the receiving thread could not handle (see
+    /// [`Driving::admits_here`]).
+    Handed(Arrival),
+    /// A new world or description: fetch it and rebuild.
+    Rework(Answer),
 }
 
-struct Instance {
-    body: BodyId,
-    drive: DiffDrive,
-    _cmd_vel: zenoh::pubsub::Subscriber<()>,
+/// Where arrivals are handled, on whichever thread brings them.
+struct Gate {
+    driving: Mutex<Driving>,
+    to_loop: UnboundedSender<Input>,
+    actuation: StepPublisher,
+    /// Set once the node has joined the barrier (nothing is answered before).
+    lockstep: OnceLock<LockstepReporter>,
 }
 
-impl Instance {
-    /// The world's command for this instance's body from a drive output.
-    fn body_command(&self, out: DriveOutput) -> BodyCommand {
-        BodyCommand {
-            body: self.body,
-            local_vx_mps: out.forward_mps,
-            local_vy_mps: 0.0,
-            omega_radps: out.yaw_rate_radps,
+impl Gate {
+    fn driving(&self) -> MutexGuard<'_, Driving> {
+        // A panic while holding the lock would be a bug; keep serving regardless.
+        self.driving.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Handles an arrival on the thread it came on, or hands it to the main
+    /// loop when it must wait its turn there.
+    fn arrive(&self, arrival: Arrival) {
+        let mut driving = self.driving();
+        if !driving.admits_here() {
+            let _ = self.to_loop.send(Input::Handed(arrival));
+            return;
+        }
+        let answer = driving.arrive(arrival);
+        if let Some(rework) = self.send(&mut driving, answer) {
+            let _ = self.to_loop.send(Input::Rework(rework));
         }
     }
+
+    /// Sends what an answer asks for, still holding the lock so that
+    /// actuations leave in the order they were made. Returns the answers
+    /// only the main loop can act on.
+    fn send(&self, driving: &mut Driving, answer: Answer) -> Option<Answer> {
+        match answer {
+            Answer::Nothing => None,
+            Answer::Actuate { actuation, urgent } => {
+                if let Err(e) = self.actuation.put_now(encode(&actuation), urgent) {
+                    tracing::warn!("cannot publish actuation: {e}");
+                }
+                driving.recycle(actuation);
+                None
+            }
+            Answer::Report { step, urgent } => {
+                if let Some(lockstep) = self.lockstep.get() {
+                    lockstep.done_now(step, urgent);
+                }
+                None
+            }
+            rework @ (Answer::Resync(_) | Answer::Refresh) => Some(rework),
+        }
+    }
+}
+
+/// A subscriber's callback: each message, as an arrival at `gate`.
+fn arriving<T: 'static>(gate: &Arc<Gate>, wrap: fn(T) -> Arrival) -> impl Fn(T) + Send + Sync + 'static {
+    let gate = gate.clone();
+    move |message| gate.arrive(wrap(message))
 }
 
 /// Decodes a `cmd_vel` payload: `Twist` (exactly 52 bytes) or `TwistStamped`
@@ -89,6 +128,17 @@ pub fn decode_cmd_vel(bytes: &[u8]) -> Result<(Twist, Option<u64>), CdrError> {
     }
 }
 
+/// What the main loop keeps between rebuilds.
+struct Rebuilder<'a> {
+    session: &'a zenoh::Session,
+    config: &'a DriveNodeConfig,
+    gate: &'a Arc<Gate>,
+    description: WorldDescription,
+    claims: Claims,
+    /// Each served instance's `cmd_vel` subscription.
+    subscriptions: BTreeMap<String, zenoh::pubsub::Subscriber<()>>,
+}
+
 /// Runs the drive node until `shutdown` completes.
 pub async fn run(
     session: zenoh::Session,
@@ -101,195 +151,189 @@ pub async fn run(
         .declare_token(keys.node_token(&config.node_id))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let (tx, mut rx) = unbounded_channel();
-    let _state = forward(&session, keys.world_state(), tx.clone(), Input::State).await.map_err(anyhow::Error::msg)?;
-    let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
-    let _world = watch_world(&session, keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
-    let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await.map_err(anyhow::Error::msg)?;
+    let (to_loop, mut inputs) = unbounded_channel();
+    let actuation =
+        StepPublisher::declare(&session, keys.actuation(&config.node_id)).await.map_err(anyhow::Error::msg)?;
+    let gate = Arc::new(Gate {
+        driving: Mutex::new(Driving::new(&config.node_id)),
+        to_loop,
+        actuation,
+        lockstep: OnceLock::new(),
+    });
+    let all = |_: &[u8]| true;
+    let _state = on_message(&session, keys.world_state(), all, arriving(&gate, Arrival::State))
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let _events =
+        on_message(&session, keys.world_events(), all, arriving(&gate, |e: WorldEvent| Arrival::Revision(e.revision)))
+            .await
+            .map_err(anyhow::Error::msg)?;
+    let _world =
+        on_world_presence(&session, keys, arriving(&gate, Arrival::World)).await.map_err(anyhow::Error::msg)?;
+    let _status = on_message(&session, keys.status(), all, arriving(&gate, |s: WorldStatus| Arrival::Clock(s.clock)))
+        .await
+        .map_err(anyhow::Error::msg)?;
     let (_claims, mut claim_rx) = watch_claims(&session, keys).await.map_err(anyhow::Error::msg)?;
-    let mut claims = Claims::new(&config.node_id, "drive");
-    let actuation_key = keys.actuation(&config.node_id);
-    let publisher = StepPublisher::declare(&session, actuation_key).await.map_err(anyhow::Error::msg)?;
 
     tokio::pin!(shutdown);
-    let mut description = tokio::select! {
+    let description = tokio::select! {
         _ = &mut shutdown => return Ok(()),
         d = wait_for_world(&session, keys) => d,
     };
-    let mut instances = BTreeMap::new();
-    claims.load(&session, keys, &mut claim_rx).await;
-    rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
+    let mut rebuilder = Rebuilder {
+        session: &session,
+        config: &config,
+        gate: &gate,
+        description,
+        claims: Claims::new(&config.node_id, "drive"),
+        subscriptions: BTreeMap::new(),
+    };
+    rebuilder.claims.load(&session, keys, &mut claim_rx).await;
+    rebuilder.rebuild(false).await;
     // Join the barrier only now, with every cmd_vel subscribed: a command sent
     // at the first step a participant sees is never lost.
-    let lockstep = flotilla_protocol::lockstep::LockstepReporter::join(&session, keys, &config.node_id)
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let mut revision = description.revision;
-    let mut now_ns = 0u64;
-    let mut tracker = WorldTracker::default();
-    let mut commands = Vec::new();
-    // Unknown until the world's first status: treated as lockstep.
-    let mut clock = None;
-    let mut last_step = None;
+    let lockstep = LockstepReporter::join(&session, keys, &config.node_id).await.map_err(anyhow::Error::msg)?;
+    let _ = gate.lockstep.set(lockstep);
+    gate.driving().release();
 
     loop {
         let input = tokio::select! {
             biased;
             _ = &mut shutdown => break,
-            Some(claim) = claim_rx.recv() => Input::Claim(claim),
-            input = rx.recv() => match input { Some(i) => i, None => break },
+            Some(ClaimEvent { instance, node, alive }) = claim_rx.recv() => {
+                if rebuilder.claims.seen(&instance, &node, alive) {
+                    gate.driving().hold();
+                    rebuilder.rebuild(false).await;
+                }
+                continue;
+            }
+            input = inputs.recv() => match input { Some(i) => i, None => break },
         };
-        match input {
-            Input::Command { instance, forward_mps, yaw_rate_radps, stamp_ns } => {
-                let Some(i) = instances.get_mut(&instance) else { continue };
-                // Only where wall time matters: in fast mode the world is
-                // steps ahead anyway, and one actuation per command (a
-                // thousand robots' controllers) would only add traffic.
-                let at_once =
-                    stamp_ns.is_none() && clock.is_some_and(|c| matches!(c, ClockMode::Realtime | ClockMode::External));
-                match (at_once, last_step) {
-                    (true, Some(step)) => {
-                        let Some(out) = i.drive.command_now(forward_mps, yaw_rate_radps) else { continue };
-                        let actuation =
-                            Actuation { node: config.node_id.clone(), step, commands: vec![i.body_command(out)] };
-                        if let Err(e) = publisher.put(encode(&actuation), urgent(clock)).await {
-                            tracing::warn!("cannot publish actuation: {e}");
-                        }
-                    }
-                    _ => {
-                        i.drive.command(forward_mps, yaw_rate_radps, stamp_ns.unwrap_or(now_ns));
-                    }
-                }
+        let rework = match input {
+            Input::Handed(arrival) => {
+                let mut driving = gate.driving();
+                let answer = driving.arrive_handed(arrival);
+                gate.send(&mut driving, answer)
             }
-            Input::Status(status) => clock = Some(status.clock),
-            Input::Event(event) => {
-                if event.revision > revision {
-                    if let Ok(d) = fetch_description(&session, keys, Duration::from_secs(5)).await {
-                        revision = d.revision;
-                        description = d;
-                        rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
-                    }
-                }
-            }
-            Input::Claim(ClaimEvent { instance, node, alive }) => {
-                if !claims.seen(&instance, &node, alive) {
-                    continue;
-                }
-                rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
-            }
-            Input::World(presence) => {
-                // The drive answers every state; nothing of it needs resending.
-                tracker.presence(&presence);
-            }
-            Input::State(state) => {
-                let resync = match tracker.state(state.step) {
-                    StateVerdict::Duplicate => continue, // the world re-published a state we handled
-                    StateVerdict::Handle { resync } => resync,
-                };
-                if resync {
-                    match fetch_description(&session, keys, Duration::from_secs(5)).await {
-                        Ok(d) => {
-                            revision = d.revision;
-                            instances.clear();
-                            description = d;
-                            rebuild(&session, &config, &description, &tx, &mut instances, &mut claims).await;
-                        }
-                        Err(e) => {
-                            tracing::warn!("cannot resynchronise yet: {e}");
-                            tracker.resync_failed();
-                            continue;
-                        }
-                    }
-                }
-                now_ns = state.time.nanos;
-                last_step = Some(state.step);
-                let dt_s = state.step_ns as f64 * 1e-9;
-                commands.clear();
-                for instance in instances.values_mut() {
-                    let out = instance.drive.step(now_ns, dt_s);
-                    commands.push(instance.body_command(out));
-                }
-                // The actuation doubles as the lockstep report (the world
-                // counts it as one); without bodies to drive, report alone.
-                let mut reported = false;
-                if !instances.is_empty() {
-                    let actuation = Actuation {
-                        node: config.node_id.clone(),
-                        step: state.step,
-                        commands: std::mem::take(&mut commands),
-                    };
-                    match publisher.put(encode(&actuation), urgent(clock)).await {
-                        Ok(()) => reported = true,
-                        Err(e) => tracing::warn!("cannot publish actuation: {e}"),
-                    }
-                    commands = actuation.commands;
-                }
-                if !reported {
-                    lockstep.done(state.step, urgent(clock)).await;
-                }
-            }
+            Input::Rework(answer) => Some(answer),
+        };
+        match rework {
+            Some(Answer::Resync(state)) => rebuilder.resync(state).await,
+            Some(Answer::Refresh) => rebuilder.refresh().await,
+            _ => {}
         }
     }
     Ok(())
 }
 
-/// Selects the DiffDrive instances to serve and (re)subscribes their cmd_vel,
-/// keeping the state of instances that still exist.
-async fn rebuild(
-    session: &zenoh::Session,
-    config: &DriveNodeConfig,
-    description: &WorldDescription,
-    tx: &UnboundedSender<Input>,
-    instances: &mut BTreeMap<String, Instance>,
-    claims: &mut Claims,
-) {
-    let wanted: Vec<String> = description
-        .models
-        .iter()
-        .filter(|m| config.selection.serves(&m.name))
-        .flat_map(|m| {
-            m.plugins.iter().filter(|p| p.plugin_type == "DiffDrive").map(|p| claims.instance(&m.name, &p.name))
-        })
-        .collect();
-    claims.sync(session, &config.keys, &wanted).await;
-    let mut next = BTreeMap::new();
-    let held = |model: &str, plugin: &str| claims.holds(&claims.instance(model, plugin));
-    for Configured { model, key, body, config: drive_config, .. } in configured::<DiffDriveConfig>(description, &held) {
-        if let Some(existing) = instances.remove(&key) {
-            if existing.body == body {
-                next.insert(key, existing);
-                continue;
+impl Rebuilder<'_> {
+    /// A new world: its description, every instance afresh, then the state
+    /// that revealed it.
+    async fn resync(&mut self, state: WorldState) {
+        match fetch_description(self.session, &self.config.keys, Duration::from_secs(5)).await {
+            Ok(d) => {
+                self.description = d;
+                self.rebuild(true).await;
+                let mut driving = self.gate.driving();
+                let answer = driving.answer(&state);
+                self.gate.send(&mut driving, answer);
             }
-        }
-        let topic = config.keys.ros(&resolve_topic(&model.namespace, &drive_config.twist_sub));
-        match subscribe_cmd_vel(session, &topic, key.clone(), tx.clone()).await {
-            Ok(sub) => {
-                tracing::info!("serving DiffDrive {key}: cmd_vel on {topic}");
-                next.insert(key, Instance { body, drive: DiffDrive::new(&drive_config), _cmd_vel: sub });
+            Err(e) => {
+                tracing::warn!("cannot resynchronise yet: {e}");
+                let mut driving = self.gate.driving();
+                driving.resync_failed();
+                driving.release();
             }
-            Err(e) => tracing::error!("cannot serve {key}: {e}"),
         }
     }
-    *instances = next;
+
+    /// The description changed: rebuild from the new one.
+    async fn refresh(&mut self) {
+        match fetch_description(self.session, &self.config.keys, Duration::from_secs(5)).await {
+            Ok(d) => {
+                self.description = d;
+                self.rebuild(false).await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot refresh the world description: {e}");
+                self.gate.driving().release();
+            }
+        }
+    }
+
+    /// Selects the DiffDrive instances to serve and (re)subscribes their
+    /// cmd_vel, keeping the state of instances that still exist unless
+    /// `afresh`; arrivals wait for it (the caller holds them) and are
+    /// released after.
+    async fn rebuild(&mut self, afresh: bool) {
+        let mut instances = std::mem::take(&mut self.gate.driving().instances);
+        if afresh {
+            instances.clear();
+            self.subscriptions.clear();
+        }
+        let description = &self.description;
+        let wanted: Vec<String> = description
+            .models
+            .iter()
+            .filter(|m| self.config.selection.serves(&m.name))
+            .flat_map(|m| {
+                let claims = &self.claims;
+                m.plugins
+                    .iter()
+                    .filter(|p| p.plugin_type == "DiffDrive")
+                    .map(move |p| claims.instance(&m.name, &p.name))
+            })
+            .collect();
+        self.claims.sync(self.session, &self.config.keys, &wanted).await;
+        let mut next = BTreeMap::new();
+        let mut subscriptions = BTreeMap::new();
+        let claims = &self.claims;
+        let held = |model: &str, plugin: &str| claims.holds(&claims.instance(model, plugin));
+        for Configured { model, key, body, config: drive_config, .. } in
+            configured::<DiffDriveConfig>(description, &held)
+        {
+            if let (Some(existing), Some(subscription)) = (instances.remove(&key), self.subscriptions.remove(&key)) {
+                if existing.body == body {
+                    next.insert(key.clone(), existing);
+                    subscriptions.insert(key, subscription);
+                    continue;
+                }
+            }
+            let topic = self.config.keys.ros(&resolve_topic(&model.namespace, &drive_config.twist_sub));
+            match subscribe_cmd_vel(self.session, &topic, key.clone(), self.gate.clone()).await {
+                Ok(subscription) => {
+                    tracing::info!("serving DiffDrive {key}: cmd_vel on {topic}");
+                    next.insert(key.clone(), Served { body, drive: DiffDrive::new(&drive_config) });
+                    subscriptions.insert(key, subscription);
+                }
+                Err(e) => tracing::error!("cannot serve {key}: {e}"),
+            }
+        }
+        self.subscriptions = subscriptions;
+        let mut driving = self.gate.driving();
+        driving.instances = next;
+        driving.revision = description.revision;
+        driving.release();
+    }
 }
 
 async fn subscribe_cmd_vel(
     session: &zenoh::Session,
     topic: &str,
     instance: String,
-    tx: UnboundedSender<Input>,
+    gate: Arc<Gate>,
 ) -> Result<zenoh::pubsub::Subscriber<()>, String> {
     let bad = Arc::new(BadMessages::new(topic.to_string()));
     session
         .declare_subscriber(topic.to_string())
         .callback(move |sample| match decode_cmd_vel(&sample.payload().to_bytes()) {
             Ok((t, stamp_ns)) if t.linear.x.is_finite() && t.angular.z.is_finite() => {
-                let _ = tx.send(Input::Command {
+                gate.arrive(Arrival::Command(Command {
                     instance: instance.clone(),
                     forward_mps: t.linear.x,
                     yaw_rate_radps: t.angular.z,
                     stamp_ns,
-                });
+                }));
             }
             Ok((t, _)) => bad.record(&format!("non-finite command {t:?}")),
             Err(e) => bad.record(&e),

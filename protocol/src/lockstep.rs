@@ -59,6 +59,13 @@ impl LockstepReporter {
             tracing::warn!("cannot report lockstep step {step}: {e}");
         }
     }
+
+    /// [`LockstepReporter::done`] from a thread outside any async context.
+    pub fn done_now(&self, step: u64, urgent: bool) {
+        if let Err(e) = self.publisher.put_now(crate::codec::encode(&StepDone { step }), urgent) {
+            tracing::warn!("cannot report lockstep step {step}: {e}");
+        }
+    }
 }
 
 #[cfg(test)]

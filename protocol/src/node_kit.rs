@@ -1,5 +1,6 @@
 //! Scaffolding every drive and sensor node shares: its id and liveliness
-//! token, and the world's state and events delivered in order to one loop.
+//! token, and the world's state and events delivered in order to one loop
+//! (or handled where they arrive).
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
@@ -40,6 +41,25 @@ where
     T: WireMessage + Send + 'static,
     I: Send + 'static,
 {
+    on_message(session, key, wanted, move |message| {
+        let _ = tx.send(wrap(message));
+    })
+    .await
+}
+
+/// Subscribes to an internal key and calls `handle` with each decoded
+/// message that `wanted` accepts (see [`forward_if`]), on the thread that
+/// received it: for answers on a step's critical path, which a hand-over
+/// to another thread would delay. Bad samples are counted.
+pub async fn on_message<T>(
+    session: &zenoh::Session,
+    key: String,
+    wanted: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
+    handle: impl Fn(T) + Send + Sync + 'static,
+) -> Result<zenoh::pubsub::Subscriber<()>, String>
+where
+    T: WireMessage + Send + 'static,
+{
     let bad = BadMessages::new(key.clone());
     session
         .declare_subscriber(&key)
@@ -49,9 +69,7 @@ where
                 return;
             }
             match decode::<T>(&bytes) {
-                Ok(message) => {
-                    let _ = tx.send(wrap(message));
-                }
+                Ok(message) => handle(message),
                 Err(e) => bad.record(&e),
             }
         })
@@ -91,10 +109,23 @@ pub async fn watch_world<I: Send + 'static>(
     tx: UnboundedSender<I>,
     wrap: fn(WorldPresence) -> I,
 ) -> Result<zenoh::pubsub::Subscriber<()>, String> {
+    on_world_presence(session, keys, move |presence| {
+        let _ = tx.send(wrap(presence));
+    })
+    .await
+}
+
+/// Watches the world's liveliness token, calling `handle` with each
+/// presence change on the thread that received it.
+pub async fn on_world_presence(
+    session: &zenoh::Session,
+    keys: &crate::Keys,
+    handle: impl Fn(WorldPresence) + Send + Sync + 'static,
+) -> Result<zenoh::pubsub::Subscriber<()>, String> {
     let prefix = keys.node_token("");
     watch_tokens(session, keys.world_tokens(), move |key, alive| {
         let id = key.strip_prefix(&prefix).unwrap_or_default().to_string();
-        let _ = tx.send(wrap(if alive { WorldPresence::Up(id) } else { WorldPresence::Down(id) }));
+        handle(if alive { WorldPresence::Up(id) } else { WorldPresence::Down(id) });
     })
     .await
 }

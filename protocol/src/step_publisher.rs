@@ -57,10 +57,21 @@ impl StepPublisher {
 
     /// Publishes `payload`, at once when `urgent` (see [`urgent`]).
     pub async fn put(&self, payload: Vec<u8>, urgent: bool) -> zenoh::Result<()> {
+        self.pick(urgent).put(payload).await
+    }
+
+    /// [`StepPublisher::put`] from a thread outside any async context, e.g.
+    /// in a subscriber's callback.
+    pub fn put_now(&self, payload: Vec<u8>, urgent: bool) -> zenoh::Result<()> {
+        use zenoh::Wait;
+        self.pick(urgent).put(payload).wait()
+    }
+
+    fn pick(&self, urgent: bool) -> &zenoh::pubsub::Publisher<'static> {
         if urgent {
-            self.express.put(payload).await
+            &self.express
         } else {
-            self.batched.put(payload).await
+            &self.batched
         }
     }
 }
