@@ -16,7 +16,9 @@
 //! * [`args`]: the command-line arguments every binary shares (Zenoh endpoints,
 //!   simulation id);
 //! * [`lockstep`] and [`step_publisher`]: the barrier handshake, and messages
-//!   a step waits on sent at once.
+//!   a step waits on sent at once;
+//! * [`zenoh_threads`]: Zenoh's thread pools arranged so that a node reads a
+//!   message on the thread that sees it arrive.
 //!
 //! Dependencies beyond the workspace's core set: `thiserror` for error types
 //! that carry data, `tokio` for the request helpers' timers, `tracing` and
@@ -43,6 +45,7 @@ pub mod step_publisher;
 pub mod time;
 pub mod update_timer;
 pub mod world_to_nodes;
+pub mod zenoh_threads;
 
 pub use codec::{decode, encode, DecodeError, SCHEMA_VERSION};
 pub use keys::Keys;

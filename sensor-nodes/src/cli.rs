@@ -31,6 +31,7 @@ pub struct SensorArgs {
 /// Parses arguments, opens Zenoh and serves until SIGINT/SIGTERM; the
 /// process exit code says how it went.
 pub fn main<S: PluginServer>(binary: &str, kind: &str, mut server: S) -> std::process::ExitCode {
+    flotilla_protocol::zenoh_threads::configure();
     flotilla_protocol::logging::init("info,zenoh=warn");
     let args = SensorArgs::parse();
     if let Some(threads) = args.threads {

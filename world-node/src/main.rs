@@ -51,6 +51,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
+    flotilla_protocol::zenoh_threads::configure();
     flotilla_protocol::logging::init("info,zenoh=warn");
     let args = Args::parse();
     match main_inner(args) {

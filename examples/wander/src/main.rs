@@ -70,6 +70,7 @@ impl Wander {
 }
 
 fn main() -> anyhow::Result<()> {
+    flotilla_protocol::zenoh_threads::configure();
     flotilla_protocol::logging::init("warn");
     let args = Args::parse();
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
