@@ -253,13 +253,21 @@ pub async fn run(
     let _description = {
         let shared = shared.clone();
         let key = keys.world_description();
+        let runtime = tokio::runtime::Handle::current();
         session
             .declare_queryable(keys.world_description())
             .callback(move |query| {
-                let bytes = encode(&lock(&shared).physics.description());
-                if let Err(e) = query.reply(&key, bytes).wait() {
-                    tracing::warn!("cannot answer a description query: {e}");
-                }
+                // Answered off Zenoh's network thread, which runs this
+                // callback (see `zenoh_threads`): a large description to a
+                // slow reader can wait for room to send, and that thread
+                // must keep serving the sockets meanwhile.
+                let (shared, key) = (shared.clone(), key.clone());
+                runtime.spawn_blocking(move || {
+                    let bytes = encode(&lock(&shared).physics.description());
+                    if let Err(e) = query.reply(&key, bytes).wait() {
+                        tracing::warn!("cannot answer a description query: {e}");
+                    }
+                });
             })
             .await
             .map_err(zerr)?

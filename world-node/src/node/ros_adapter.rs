@@ -42,7 +42,11 @@ pub async fn declare(
                     }
                 };
                 match after_step {
-                    None => send(query),
+                    // Sent off Zenoh's network thread, which runs this
+                    // callback: a long reply (every entity of a large
+                    // world) may wait for room to send, and that thread
+                    // must keep serving the sockets meanwhile.
+                    None => drop(runtime.spawn_blocking(move || send(query))),
                     Some(step) => {
                         let mut published = published.clone();
                         runtime.spawn(async move {
