@@ -4,7 +4,9 @@
 //! models here are plain structs — [`limits::DynamicsLimits`] (Flatland's
 //! acceleration, deceleration and velocity limits) and
 //! [`diff_drive::DiffDrive`] — with a `step(input, dt)` API and no Zenoh;
-//! [`node`] adapts them to the world's state and actuation keys.
+//! [`driving`] answers what reaches a node (states, commands), free of Zenoh,
+//! on whichever thread it arrives; [`node`] adapts it to the world's state
+//! and actuation keys.
 //!
 //! Dependencies: only the workspace's core set.
 

@@ -1,9 +1,10 @@
 //! The drive node: serves every `DiffDrive` plugin instance it selects.
 //!
 //! On each world state (step k) it advances every drive model by one step and
-//! publishes one batched [`Actuation`] with the velocity of each driven body
-//! for step k+1. `cmd_vel` arrives as CDR `geometry_msgs/Twist` or
-//! `TwistStamped` on the model-namespaced ROS key.
+//! publishes one batched [`Actuation`](flotilla_protocol::drive_to_world::Actuation)
+//! with the velocity of each driven body for step k+1, from the thread that
+//! received the state (see [`crate::driving`]). `cmd_vel` arrives as CDR
+//! `geometry_msgs/Twist` or `TwistStamped` on the model-namespaced ROS key.
 //!
 //! In realtime and external clock modes, a plain `Twist` is not held until
 //! the next state: the drive redoes its last step with it and publishes that
