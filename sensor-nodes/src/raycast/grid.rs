@@ -22,10 +22,14 @@ use super::sweep::{FanSweep, SweepWork};
 use super::{bounding_box, ray_edge, ray_edge_fraction, Fan, Hit, Vec2};
 
 /// Side of the blocks fans are swept through, m. On the conestogo office
-/// (1081-beam 20 m scans), with walls seen from behind skipped by groups,
-/// 1.6 m and 2.0 m blocks were fastest, 5 % ahead of 1.2 m; 0.9 m was 15 %
-/// slower and 2.4 m 2 % (before the skip, 1.2 m was best).
-const SWEEP_BLOCK_M: f64 = 1.6;
+/// (1081-beam 20 m scans), with walls seen from behind skipped by groups:
+/// on the Intel and first AMD hosts of 2026-11-23, 1.6 m and 2.0 m blocks
+/// were fastest, 5 % ahead of 1.2 m, 2.4 m 2 % behind; on the AVX-512 host
+/// of 2026-11-24, 2.3–3.0 m were 8–12 % ahead of 1.6 m (fewer blocks
+/// visited, with more walls each), 2.0 m 6–8 %, and warehouse-200's
+/// lasers used 23 % less CPU with 2.6 m than with 1.6 m.
+/// BENCHMARKS.md has the figures.
+const SWEEP_BLOCK_M: f64 = 2.6;
 
 /// Segments bucketed into square cells (compressed rows: no per-cell Vec),
 /// with each cell's clearance to the nearest non-empty cell.
