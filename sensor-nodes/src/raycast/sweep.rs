@@ -261,10 +261,13 @@ impl FanSweep {
                 }
             }
         }
-        // One division per beam, for the nearest hit only.
+        // One division per beam, for the nearest hit only. Every beam is
+        // divided (one without a hit holds the range over 1) and the
+        // misses chosen after, so that the loop runs on whole vectors.
         let BlockSweep { nearest, bits, .. } = sweep;
         for ((d, &[t_num, denom]), &b) in best.iter_mut().zip(nearest.iter()).zip(bits.iter()) {
-            *d = if b == 0 { f64::INFINITY } else { t_num / denom };
+            let distance = t_num / denom;
+            *d = if b == 0 { f64::INFINITY } else { distance };
         }
     }
 
