@@ -10,7 +10,21 @@
 //! thread then both waits on the sockets and reads them, saves that hop and
 //! two threads per process. On the 2-core host, office-50 (fast and
 //! lockstep) and warehouse-200 ran faster with less CPU in every
-//! alternating pair (BENCHMARKS.md, "2026-11-23, late session").
+//! alternating pair (BENCHMARKS.md, "2026-11-23, late session"; then the
+//! world had it too).
+//!
+//! The price: the one thread must never wait. A send that waits for room
+//! on a link (congestion control `Block`, a slow reader) waits for that
+//! very thread to see the socket writable again, so Zenoh gives up after
+//! 5 s and closes the link ("Unable to push non droppable network
+//! message … Closing transport!"). Hence only the plugin nodes and the
+//! wander controller use this layout, and their callbacks send nothing
+//! large: the world keeps Zenoh's own pools, because it routes messages
+//! for its clients, and such a push runs on the reading thread (9 of 40
+//! warehouse-200 bench runs lost a link that way when the bench began
+//! counting every scan through the world; `tests/tests/zenoh_threads.rs`
+//! reproduces it). Its description and service replies go out from
+//! Tokio's blocking pool for the same reason.
 //!
 //! Zenoh reads the pools' layout from `ZENOH_RUNTIME` once, when it first
 //! uses them; a layout the user sets there is kept.

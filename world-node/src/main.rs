@@ -51,7 +51,9 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    flotilla_protocol::zenoh_threads::configure();
+    // Zenoh's own thread pools, not `zenoh_threads::configure()`: the world
+    // routes for clients and must never wait for room to send on the thread
+    // that serves its sockets (see `flotilla_protocol::zenoh_threads`).
     flotilla_protocol::logging::init("info,zenoh=warn");
     let args = Args::parse();
     match main_inner(args) {

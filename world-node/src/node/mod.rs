@@ -257,10 +257,10 @@ pub async fn run(
         session
             .declare_queryable(keys.world_description())
             .callback(move |query| {
-                // Answered off Zenoh's network thread, which runs this
-                // callback (see `zenoh_threads`): a large description to a
-                // slow reader can wait for room to send, and that thread
-                // must keep serving the sockets meanwhile.
+                // Answered off the Zenoh thread that runs this callback: a
+                // large description to a slow reader can wait for room to
+                // send, and that thread must keep reading the links
+                // meanwhile (see `flotilla_protocol::zenoh_threads`).
                 let (shared, key) = (shared.clone(), key.clone());
                 runtime.spawn_blocking(move || {
                     let bytes = encode(&lock(&shared).physics.description());
