@@ -57,7 +57,7 @@ async fn a_slow_client_slows_its_own_messages_but_never_stalls_the_world() {
     // A client that takes 20 ms over every message it receives.
     let reader = common::connect(&sim.endpoint).await;
     let received = Arc::new(AtomicUsize::new(0));
-    let _slow = {
+    let slow_subscriber = {
         let received = received.clone();
         reader
             .declare_subscriber(&key)
@@ -106,6 +106,6 @@ async fn a_slow_client_slows_its_own_messages_but_never_stalls_the_world() {
     assert!(end > half && half > 0, "the slow client received {half} messages in 4.5 s and {end} in 9 s");
     let log = sim.log("world");
     assert!(!log.contains("Closing transport"), "the world closed a link:\n{log}");
-    drop(_slow);
+    drop(slow_subscriber);
     flood.join().unwrap();
 }
