@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use flotilla_protocol::args::{NodeArgs, Role};
-use flotilla_protocol::client::{fetch_description, wait_for_world};
+use flotilla_node_kit::args::{NodeArgs, Role};
+use flotilla_node_kit::client::{fetch_description, wait_for_world};
 use flotilla_protocol::ros::services::Service;
 use flotilla_protocol::Keys;
 use zenoh::internal::plugins::PluginsManager;

@@ -110,13 +110,12 @@ pub fn surface(description: &WorldDescription, keys: &Keys, services: &[(&str, &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_world::loader::load_world;
-    use flotilla_world::physics::Physics;
+    use flotilla_world_file::load_world;
 
     /// The room's description, as the world serves it.
     fn room() -> WorldDescription {
         let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/room/world.yaml");
-        Physics::new(&load_world(&world).unwrap()).unwrap().description()
+        load_world(&world).unwrap().initial_description()
     }
 
     #[test]

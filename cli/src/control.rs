@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use anyhow::bail;
-use flotilla_protocol::args::{open_session, NodeArgs, Role};
-use flotilla_protocol::client::call_control;
+use flotilla_node_kit::args::{open_session, NodeArgs, Role};
+use flotilla_node_kit::client::call_control;
 use flotilla_protocol::control::ControlRequest;
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::Keys;

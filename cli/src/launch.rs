@@ -9,14 +9,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use flotilla_protocol::args::{
+use flotilla_node_kit::args::{
     loopback_peer_args, open_session, shutdown_signal, NodeArgs, Role, ZenohArgs, DEFAULT_ENDPOINT,
 };
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::plugins::binaries_for;
 use flotilla_protocol::world_to_nodes::WorldStatus;
 use flotilla_protocol::Keys;
-use flotilla_world::loader::load_world;
+use flotilla_world_file::load_world;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -392,7 +392,7 @@ async fn start_when_all_joined(session: &zenoh::Session, sim: &str, expected: us
     let keys = Keys::new(sim);
     let give_up = Instant::now() + Duration::from_secs(120);
     loop {
-        let joined = flotilla_protocol::node_kit::live_tokens(session, keys.lockstep_all(), Duration::from_secs(1))
+        let joined = flotilla_node_kit::claims::live_tokens(session, keys.lockstep_all(), Duration::from_secs(1))
             .await
             .map_or(0, |tokens| tokens.len());
         if joined >= expected || Instant::now() >= give_up {
@@ -401,7 +401,7 @@ async fn start_when_all_joined(session: &zenoh::Session, sim: &str, expected: us
                     "flotilla: only {joined} of {expected} nodes joined the lockstep barrier; starting anyway"
                 ));
             }
-            match flotilla_protocol::client::call_control(
+            match flotilla_node_kit::client::call_control(
                 session,
                 &keys,
                 "resume",

@@ -17,7 +17,7 @@ mod status_line;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use flotilla_protocol::args::NodeArgs;
+use flotilla_node_kit::args::NodeArgs;
 
 /// Flotilla: a distributed 2D multi-robot simulator that loads Flatland worlds.
 #[derive(Parser)]
@@ -111,7 +111,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    flotilla_protocol::logging::init("warn");
+    flotilla_node_kit::logging::init("warn");
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => launch::run(args),

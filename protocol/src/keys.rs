@@ -51,10 +51,6 @@ impl Keys {
     pub fn world_state(&self) -> String {
         format!("{}/world/state", self.root)
     }
-    /// `flotilla/<sim>/world/contacts` — contact begin/end.
-    pub fn world_contacts(&self) -> String {
-        format!("{}/world/contacts", self.root)
-    }
     /// `flotilla/<sim>/actuation/<node>` — one drive node's commands.
     pub fn actuation(&self, node: &str) -> String {
         format!("{}/actuation/{node}", self.root)
@@ -79,13 +75,39 @@ impl Keys {
     pub fn world_tokens(&self) -> String {
         format!("{}/nodes/world-$*", self.root)
     }
-    /// `flotilla/<sim>/claims/<model>/<plugin>` — who serves a plugin instance.
-    pub fn claim(&self, model: &str, plugin: &str) -> String {
-        format!("{}/claims/{model}/{plugin}", self.root)
+    /// `flotilla/<sim>/claims/<model>/<plugin>/<aspect>/<node>` — node
+    /// `node` serves an instance (see [`crate::claim_book::instance_id`]).
+    pub fn claim_token(&self, instance: &str, node: &str) -> String {
+        format!("{}/claims/{instance}/{node}", self.root)
     }
-    /// `flotilla/<sim>/claims` — the prefix of every claim token.
-    pub fn claims_prefix(&self) -> String {
-        format!("{}/claims", self.root)
+    /// `flotilla/<sim>/claims/**` — every claim token.
+    pub fn claim_tokens(&self) -> String {
+        format!("{}/claims/**", self.root)
+    }
+    /// The (instance id, node) of a claim token of this simulation.
+    pub fn parse_claim_token(&self, key: &str) -> Option<(String, String)> {
+        let tail = key.strip_prefix(&self.root)?.strip_prefix("/claims/")?;
+        let (instance, node) = tail.rsplit_once('/')?;
+        let chunks: Vec<&str> = instance.split('/').collect();
+        (chunks.len() == 3 && chunks.iter().all(|c| !c.is_empty()) && !node.is_empty())
+            .then(|| (instance.to_string(), node.to_string()))
+    }
+    /// The node id of a node token of this simulation.
+    pub fn parse_node_token<'k>(&self, key: &'k str) -> Option<&'k str> {
+        self.chunk_under(key, "nodes")
+    }
+    /// The node id of a lockstep token or report of this simulation.
+    pub fn parse_lockstep<'k>(&self, key: &'k str) -> Option<&'k str> {
+        self.chunk_under(key, "lockstep")
+    }
+    /// The verb of a control key of this simulation.
+    pub fn parse_control<'k>(&self, key: &'k str) -> Option<&'k str> {
+        self.chunk_under(key, "control")
+    }
+    /// The one chunk after `flotilla/<sim>/<family>/` in `key`.
+    fn chunk_under<'k>(&self, key: &'k str, family: &str) -> Option<&'k str> {
+        let chunk = key.strip_prefix(&self.root)?.strip_prefix('/')?.strip_prefix(family)?.strip_prefix('/')?;
+        (!chunk.is_empty() && !chunk.contains('/')).then_some(chunk)
     }
     /// `flotilla/<sim>/lockstep/<node>` — "done with step k".
     pub fn lockstep(&self, node: &str) -> String {
@@ -121,8 +143,22 @@ mod tests {
         let k = Keys::new("sim7");
         assert_eq!(k.world_state(), "flotilla/sim7/world/state");
         assert_eq!(k.actuation("drive-1"), "flotilla/sim7/actuation/drive-1");
-        assert_eq!(k.claim("robot1", "laser"), "flotilla/sim7/claims/robot1/laser");
+        assert_eq!(k.claim_token("robot1/laser/laser", "laser-1"), "flotilla/sim7/claims/robot1/laser/laser/laser-1");
         assert_eq!(k.control("spawn"), "flotilla/sim7/control/spawn");
+    }
+
+    #[test]
+    fn claim_and_node_tokens_parse_back() {
+        let keys = Keys::new("s");
+        let token = keys.claim_token("robot1/drive/odom", "odom-1a2b");
+        assert_eq!(keys.parse_claim_token(&token), Some(("robot1/drive/odom".into(), "odom-1a2b".into())));
+        assert_eq!(keys.parse_claim_token("flotilla/s/claims/robot1/drive"), None, "no aspect or node");
+        assert_eq!(keys.parse_claim_token("flotilla/other/claims/r/laser/laser/laser-1"), None, "another sim");
+        assert_eq!(keys.parse_node_token(&keys.node_token("world-3")), Some("world-3"));
+        assert_eq!(keys.parse_node_token("flotilla/s/status"), None);
+        assert_eq!(keys.parse_lockstep(&keys.lockstep("drive-1")), Some("drive-1"));
+        assert_eq!(keys.parse_control(&keys.control("spawn")), Some("spawn"));
+        assert_eq!(keys.parse_control("flotilla/s/controlx/spawn"), None);
     }
 
     #[test]

@@ -13,39 +13,39 @@
 //! * [`config`] and [`plugins`]: the Flatland YAML reader and the typed parameter
 //!   sets of the plugin types Flotilla implements, shared by the nodes that serve
 //!   them and by `flotilla check`;
-//! * [`args`]: the command-line arguments every binary shares (Zenoh endpoints,
-//!   simulation id);
-//! * [`lockstep`] and [`step_publisher`]: the barrier handshake, and messages
-//!   a step waits on sent at once;
-//! * [`zenoh_threads`]: Zenoh's thread pools arranged so that a node reads a
-//!   message on the thread that sees it arrive.
+//! * [`lockstep`]: the barrier handshake's message; [`delivery`]: how
+//!   urgently and reliably messages travel in each clock mode;
+//! * [`claim_book`], [`selection`] and [`world_tracker`]: the pure state
+//!   machines every node runs (who serves which instance, which models a
+//!   node selects, which world it follows).
+//!
+//! No Zenoh, tokio or clap: a program that only decodes Flotilla messages,
+//! and every model's unit tests, build without them. The runtime (sessions,
+//! arguments, the node loop) is in `flotilla-node-kit`.
 //!
 //! Dependencies beyond the workspace's core set: `thiserror` for error types
-//! that carry data, `tokio` for the request helpers' timers, `tracing` and
-//! `tracing-subscriber` for the one logging set-up every binary shares.
+//! that carry data, `globset` for `--models` globs, `tracing` (the facade
+//! only) for the warnings of the pure state machines.
 
-pub mod args;
-pub mod client;
+pub mod claim_book;
 pub mod codec;
 pub mod config;
 pub mod control;
+pub mod delivery;
 pub mod description;
 pub mod drive_to_world;
 pub mod geometry;
-pub mod health;
 pub mod keys;
 pub mod lockstep;
-pub mod logging;
 pub mod names;
-pub mod node_kit;
 pub mod plugins;
 pub mod ros;
 pub mod seed;
-pub mod step_publisher;
+pub mod selection;
 pub mod time;
 pub mod update_timer;
 pub mod world_to_nodes;
-pub mod zenoh_threads;
+pub mod world_tracker;
 
 pub use codec::{decode, encode, DecodeError, SCHEMA_VERSION};
 pub use keys::Keys;

@@ -37,37 +37,6 @@ impl WireMessage for StepDone {
     const KIND: &'static str = "StepDone";
 }
 
-/// Declares a participant's token and reports its steps.
-pub struct LockstepReporter {
-    _token: zenoh::liveliness::LivelinessToken,
-    publisher: crate::step_publisher::StepPublisher,
-}
-
-impl LockstepReporter {
-    /// Joins the barrier of the simulation as `node`.
-    pub async fn join(session: &zenoh::Session, keys: &crate::Keys, node: &str) -> Result<LockstepReporter, String> {
-        let key = keys.lockstep(node);
-        let token = session.liveliness().declare_token(&key).await.map_err(|e| format!("{key}: {e}"))?;
-        let publisher = crate::step_publisher::StepPublisher::declare(session, key).await?;
-        Ok(LockstepReporter { _token: token, publisher })
-    }
-
-    /// Reports that step `step` is done, at once when `urgent` (see
-    /// [`crate::step_publisher::urgent`]).
-    pub async fn done(&self, step: u64, urgent: bool) {
-        if let Err(e) = self.publisher.put(crate::codec::encode(&StepDone { step }), urgent).await {
-            tracing::warn!("cannot report lockstep step {step}: {e}");
-        }
-    }
-
-    /// [`LockstepReporter::done`] from a thread outside any async context.
-    pub fn done_now(&self, step: u64, urgent: bool) {
-        if let Err(e) = self.publisher.put_now(crate::codec::encode(&StepDone { step }), urgent) {
-            tracing::warn!("cannot report lockstep step {step}: {e}");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,29 @@ impl WireMessage for WorldState {
     const KIND: &'static str = "WorldState";
 }
 
+impl WorldState {
+    /// The state of step `step` with every non-static body of `description`
+    /// at its described pose and at rest: what a model's tests and benches
+    /// feed a sensor without running the world.
+    pub fn at_rest(description: &crate::description::WorldDescription, step: u64) -> WorldState {
+        let mut bodies: Vec<BodyState> = description
+            .models
+            .iter()
+            .flat_map(|m| &m.bodies)
+            .filter(|b| b.kind != crate::description::BodyKind::Static)
+            .map(|b| BodyState { id: b.id, pose: b.pose, twist: Twist2::default() })
+            .collect();
+        bodies.sort_by_key(|b| b.id);
+        WorldState {
+            revision: description.revision,
+            step,
+            time: SimTime::at_step(step, description.step_ns),
+            step_ns: description.step_ns,
+            bodies,
+        }
+    }
+}
+
 /// The leading fields of a [`WorldState`], decoded without its bodies (the
 /// rest of the payload is left unread): enough for a node to tell whether it
 /// needs the state at all. (Encoded alone it is no `WorldState`: it is for

@@ -7,8 +7,8 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
+use flotilla_node_kit::claims::{watch_claims, Claims};
 use flotilla_protocol::codec::decode;
-use flotilla_protocol::node_kit::{watch_claims, Claims};
 use flotilla_protocol::ros::sensor_msgs::LaserScan;
 use flotilla_protocol::world_to_nodes::WorldStatus;
 
@@ -94,7 +94,7 @@ async fn a_node_starting_beside_a_claim_stands_by() {
     let world = common::config("tests/room/world.yaml");
     let sim = Sim::start("claims-beside", &world, &[], &[]).await;
     let instance = "robot/laser/laser".to_string();
-    let claim = format!("{}/{instance}/laser-0", sim.keys.claims_prefix());
+    let claim = sim.keys.claim_token(&instance, "laser-0");
     let _served = sim.session.liveliness().declare_token(claim).await.unwrap();
     for start in 0..30 {
         // What a node does on starting: watch the claims, load them, claim.
@@ -117,10 +117,10 @@ async fn a_thousand_claims_load_without_blocking() {
     const CLAIMS: usize = 1000;
     let world = common::config("tests/room/world.yaml");
     let mut sim = Sim::start("claims-many", &world, &[], &[]).await;
-    let prefix = sim.keys.claims_prefix();
+    let all_claims = sim.keys.claim_tokens();
     let mut tokens = Vec::new();
     for i in 0..CLAIMS {
-        let key = format!("{prefix}/robot{i}/laser/laser/laser-elsewhere");
+        let key = sim.keys.claim_token(&format!("robot{i}/laser/laser"), "laser-elsewhere");
         tokens.push(sim.session.liveliness().declare_token(key).await.unwrap());
     }
 
@@ -128,7 +128,7 @@ async fn a_thousand_claims_load_without_blocking() {
     let node = common::connect(&sim.endpoint).await;
     let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = seen.clone();
-    let watch = flotilla_protocol::node_kit::watch_tokens(&node, format!("{prefix}/**"), move |_, alive| {
+    let watch = flotilla_node_kit::subscribe::watch_tokens(&node, all_claims.clone(), move |_, alive| {
         if alive {
             counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -146,7 +146,7 @@ async fn a_thousand_claims_load_without_blocking() {
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let query = flotilla_protocol::node_kit::live_tokens(&node, format!("{prefix}/**"), Duration::from_secs(2));
+        let query = flotilla_node_kit::claims::live_tokens(&node, all_claims.clone(), Duration::from_secs(2));
         let _ = done_tx.send(runtime.block_on(query));
     });
     let Ok(found) = done_rx.recv_timeout(T) else {

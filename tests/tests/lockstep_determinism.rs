@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use flotilla_node_kit::lockstep::LockstepReporter;
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::lockstep::LockstepReporter;
 use flotilla_protocol::ros::geometry_msgs::TwistStamped;
 use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::world_to_nodes::WorldState;
@@ -43,7 +43,7 @@ async fn run(layout: &[&[&str]]) -> Streams {
     )]);
     let session = common::connect(&endpoint).await;
     let keys = Keys::new(&sim);
-    flotilla_protocol::client::wait_for_description(&session, &keys, Duration::from_secs(30)).await.unwrap();
+    flotilla_node_kit::client::wait_for_description(&session, &keys, Duration::from_secs(30)).await.unwrap();
 
     // Record every odometry and scan message.
     let streams = Arc::new(Mutex::new(Streams::new()));
@@ -83,7 +83,7 @@ async fn run(layout: &[&[&str]]) -> Streams {
     // Step once every participant is in.
     let expected = layout.len() + 1;
     common::wait_for_participants(&session, &keys, expected, &logs).await;
-    flotilla_protocol::client::call_control(
+    flotilla_node_kit::client::call_control(
         &session,
         &keys,
         "resume",

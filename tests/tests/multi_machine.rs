@@ -134,7 +134,7 @@ async fn survive_a_cut_link(clock: &[&str], tag_offset: u32, cut: Duration) {
 
     let session = common::connect(&for_test).await;
     let keys = Keys::new(&sim);
-    flotilla_protocol::client::wait_for_description(&session, &keys, T).await.unwrap();
+    flotilla_node_kit::client::wait_for_description(&session, &keys, T).await.unwrap();
     let (tx, mut inbox) = tokio::sync::mpsc::unbounded_channel::<(String, Vec<u8>)>();
     let mut subs = Vec::new();
     for key in ["*/scan", "*/odometry/ground_truth"] {

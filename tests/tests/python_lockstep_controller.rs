@@ -41,7 +41,7 @@ async fn run_once() -> String {
     let session = common::connect(&endpoint).await;
     let keys = Keys::new(&sim);
     common::wait_for_participants(&session, &keys, 3, &logs).await;
-    flotilla_protocol::client::call_control(
+    flotilla_node_kit::client::call_control(
         &session,
         &keys,
         "resume",

@@ -1,6 +1,6 @@
 //! Every plugin node reads its messages on the thread that sees them arrive:
 //! Zenoh's `rx` and `acc` pools are handed over to its `net` pool
-//! (`flotilla_protocol::zenoh_threads`), so none of their threads exists.
+//! (`flotilla_node_kit::zenoh_threads`), so none of their threads exists.
 //! The world keeps them, so that a slow client cannot stall it.
 
 mod common;

@@ -12,7 +12,7 @@ struct Cli {
 }
 
 fn main() {
-    flotilla_protocol::logging::init("info,zenoh=warn,zenoh_plugin_ros2dds=warn");
+    flotilla_node_kit::logging::init("info,zenoh=warn,zenoh_plugin_ros2dds=warn");
     let cli = Cli::parse();
     // The plugin reads ROS_DISTRO from the environment; set it before any
     // thread exists.
@@ -24,7 +24,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let result = runtime.block_on(flotilla_bridge::run(cli.bridge, flotilla_protocol::args::shutdown_signal()));
+    let result = runtime.block_on(flotilla_bridge::run(cli.bridge, flotilla_node_kit::args::shutdown_signal()));
     // Exit without dropping the async runtime: its tasks include the
     // plugin's, whose teardown is not clean (see flotilla_bridge::run).
     match result {

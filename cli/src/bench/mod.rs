@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use flotilla_protocol::args::{loopback_peer_args, Role, ZenohArgs};
-use flotilla_protocol::client::{call_control, wait_for_description};
+use flotilla_node_kit::args::{loopback_peer_args, Role, ZenohArgs};
+use flotilla_node_kit::client::{call_control, wait_for_description};
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::control::{ClockMode, ControlRequest};
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock, sensor_msgs::LaserScan};
@@ -168,7 +168,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let report = runtime.block_on(async {
         tokio::select! {
             report = measure(&args, clock, &dir, &generated) => report,
-            _ = flotilla_protocol::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
+            _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
         }
     })?;
     if args.json {

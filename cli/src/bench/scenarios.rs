@@ -297,7 +297,7 @@ mod tests {
         for scenario in [Scenario::Office(50), Scenario::Warehouse(200), Scenario::Latency] {
             let dir = std::env::temp_dir().join(format!("flotilla-bench-test-{scenario}-{}", std::process::id()));
             let generated = generate(scenario, &dir).unwrap();
-            let spec = flotilla_world::loader::load_world(&generated.world).unwrap();
+            let spec = flotilla_world_file::load_world(&generated.world).unwrap();
             assert_eq!(spec.models.len(), generated.robots, "{scenario}");
             let _ = std::fs::remove_dir_all(&dir);
         }

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use clap::Parser;
-use flotilla_protocol::args::{open_session, shutdown_signal, NodeArgs, Role};
-use flotilla_protocol::client::wait_for_description;
+use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
+use flotilla_node_kit::client::wait_for_description;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::ros::{self, geometry_msgs::Twist, sensor_msgs::LaserScan};
 use flotilla_protocol::Keys;
@@ -70,8 +70,8 @@ impl Wander {
 }
 
 fn main() -> anyhow::Result<()> {
-    flotilla_protocol::zenoh_threads::configure();
-    flotilla_protocol::logging::init("warn");
+    flotilla_node_kit::zenoh_threads::configure();
+    flotilla_node_kit::logging::init("warn");
     let args = Args::parse();
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use flotilla_protocol::args::{Role, ZenohArgs};
+use flotilla_node_kit::args::{Role, ZenohArgs};
 use flotilla_protocol::ros::{self, RosMessage};
 use flotilla_protocol::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
@@ -78,7 +78,7 @@ impl Sim {
         let session = connect(&endpoint).await;
         let keys = Keys::new(&sim);
         // The world answers its description once it is up.
-        flotilla_protocol::client::wait_for_description(&session, &keys, Duration::from_secs(30))
+        flotilla_node_kit::client::wait_for_description(&session, &keys, Duration::from_secs(30))
             .await
             .unwrap_or_else(|e| panic!("world did not come up (logs in {}): {e}", logs.display()));
         Sim { sim, endpoint, keys, session, children, world_args, logs }
@@ -301,7 +301,7 @@ pub fn signal(pid: u32, signal: nix::sys::signal::Signal) {
 pub async fn wait_for_participants(session: &zenoh::Session, keys: &Keys, count: usize, logs: &Path) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let joined = flotilla_protocol::node_kit::live_tokens(session, keys.lockstep_all(), Duration::from_secs(2))
+        let joined = flotilla_node_kit::claims::live_tokens(session, keys.lockstep_all(), Duration::from_secs(2))
             .await
             .map_or(0, |tokens| tokens.len());
         if joined >= count {

@@ -1,0 +1,197 @@
+//! Command-line arguments every Flotilla binary shares.
+
+use clap::Args;
+use flotilla_protocol::keys::DEFAULT_SIM;
+
+use crate::error::{Error, Result};
+
+/// The loopback endpoint the world listens on when nothing else is said.
+/// Flotilla's own port, so it never clashes with a zenohd on 7447.
+pub const DEFAULT_ENDPOINT: &str = "tcp/127.0.0.1:7450";
+
+/// Zenoh connection options, flattened into every binary.
+#[derive(Debug, Clone, Args, Default)]
+pub struct ZenohArgs {
+    /// Endpoint to connect to (repeatable), e.g. `tcp/10.0.0.5:7450`.
+    /// Defaults to `$FLOTILLA_ENDPOINT` (set by `flotilla run` for the
+    /// programs it starts), else the world's loopback endpoint.
+    #[arg(long = "connect", short = 'e', value_name = "ENDPOINT", env = "FLOTILLA_ENDPOINT", value_delimiter = ',')]
+    pub connect: Vec<String>,
+    /// Endpoint to listen on (repeatable). The world defaults to
+    /// `tcp/127.0.0.1:7450`.
+    #[arg(long = "listen", short = 'l', value_name = "ENDPOINT")]
+    pub listen: Vec<String>,
+    /// A Zenoh JSON5 configuration file; the options above override it.
+    #[arg(long = "config", value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+    /// Zenoh mode: `router`, `peer` or `client`. The world defaults to
+    /// `router`, every other node to `client`.
+    #[arg(long = "mode", value_name = "MODE")]
+    pub mode: Option<String>,
+}
+
+/// Arguments of every node: the simulation id and the Zenoh options.
+#[derive(Debug, Clone, Args)]
+pub struct NodeArgs {
+    /// Simulation id: the `<sim>` in `flotilla/<sim>/...`.
+    #[arg(long, default_value = DEFAULT_SIM, env = "FLOTILLA_SIM")]
+    pub sim: String,
+    /// Zenoh options.
+    #[command(flatten)]
+    pub zenoh: ZenohArgs,
+}
+
+/// What role a process plays, which decides its Zenoh defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The world: listens on the default endpoint, routes for everyone.
+    World,
+    /// Any other node: connects to the world's endpoint.
+    Node,
+}
+
+impl ZenohArgs {
+    /// Builds the Zenoh configuration: the file if given, then multicast
+    /// scouting off, then mode, endpoints and role defaults.
+    pub fn zenoh_config(&self, role: Role) -> Result<zenoh::Config> {
+        let mut config = match &self.config {
+            Some(path) => zenoh::Config::from_file(path)
+                .map_err(|e| Error::Config(format!("cannot read {}: {e}", path.display())))?,
+            None => zenoh::Config::default(),
+        };
+        let set = |config: &mut zenoh::Config, key: &str, value: String| {
+            config.insert_json5(key, &value).map_err(|e| Error::Config(format!("option {key} = {value}: {e}")))
+        };
+        // Loopback has no multicast here and in many containers; Flotilla's
+        // single-machine default needs none.
+        set(&mut config, "scouting/multicast/enabled", "false".into())?;
+        let mode = match (&self.mode, role) {
+            (Some(mode), _) => mode.clone(),
+            (None, Role::World) => "router".into(),
+            (None, Role::Node) => "client".into(),
+        };
+        if !matches!(mode.as_str(), "router" | "peer" | "client") {
+            return Err(Error::Config(format!("--mode must be router, peer or client (got {mode:?})")));
+        }
+        set(&mut config, "mode", format!("{mode:?}"))?;
+        let listen = match (self.listen.is_empty(), role) {
+            (false, _) => self.listen.clone(),
+            (true, Role::World) if self.config.is_none() => vec![DEFAULT_ENDPOINT.to_string()],
+            (true, _) => vec![],
+        };
+        if !listen.is_empty() {
+            set(&mut config, "listen/endpoints", json_list(&listen))?;
+        }
+        let connect = match (self.connect.is_empty(), role) {
+            (false, _) => self.connect.clone(),
+            (true, Role::Node) if self.config.is_none() => vec![DEFAULT_ENDPOINT.to_string()],
+            (true, _) => vec![],
+        };
+        if !connect.is_empty() {
+            set(&mut config, "connect/endpoints", json_list(&connect))?;
+            // A node started before the world keeps trying instead of failing.
+            set(&mut config, "connect/timeout_ms", "-1".into())?;
+            set(&mut config, "connect/exit_on_failure", "false".into())?;
+        }
+        Ok(config)
+    }
+
+    /// The endpoint other programs should connect to, for display.
+    pub fn advertised_endpoint(&self) -> String {
+        self.listen.first().cloned().unwrap_or_else(|| DEFAULT_ENDPOINT.to_string())
+    }
+}
+
+/// Where a node started beside the world as a loopback peer listens: a free
+/// port, on loopback only.
+pub const LOOPBACK_PEER_LISTEN: &str = "tcp/127.0.0.1:0";
+
+/// The Zenoh arguments of a node that `flotilla run` or `flotilla bench`
+/// starts on the world's machine: a peer that connects to the world and
+/// listens on a loopback port of its own. Zenoh's gossip tells the peers
+/// where the others listen and they connect to each other, so a scan goes
+/// from the laser node to the controller using it without passing through
+/// the world's router, which as a client's router copied every one (the
+/// world's CPU fell by a quarter to a third in office-50 and warehouse-200,
+/// BENCHMARKS.md). A node started by hand stays a client unless told
+/// otherwise.
+pub fn loopback_peer_args(world_endpoint: &str) -> Vec<String> {
+    ["--connect", world_endpoint, "--mode", "peer", "--listen", LOOPBACK_PEER_LISTEN]
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
+
+fn json_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
+    format!("[{}]", quoted.join(","))
+}
+
+/// Opens a Zenoh session for a node, with a clear error.
+pub async fn open_session(args: &ZenohArgs, role: Role) -> Result<zenoh::Session> {
+    let config = args.zenoh_config(role)?;
+    zenoh::open(config).await.map_err(Error::zenoh("open a Zenoh session for", "this node"))
+}
+
+/// Resolves when the process is asked to stop: Ctrl-C (SIGINT) or SIGTERM,
+/// which is what `flotilla run` sends its children.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_listens_and_nodes_connect_by_default() {
+        let world = ZenohArgs::default().zenoh_config(Role::World).unwrap();
+        assert!(world.get_json("listen/endpoints").unwrap().contains("127.0.0.1:7450"));
+        assert!(world.get_json("mode").unwrap().contains("router"));
+        let node = ZenohArgs::default().zenoh_config(Role::Node).unwrap();
+        assert!(node.get_json("connect/endpoints").unwrap().contains("127.0.0.1:7450"));
+        assert_eq!(node.get_json("scouting/multicast/enabled").unwrap(), "false");
+    }
+
+    #[test]
+    fn a_node_started_beside_the_world_is_a_loopback_peer() {
+        #[derive(clap::Parser)]
+        struct Node {
+            #[command(flatten)]
+            zenoh: ZenohArgs,
+        }
+        let argv = std::iter::once("node".to_string()).chain(loopback_peer_args("tcp/127.0.0.1:7999"));
+        let node = <Node as clap::Parser>::try_parse_from(argv).unwrap();
+        let config = node.zenoh.zenoh_config(Role::Node).unwrap();
+        assert_eq!(config.get_json("mode").unwrap(), "\"peer\"");
+        assert_eq!(config.get_json("connect/endpoints").unwrap(), "[\"tcp/127.0.0.1:7999\"]");
+        assert_eq!(config.get_json("listen/endpoints").unwrap(), "[\"tcp/127.0.0.1:0\"]");
+        // Gossip is how the peers find each other without multicast.
+        assert_eq!(config.get_json("scouting/multicast/enabled").unwrap(), "false");
+        assert_ne!(config.get_json("scouting/gossip/enabled").unwrap(), "false");
+    }
+
+    #[test]
+    fn bad_mode_is_rejected() {
+        let args = ZenohArgs { mode: Some("satellite".into()), ..Default::default() };
+        assert!(args.zenoh_config(Role::Node).unwrap_err().to_string().contains("satellite"));
+    }
+}

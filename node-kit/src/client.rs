@@ -1,0 +1,95 @@
+//! Requests every Flotilla program makes of the world over Zenoh.
+
+use std::time::Duration;
+
+use flotilla_protocol::codec::{decode, encode};
+use flotilla_protocol::control::{ControlReply, ControlRequest};
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::keys::Keys;
+
+use crate::error::{Error, Result};
+
+/// Asks the world for its description; `None` if no world answered in time.
+pub async fn fetch_description(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Result<WorldDescription> {
+    let key = keys.world_description();
+    let replies = session.get(&key).timeout(timeout).await.map_err(Error::zenoh("query", key.clone()))?;
+    if let Ok(reply) = replies.recv_async().await {
+        return match reply.result() {
+            Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|source| Error::Decode { key, source }),
+            Err(err) => {
+                Err(Error::Refused { reason: String::from_utf8_lossy(&err.payload().to_bytes()).into_owned(), key })
+            }
+        };
+    }
+    Err(Error::NoWorld { key, timeout })
+}
+
+/// Waits until a world answers, retrying every 200 ms, for at most `timeout`.
+pub async fn wait_for_description(
+    session: &zenoh::Session,
+    keys: &Keys,
+    timeout: Duration,
+) -> Result<WorldDescription> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match fetch_description(session, keys, left.min(Duration::from_secs(2))).await {
+            Ok(d) => return Ok(d),
+            Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+/// Waits as long as it takes for a world to answer (nodes started before the
+/// world, or while it restarts), logging once that it is waiting.
+pub async fn wait_for_world(session: &zenoh::Session, keys: &Keys) -> WorldDescription {
+    let mut warned = false;
+    loop {
+        match fetch_description(session, keys, Duration::from_secs(2)).await {
+            Ok(d) => return d,
+            Err(e) => {
+                if !warned {
+                    tracing::info!("waiting for the world: {e}");
+                    warned = true;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
+/// Calls a control service and returns the world's reply. A query that finds
+/// no service (the world not up yet, or still declaring it) is retried until
+/// `timeout`.
+pub async fn call_control(
+    session: &zenoh::Session,
+    keys: &Keys,
+    verb: &str,
+    request: &ControlRequest,
+    timeout: Duration,
+) -> Result<ControlReply> {
+    let key = keys.control(verb);
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let replies = session
+            .get(&key)
+            .payload(encode(request))
+            .timeout(left.max(Duration::from_millis(100)))
+            .await
+            .map_err(Error::zenoh("query", key.clone()))?;
+        if let Ok(reply) = replies.recv_async().await {
+            return match reply.result() {
+                Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|source| Error::Decode { key, source }),
+                Err(err) => {
+                    Err(Error::Refused { reason: String::from_utf8_lossy(&err.payload().to_bytes()).into_owned(), key })
+                }
+            };
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::NoWorld { key, timeout });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

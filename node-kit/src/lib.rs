@@ -1,0 +1,34 @@
+//! The runtime every Flotilla node shares, between the pure
+//! [`flotilla_protocol`] and the nodes.
+//!
+//! * [`args`]: the command-line arguments every binary shares (Zenoh
+//!   endpoints, simulation id) and opening a session;
+//! * [`client`]: requests every program makes of the world (description,
+//!   control services);
+//! * [`subscribe`]: internal keys decoded and delivered, liveliness watched;
+//! * [`claims`]: a node's own claim tokens on plugin instances;
+//! * [`lockstep`] and [`step_publisher`]: the barrier report, and messages
+//!   a step waits on sent at once;
+//! * [`health`]: bad messages counted, with a rate-limited log line;
+//! * [`logging`] and [`zenoh_threads`]: the process set-up every binary shares.
+//!
+//! Dependencies beyond the workspace's core set: `uuid` for node ids,
+//! `tracing-subscriber` for the one logging set-up.
+
+pub mod args;
+pub mod claims;
+pub mod client;
+pub mod error;
+pub mod health;
+pub mod lockstep;
+pub mod logging;
+pub mod step_publisher;
+pub mod subscribe;
+pub mod zenoh_threads;
+
+pub use error::{Error, Result};
+
+/// A fresh node id: `<kind>-<8 hex digits>`.
+pub fn node_id(kind: &str) -> String {
+    format!("{kind}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8])
+}

@@ -1,0 +1,60 @@
+//! Publishing on the step's critical path: at once where someone waits on
+//! the message, batched where only throughput counts (the policy is
+//! [`flotilla_protocol::delivery`]).
+
+use flotilla_protocol::delivery::OutputDelivery;
+use zenoh::qos::CongestionControl;
+
+use crate::error::{Error, Result};
+
+/// Zenoh's congestion control for a node's outputs.
+pub fn congestion_control(delivery: OutputDelivery) -> CongestionControl {
+    match delivery {
+        OutputDelivery::Lossless => CongestionControl::Block,
+        OutputDelivery::BestEffort => CongestionControl::Drop,
+    }
+}
+
+/// Two publishers on one key, express and batched; [`StepPublisher::put`]
+/// picks one per message.
+pub struct StepPublisher {
+    express: zenoh::pubsub::Publisher<'static>,
+    batched: zenoh::pubsub::Publisher<'static>,
+}
+
+impl StepPublisher {
+    /// Declares both publishers on `key`, blocking rather than dropping
+    /// when the link is congested (a lost step message would stall the
+    /// barrier).
+    pub async fn declare(session: &zenoh::Session, key: String) -> Result<StepPublisher> {
+        let declare = |express: bool| {
+            session
+                .declare_publisher(key.clone())
+                .congestion_control(zenoh::qos::CongestionControl::Block)
+                .express(express)
+        };
+        let express = declare(true).await.map_err(Error::zenoh("publish on", key.clone()))?;
+        let batched = declare(false).await.map_err(Error::zenoh("publish on", key.clone()))?;
+        Ok(StepPublisher { express, batched })
+    }
+
+    /// Publishes `payload`, at once when `urgent` (see [`flotilla_protocol::delivery::urgent`]).
+    pub async fn put(&self, payload: Vec<u8>, urgent: bool) -> zenoh::Result<()> {
+        self.pick(urgent).put(payload).await
+    }
+
+    /// [`StepPublisher::put`] from a thread outside any async context, e.g.
+    /// in a subscriber's callback.
+    pub fn put_now(&self, payload: Vec<u8>, urgent: bool) -> zenoh::Result<()> {
+        use zenoh::Wait;
+        self.pick(urgent).put(payload).wait()
+    }
+
+    fn pick(&self, urgent: bool) -> &zenoh::pubsub::Publisher<'static> {
+        if urgent {
+            &self.express
+        } else {
+            &self.batched
+        }
+    }
+}

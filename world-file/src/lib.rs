@@ -1,0 +1,45 @@
+//! Loading Flatland worlds unchanged, without the physics engine: `flotilla
+//! check`, the launcher, the bridge's tests and the sensors' tests and
+//! benches read worlds through this crate alone: world file, layers (map_server images
+//! and line-segment files), model files and the YAML preprocessor.
+//!
+//! Loading is all-or-nothing: the first problem stops it with a [`LoadError`]
+//! naming the file, the entity and the entry, and nothing is half-built.
+
+mod map_image;
+mod map_lines;
+mod model_file;
+mod preprocess;
+mod settings;
+mod world_file;
+
+use std::path::{Path, PathBuf};
+
+pub use flotilla_protocol::config::LoadError;
+pub use map_image::vectorize_occupancy;
+pub use model_file::load_model;
+pub use settings::{ClockMode, StallPolicy, WorldSettings};
+pub use world_file::{load_world, WorldSpec, FIRST_BODY_ID};
+
+/// Resolves a path written in `relative_to`: absolute paths stay, relative
+/// ones are taken from the directory of `relative_to` (Flatland's rule).
+pub fn resolve_path(relative_to: &Path, written: &str) -> PathBuf {
+    let written = Path::new(written);
+    if written.is_absolute() {
+        written.to_path_buf()
+    } else {
+        relative_to.parent().unwrap_or_else(|| Path::new(".")).join(written)
+    }
+}
+
+/// Reads and preprocesses a YAML file.
+pub(crate) fn read_yaml(path: &Path, entity: &str) -> Result<serde_yaml::Value, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let why =
+            if e.kind() == std::io::ErrorKind::NotFound { "file does not exist".to_string() } else { e.to_string() };
+        LoadError::new(path, entity, format!("cannot read {}: {why}", path.display()))
+    })?;
+    let value: serde_yaml::Value =
+        serde_yaml::from_str(&text).map_err(|e| LoadError::new(path, entity, format!("invalid YAML: {e}")))?;
+    preprocess::preprocess(value, path)
+}

@@ -1,0 +1,225 @@
+//! The world file: `properties`, `layers`, `models` (and world `plugins`).
+
+use std::path::{Path, PathBuf};
+
+use flotilla_protocol::config::{FromYaml, LoadError, Reader};
+use flotilla_protocol::description::{LayerDescription, ModelDescription, WorldDescription, MAX_LAYERS};
+use flotilla_protocol::geometry::Pose2;
+use flotilla_protocol::world_to_nodes::BodyId;
+use serde_yaml::Value;
+
+use super::settings::WorldSettings;
+use super::{map_image, map_lines, read_yaml, resolve_path};
+
+/// A fully loaded and validated world.
+#[derive(Debug, Clone)]
+pub struct WorldSpec {
+    /// The world file.
+    pub path: PathBuf,
+    /// Flotilla settings from `properties:`.
+    pub settings: WorldSettings,
+    /// Every layer name, in order; bit `i` = `layer_names[i]`.
+    pub layer_names: Vec<String>,
+    /// Layer entries with their static geometry.
+    pub layers: Vec<LayerDescription>,
+    /// Models with bodies, joints and plugin entries (body ids unassigned).
+    pub models: Vec<ModelDescription>,
+    /// Types of world-level plugins (Flatland world plugins), none implemented.
+    pub world_plugin_types: Vec<String>,
+}
+
+/// The id the world gives the first body it loads; the others follow in
+/// world-file order (models, then their bodies), one by one.
+pub const FIRST_BODY_ID: BodyId = 1;
+
+impl WorldSpec {
+    /// The description a world serves of this spec when it starts
+    /// (revision 1): body ids assigned as the world assigns them, bodies at
+    /// their loaded poses. For tools and tests that need a description
+    /// without running a world or linking the physics engine.
+    pub fn initial_description(&self) -> WorldDescription {
+        let mut next_id = FIRST_BODY_ID;
+        let models = self
+            .models
+            .iter()
+            .map(|model| {
+                let mut model = model.clone();
+                for body in &mut model.bodies {
+                    body.id = next_id;
+                    next_id += 1;
+                }
+                model
+            })
+            .collect();
+        WorldDescription {
+            revision: 1,
+            // Validated when the settings were read.
+            step_ns: flotilla_protocol::time::step_size_ns(self.settings.step_size_s).unwrap_or(5_000_000),
+            seed: self.settings.seed,
+            world_path: self.path.to_string_lossy().into_owned(),
+            layer_names: self.layer_names.clone(),
+            layers: self.layers.clone(),
+            models,
+        }
+    }
+}
+
+/// Loads a Flatland world file and everything it names.
+pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
+    let root = read_yaml(path, "world")?;
+    let world = Reader::new(&root, path, "world")?;
+
+    let properties =
+        world.sub("properties", "properties")?.ok_or_else(|| world.error("entry \"properties\" does not exist"))?;
+    let settings = WorldSettings::parse(&properties)?;
+
+    let layer_entries = world.seq("layers")?.ok_or_else(|| world.error("entry \"layers\" does not exist"))?;
+    let mut layer_names: Vec<String> = Vec::new();
+    let mut pending = Vec::new();
+    for (i, entry) in layer_entries.iter().enumerate() {
+        let layer = Reader::new(entry, path, format!("layers index {i}"))?;
+        let names = read_layer_names(&layer)?;
+        let map: Option<String> = layer.maybe("map")?;
+        let color = layer.array::<4>("color", Some([1.0, 1.0, 1.0, 1.0]))?;
+        layer.raw("properties");
+        layer.finish()?;
+        for name in &names {
+            if layer_names.contains(name) {
+                return Err(layer.error(format!("layer named \"{name}\" already exists")));
+            }
+        }
+        if layer_names.len() + names.len() > MAX_LAYERS {
+            return Err(layer.error(format!(
+                "cannot add {} more layers ({}): {} exist, the maximum is {MAX_LAYERS}",
+                names.len(),
+                names.join(", "),
+                layer_names.len()
+            )));
+        }
+        let first_bit = layer_names.len();
+        layer_names.extend(names.iter().cloned());
+        let bits = (first_bit..layer_names.len()).fold(0u16, |b, i| b | (1 << i));
+        pending.push((names, map, color, bits));
+    }
+
+    // Maps are read after every name is known, so errors come in file order
+    // for names first (cheap) and geometry second (slow).
+    let mut layers = Vec::with_capacity(pending.len());
+    for (names, map, color, bits) in pending {
+        let (segments, solid_on_left) = match map {
+            None => (Vec::new(), false),
+            Some(map) => load_layer_map(&resolve_path(path, &map), &names[0])?,
+        };
+        layers.push(LayerDescription { names, bits, segments, solid_on_left, color });
+    }
+
+    let mut models: Vec<ModelDescription> = Vec::new();
+    if let Some(entries) = world.seq("models")? {
+        for (i, entry) in entries.iter().enumerate() {
+            let m = Reader::new(entry, path, format!("models index {i}"))?;
+            let name: String = m.req("name")?;
+            let namespace: String = m.opt("namespace", String::new())?;
+            let [x, y, t] = m.array::<3>("pose", Some([0.0; 3]))?;
+            let model_file: String = m.req("model")?;
+            m.finish()?;
+            flotilla_protocol::keys::check_key_chunk("model name", &name).map_err(|e| m.error(e))?;
+            if models.iter().any(|other| other.name == name) {
+                return Err(m.error(format!("model named \"{name}\" already exists")));
+            }
+            let pose = Pose2::new(x, y, t);
+            if !pose.is_finite() {
+                return Err(m.error(format!("\"pose\" must be finite, got [{x}, {y}, {t}]")));
+            }
+            let model_path = resolve_path(path, &model_file);
+            models.push(super::load_model(&model_path, &name, &namespace, pose, &layer_names)?);
+        }
+    }
+
+    let mut world_plugin_types = Vec::new();
+    if let Some(entries) = world.seq("plugins")? {
+        for (i, entry) in entries.iter().enumerate() {
+            let p = Reader::new(entry, path, format!("plugins index {i}"))?;
+            world_plugin_types.push(p.req::<String>("type")?);
+        }
+    }
+    world.finish()?;
+
+    Ok(WorldSpec { path: path.to_path_buf(), settings, layer_names, layers, models, world_plugin_types })
+}
+
+fn read_layer_names(layer: &Reader) -> Result<Vec<String>, LoadError> {
+    let raw = layer.raw("name").ok_or_else(|| layer.error("entry \"name\" does not exist"))?;
+    let names = match raw {
+        Value::Sequence(items) => items
+            .iter()
+            .map(|v| String::from_yaml(v).map_err(|e| layer.error(format!("\"name\": {e}"))))
+            .collect::<Result<Vec<_>, _>>()?,
+        other => vec![String::from_yaml(other).map_err(|e| layer.error(format!("\"name\": {e}")))?],
+    };
+    if names.is_empty() {
+        return Err(layer.error("\"name\" must name at least one layer"));
+    }
+    for name in &names {
+        if name.is_empty() || name == "all" {
+            return Err(layer.error(format!("{name:?} cannot be a layer name")));
+        }
+    }
+    Ok(names)
+}
+
+/// Loads a layer's map YAML: a map_server image or a line-segment file.
+/// Returns its segments and whether they outline obstacles lying on their
+/// left (see [`LayerDescription::solid_on_left`]).
+fn load_layer_map(
+    map_path: &Path,
+    layer: &str,
+) -> Result<(Vec<flotilla_protocol::description::Segment>, bool), LoadError> {
+    let entity = format!("layer \"{layer}\"");
+    let root = read_yaml(map_path, &entity)?;
+    let map = Reader::new(&root, map_path, entity)?;
+    let kind: String = map.opt("type", String::new())?;
+    if kind == "line_segments" {
+        let data: String = map.req("data")?;
+        let scale: f64 = map.req("scale")?;
+        let origin = map.array::<3>("origin", None)?;
+        map.finish()?;
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(map.error(format!("\"scale\" must be a positive number, got {scale}")));
+        }
+        let data_path = resolve_path(map_path, &data);
+        map_lines::load(&data_path, scale, Pose2::new(origin[0], origin[1], origin[2]))
+            .map(|segments| (segments, false))
+            .map_err(|e| LoadError { entity: format!("layer \"{layer}\""), ..e })
+    } else if kind.is_empty() {
+        let resolution: f64 = map.req("resolution")?;
+        let occupied_thresh: f64 = map.req("occupied_thresh")?;
+        let origin = map.array::<3>("origin", None)?;
+        let image: String = map.req("image")?;
+        let negate = match map.raw("negate") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(v) => f64::from_yaml(v).map_err(|e| map.error(format!("entry \"negate\": {e}")))? != 0.0,
+        };
+        // Read by map_server, not used to build walls (as in Flatland).
+        map.raw("free_thresh");
+        map.raw("mode");
+        map.finish()?;
+        if !(resolution.is_finite() && resolution > 0.0) {
+            return Err(
+                map.error(format!("\"resolution\" must be a positive number of metres per pixel, got {resolution}"))
+            );
+        }
+        if !(0.0..=1.0).contains(&occupied_thresh) {
+            return Err(map.error(format!("\"occupied_thresh\" must be within 0..1, got {occupied_thresh}")));
+        }
+        let image_path = resolve_path(map_path, &image);
+        let origin = Pose2::new(origin[0], origin[1], origin[2]);
+        map_image::load(&image_path, resolution, occupied_thresh, negate, origin)
+            .map(|segments| (segments, true))
+            .map_err(|message| {
+                map.error(format!("cannot load {} in layer \"{layer}\": {message}", image_path.display()))
+            })
+    } else {
+        Err(map.error(format!("unknown map \"type\" {kind:?}; expected line_segments or a map_server image map")))
+    }
+}

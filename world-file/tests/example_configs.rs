@@ -1,0 +1,32 @@
+//! Every world shipped in `configs/` loads, with every plugin entry valid:
+//! the README's commands must not meet a broken example.
+
+use std::path::Path;
+
+use flotilla_world_file::load_world;
+
+fn configs() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs")
+}
+
+#[test]
+fn every_example_world_loads() {
+    for world in [
+        "office/world.yaml",
+        "nav2/world.yaml",
+        "tests/room/world.yaml",
+        "tests/room/ramp.world.yaml",
+        "tests/determinism/world.yaml",
+    ] {
+        let spec = load_world(&configs().join(world)).unwrap_or_else(|e| panic!("{world}: {e}"));
+        assert!(!spec.models.is_empty(), "{world} has robots");
+    }
+}
+
+#[test]
+fn the_nav2_robot_uses_nav2s_default_names() {
+    let spec = load_world(&configs().join("nav2/world.yaml")).unwrap();
+    let robot = &spec.models[0];
+    assert_eq!(robot.namespace, "", "no namespace: /cmd_vel, /odom, /scan");
+    assert_eq!(robot.bodies[0].name, "base_link");
+}

@@ -1,0 +1,14 @@
+//! Flotilla's authoritative world process.
+//!
+//! The world file is read by `flotilla-world-file`; [`physics`] owns the rapier2d
+//! world with a registry of model and body ids and an explicit `step`; and
+//! [`node`] is the Zenoh adapter that paces the steps, publishes state and
+//! clock, applies actuation and serves the description and control services.
+//!
+//! Dependencies beyond the workspace's core set: `rapier2d` for physics,
+//! `regex` for GetEntities' name filter, `anyhow` for the binary's error
+//! context.
+
+pub mod node;
+pub mod physics;
+pub mod ros_services;

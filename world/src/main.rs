@@ -1,0 +1,125 @@
+//! `flotilla-world`: loads a Flatland world and runs it.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use flotilla_node_kit::args::{open_session, NodeArgs, Role};
+use flotilla_protocol::Keys;
+use flotilla_world::node::{run, ModelDirs, WorldNodeConfig};
+use flotilla_world::physics::Physics;
+use flotilla_world_file::{load_world, ClockMode};
+
+/// The authoritative world process of a Flotilla simulation.
+#[derive(Parser)]
+#[command(name = "flotilla-world", version)]
+struct Args {
+    /// The Flatland world file.
+    world: PathBuf,
+    /// Clock mode: realtime, fast, lockstep or external (overrides the
+    /// world's `properties.clock`).
+    #[arg(long)]
+    clock: Option<ClockMode>,
+    /// Real-time factor in realtime mode (overrides `properties.real_time_factor`).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// World seed (overrides `properties.seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Physics step in seconds (overrides `properties.step_size`).
+    #[arg(long)]
+    step_size: Option<f64>,
+    /// Prefix of every ROS-facing key (overrides `properties.ros_prefix`).
+    #[arg(long)]
+    ros_prefix: Option<String>,
+    /// Seconds a lockstep participant may take per step before it is reported
+    /// (overrides `properties.lockstep_timeout`).
+    #[arg(long)]
+    lockstep_timeout: Option<f64>,
+    /// What to do about a stalled lockstep participant: wait or drop
+    /// (overrides `properties.on_stall`).
+    #[arg(long)]
+    on_stall: Option<flotilla_world::node::StallPolicy>,
+    /// Start paused; `flotilla resume` (or the launcher) starts stepping.
+    #[arg(long)]
+    start_paused: bool,
+    /// A directory spawn requests may load model files from, besides the
+    /// world file's own directory (repeatable).
+    #[arg(long = "model-dir", value_name = "DIR")]
+    model_dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    node: NodeArgs,
+}
+
+fn main() -> std::process::ExitCode {
+    // Zenoh's own thread pools, not `zenoh_threads::configure()`: the world
+    // routes for clients and must never wait for room to send on the thread
+    // that serves its sockets (see `flotilla_node_kit::zenoh_threads`).
+    flotilla_node_kit::logging::init("info,zenoh=warn");
+    let args = Args::parse();
+    match main_inner(args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("flotilla-world: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn main_inner(args: Args) -> anyhow::Result<()> {
+    let mut spec = load_world(&args.world)?;
+    let s = &mut spec.settings;
+    if let Some(clock) = args.clock {
+        s.clock = clock;
+    }
+    if let Some(rate) = args.rate {
+        s.real_time_factor = rate;
+    }
+    if let Some(seed) = args.seed {
+        s.seed = seed;
+    }
+    if let Some(step) = args.step_size {
+        s.step_size_s = step;
+    }
+    if let Some(prefix) = args.ros_prefix {
+        s.ros_prefix = prefix;
+    }
+    if let Some(timeout) = args.lockstep_timeout {
+        s.lockstep_timeout_s = timeout;
+    }
+    if let Some(policy) = args.on_stall {
+        s.on_stall = policy;
+    }
+    s.validate().map_err(|e| anyhow::anyhow!("{}: {e}", args.world.display()))?;
+    flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
+    let physics = Physics::new(&spec).map_err(anyhow::Error::msg)?;
+    let model_dirs = ModelDirs::new(&spec.path, &args.model_dirs).map_err(anyhow::Error::msg)?;
+    let config = WorldNodeConfig {
+        keys: Keys::new(&args.node.sim).with_ros_prefix(&spec.settings.ros_prefix),
+        clock: spec.settings.clock,
+        real_time_factor: spec.settings.real_time_factor,
+        start_paused: args.start_paused,
+        lockstep_timeout: std::time::Duration::from_secs_f64(spec.settings.lockstep_timeout_s),
+        stall_policy: spec.settings.on_stall,
+        external_clock: spec.settings.external_clock.clone(),
+        endpoint: args.node.zenoh.advertised_endpoint(),
+        model_dirs,
+        node_id: flotilla_node_kit::node_id("world"),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async move {
+        let session = open_session(&args.node.zenoh, Role::World).await.map_err(anyhow::Error::msg)?;
+        tracing::info!(
+            "world {} loaded: {} models, {} layers; listening on {}",
+            args.world.display(),
+            spec.models.len(),
+            spec.layers.len(),
+            config.endpoint
+        );
+        let shutdown = async {
+            flotilla_node_kit::args::shutdown_signal().await;
+        };
+        let result = run(session.clone(), physics, config, shutdown).await;
+        let _ = session.close().await;
+        result
+    })
+}

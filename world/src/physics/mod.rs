@@ -1,0 +1,416 @@
+//! The rapier2d world behind a registry of models and body ids, with an
+//! explicit [`Physics::step`] and no Zenoh.
+//!
+//! Flatland's semantics carried over: gravity is off (a top-down world),
+//! layers are collision groups (two footprints collide when they share a
+//! layer), `collision: false` footprints collide with nothing, sensor
+//! footprints detect but do not respond, and a dynamic body whose footprints
+//! all have zero density gets Box2D's default mass of 1 kg.
+
+mod build;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use flotilla_protocol::description::{BodyKind, LayerDescription, ModelDescription, WorldDescription};
+use flotilla_protocol::drive_to_world::BodyCommand;
+use flotilla_protocol::geometry::{Pose2, Twist2};
+use flotilla_protocol::time::SimTime;
+use flotilla_protocol::world_to_nodes::{BodyId, BodyState, WorldState};
+use rapier2d::prelude::*;
+
+use flotilla_world_file::WorldSpec;
+
+/// The most bodies one world may hold (spawns beyond are refused).
+pub const MAX_BODIES: usize = 100_000;
+
+struct ModelEntry {
+    description: ModelDescription,
+    handles: Vec<RigidBodyHandle>,
+    joints: Vec<ImpulseJointHandle>,
+}
+
+struct BodyEntry {
+    handle: RigidBodyHandle,
+    kind: BodyKind,
+}
+
+/// The world's physics: rapier plus Flotilla's registry of models and bodies.
+pub struct Physics {
+    world: PhysicsWorld,
+    step_ns: u64,
+    step: u64,
+    revision: u64,
+    seed: u64,
+    world_path: PathBuf,
+    layer_names: Vec<String>,
+    layers: Vec<LayerDescription>,
+    models: Vec<ModelEntry>,
+    bodies: BTreeMap<BodyId, BodyEntry>,
+    next_body_id: BodyId,
+    commands: BTreeMap<BodyId, BodyCommand>,
+    /// The models as loaded, for resets.
+    initial_models: Vec<ModelDescription>,
+}
+
+/// What a reset puts back (simulation_interfaces' ResetSimulation scopes
+/// that apply to Flotilla; sim time never goes back, see the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResetScope {
+    /// Every model of the world file back at its initial pose, at rest;
+    /// models of the world file that were deleted come back.
+    pub state: bool,
+    /// Models spawned since the start are deleted.
+    pub spawned: bool,
+}
+
+impl Physics {
+    /// Builds the physics world of a loaded world, with every model.
+    pub fn new(spec: &WorldSpec) -> Result<Physics, String> {
+        let step_ns = flotilla_protocol::time::step_size_ns(spec.settings.step_size_s)?;
+        let mut world = PhysicsWorld::new();
+        world.gravity = Vector::ZERO;
+        world.integration_parameters.dt = step_ns as f64 * 1e-9;
+        world.integration_parameters.num_solver_iterations = spec.settings.velocity_iterations as usize;
+        for layer in &spec.layers {
+            build::insert_layer(&mut world, layer);
+        }
+        let mut physics = Physics {
+            world,
+            step_ns,
+            step: 0,
+            revision: 1,
+            seed: spec.settings.seed,
+            world_path: spec.path.clone(),
+            layer_names: spec.layer_names.clone(),
+            layers: spec.layers.clone(),
+            models: Vec::new(),
+            bodies: BTreeMap::new(),
+            next_body_id: flotilla_world_file::FIRST_BODY_ID,
+            commands: BTreeMap::new(),
+            initial_models: spec.models.clone(),
+        };
+        for model in &spec.models {
+            physics.add_model(model.clone())?;
+        }
+        physics.revision = 1;
+        Ok(physics)
+    }
+
+    /// Step size in nanoseconds.
+    pub fn step_ns(&self) -> u64 {
+        self.step_ns
+    }
+    /// Number of steps taken.
+    pub fn step_count(&self) -> u64 {
+        self.step
+    }
+    /// Current sim time.
+    pub fn time(&self) -> SimTime {
+        SimTime::at_step(self.step, self.step_ns)
+    }
+    /// Description revision.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+    /// Number of models.
+    pub fn model_count(&self) -> usize {
+        self.models.len()
+    }
+    /// Number of robots: models with a drive plugin.
+    pub fn robot_count(&self) -> usize {
+        use flotilla_protocol::plugins::DRIVE_TYPES;
+        self.models
+            .iter()
+            .filter(|m| m.description.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str())))
+            .count()
+    }
+    /// Every plugin instance a Flotilla node can serve: `<model>/<plugin>/<aspect>`.
+    pub fn servable_instances(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for m in &self.models {
+            for p in &m.description.plugins {
+                for aspect in flotilla_protocol::plugins::aspects_for(&p.plugin_type) {
+                    out.push(format!("{}/{}/{aspect}", m.description.name, p.name));
+                }
+            }
+        }
+        out
+    }
+    /// Every layer name.
+    pub fn layer_names(&self) -> &[String] {
+        &self.layer_names
+    }
+    /// The world file.
+    pub fn world_path(&self) -> &std::path::Path {
+        &self.world_path
+    }
+    /// Whether a model of that name exists.
+    pub fn has_model(&self, name: &str) -> bool {
+        self.models.iter().any(|m| m.description.name == name)
+    }
+
+    /// Adds a loaded model, assigning body ids. Refuses duplicates.
+    pub fn add_model(&mut self, mut model: ModelDescription) -> Result<(), String> {
+        if self.has_model(&model.name) {
+            return Err(format!("a model named \"{}\" already exists", model.name));
+        }
+        if self.bodies.len() + model.bodies.len() > MAX_BODIES {
+            return Err(format!("the world already holds {} bodies; the maximum is {MAX_BODIES}", self.bodies.len()));
+        }
+        let mut handles = Vec::with_capacity(model.bodies.len());
+        for body in &mut model.bodies {
+            body.id = self.next_body_id;
+            self.next_body_id += 1;
+            let handle = build::insert_body(&mut self.world, body);
+            self.bodies.insert(body.id, BodyEntry { handle, kind: body.kind });
+            handles.push(handle);
+        }
+        let joints = model
+            .joints
+            .iter()
+            .map(|joint| {
+                let index = |name: &str| model.bodies.iter().position(|b| b.name == name).unwrap_or(0);
+                let (a, b) = (handles[index(&joint.bodies[0])], handles[index(&joint.bodies[1])]);
+                build::insert_joint(&mut self.world, joint, a, b)
+            })
+            .collect();
+        self.models.push(ModelEntry { description: model, handles, joints });
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// Removes a model with its bodies, joints and commands.
+    pub fn remove_model(&mut self, name: &str) -> Result<(), String> {
+        let index = self.model_index(name)?;
+        let entry = self.models.remove(index);
+        for joint in entry.joints {
+            self.world.remove_impulse_joint(joint);
+        }
+        for handle in entry.handles {
+            self.world.remove_body_with_colliders(handle, true);
+        }
+        for body in &entry.description.bodies {
+            self.bodies.remove(&body.id);
+            self.commands.remove(&body.id);
+        }
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// Teleports a model rigidly so that its model pose becomes `pose`;
+    /// velocities are zeroed.
+    pub fn move_model(&mut self, name: &str, pose: Pose2) -> Result<(), String> {
+        if !pose.is_finite() {
+            return Err(format!("pose must be finite, got {pose:?}"));
+        }
+        let index = self.model_index(name)?;
+        let old = self.models[index].description.pose;
+        let entry = &mut self.models[index];
+        for handle in &entry.handles {
+            let Some(body) = self.world.bodies.get_mut(*handle) else { continue };
+            let current = body_pose(body);
+            // current pose in the old model frame, re-expressed in the new one
+            let (s, c) = (-old.theta_rad).sin_cos();
+            let (dx, dy) = (current.x_m - old.x_m, current.y_m - old.y_m);
+            let local = Pose2::new(c * dx - s * dy, s * dx + c * dy, current.theta_rad - old.theta_rad);
+            let target = pose.compose(&local);
+            body.set_position(Pose::new(Vector::new(target.x_m, target.y_m), target.theta_rad), true);
+            body.set_linvel(Vector::ZERO, true);
+            body.set_angvel(0.0, true);
+        }
+        entry.description.pose = pose;
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// Teleports a model rigidly so that its first body lands at `pose`
+    /// (the inverse of [`Physics::model_state`]); velocities are zeroed.
+    pub fn place_model(&mut self, name: &str, pose: Pose2) -> Result<(), String> {
+        let index = self.model_index(name)?;
+        let (body_pose, _) = self.model_state(name)?;
+        let model_pose = self.models[index].description.pose;
+        let body_in_model = model_pose.inverse().compose(&body_pose);
+        self.move_model(name, pose.compose(&body_in_model.inverse()))
+    }
+
+    /// Every model as registered (bodies at the poses they were placed at,
+    /// `pose` as last spawned or moved), in load / spawn order. Cheaper than
+    /// [`Physics::description`], which copies everything at current poses.
+    pub fn models(&self) -> impl Iterator<Item = &ModelDescription> {
+        self.models.iter().map(|m| &m.description)
+    }
+
+    /// Every model name, in load / spawn order.
+    pub fn model_names(&self) -> impl Iterator<Item = &str> {
+        self.models().map(|m| m.name.as_str())
+    }
+
+    /// Ground truth of a model: the pose and world-frame twist of its first
+    /// body (Flatland's "base" body by convention).
+    pub fn model_state(&self, name: &str) -> Result<(Pose2, Twist2), String> {
+        let entry = &self.models[self.model_index(name)?];
+        let body = entry
+            .handles
+            .first()
+            .and_then(|h| self.world.bodies.get(*h))
+            .ok_or_else(|| format!("model \"{name}\" has no body"))?;
+        Ok((body_pose(body), origin_twist(body)))
+    }
+
+    /// Sets the world-frame velocity of every body of a model, once: the
+    /// bodies then move freely (or as their drive commands).
+    pub fn set_model_twist(&mut self, name: &str, twist: Twist2) -> Result<(), String> {
+        if !(twist.vx_mps.is_finite() && twist.vy_mps.is_finite() && twist.omega_radps.is_finite()) {
+            return Err(format!("twist must be finite, got {twist:?}"));
+        }
+        let index = self.model_index(name)?;
+        for handle in &self.models[index].handles {
+            let Some(body) = self.world.bodies.get_mut(*handle) else { continue };
+            let omega = twist.omega_radps;
+            let r = body.center_of_mass() - body.translation();
+            body.set_linvel(Vector::new(twist.vx_mps - omega * r.y, twist.vy_mps + omega * r.x), true);
+            body.set_angvel(omega, true);
+        }
+        Ok(())
+    }
+
+    /// Puts the world back as loaded, within `scope`. Sim time keeps going.
+    pub fn reset(&mut self, scope: ResetScope) -> Result<(), String> {
+        let initial = self.initial_models.clone();
+        let is_initial = |name: &str| initial.iter().any(|m| m.name == name);
+        if scope.spawned {
+            let spawned: Vec<String> =
+                self.model_names().filter(|name| !is_initial(name)).map(str::to_string).collect();
+            for name in spawned {
+                self.remove_model(&name)?;
+            }
+        }
+        if scope.state {
+            for model in &initial {
+                let Ok(index) = self.model_index(&model.name) else {
+                    self.add_model(model.clone())?;
+                    continue;
+                };
+                let entry = &mut self.models[index];
+                for (handle, body) in entry.handles.iter().zip(&model.bodies) {
+                    let Some(rb) = self.world.bodies.get_mut(*handle) else { continue };
+                    rb.set_position(Pose::new(Vector::new(body.pose.x_m, body.pose.y_m), body.pose.theta_rad), true);
+                    rb.set_linvel(Vector::ZERO, true);
+                    rb.set_angvel(0.0, true);
+                }
+                entry.description.pose = model.pose;
+                for body in &entry.description.bodies {
+                    self.commands.remove(&body.id);
+                }
+            }
+        }
+        self.revision += 1;
+        Ok(())
+    }
+
+    fn model_index(&self, name: &str) -> Result<usize, String> {
+        self.models.iter().position(|m| m.description.name == name).ok_or_else(|| format!("no model named \"{name}\""))
+    }
+
+    /// Holds a body at a velocity from now on (until replaced or cleared).
+    /// Commands for unknown or static bodies, and non-finite ones, are refused.
+    pub fn command(&mut self, command: BodyCommand) -> bool {
+        let known = self.bodies.get(&command.body).is_some_and(|b| b.kind != BodyKind::Static);
+        if known && command.is_finite() {
+            self.commands.insert(command.body, command);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Advances the world by one step: commands first, then rapier.
+    pub fn step(&mut self) {
+        for command in self.commands.values() {
+            let Some(entry) = self.bodies.get(&command.body) else { continue };
+            let Some(body) = self.world.bodies.get_mut(entry.handle) else { continue };
+            let pose = body_pose(body);
+            let (s, c) = pose.theta_rad.sin_cos();
+            let origin_velocity = Vector::new(
+                c * command.local_vx_mps - s * command.local_vy_mps,
+                s * command.local_vx_mps + c * command.local_vy_mps,
+            );
+            // rapier's linvel is the centre of mass's: add ω × (com − origin)
+            let r = body.center_of_mass() - Vector::new(pose.x_m, pose.y_m);
+            let omega = command.omega_radps;
+            body.set_linvel(origin_velocity + Vector::new(-omega * r.y, omega * r.x), true);
+            body.set_angvel(omega, true);
+        }
+        self.world.step();
+        self.step += 1;
+    }
+
+    /// Fills `out` with the state of every non-static body (reusing its
+    /// allocation: no per-body allocation on this path).
+    pub fn state_into(&self, out: &mut WorldState) {
+        out.revision = self.revision;
+        out.step = self.step;
+        out.time = self.time();
+        out.step_ns = self.step_ns;
+        out.bodies.clear();
+        for (&id, entry) in &self.bodies {
+            if entry.kind == BodyKind::Static {
+                continue;
+            }
+            let Some(body) = self.world.bodies.get(entry.handle) else { continue };
+            out.bodies.push(BodyState { id, pose: body_pose(body), twist: origin_twist(body) });
+        }
+    }
+
+    /// The current description: layers, models, bodies at their current poses.
+    pub fn description(&self) -> WorldDescription {
+        let models = self
+            .models
+            .iter()
+            .map(|entry| {
+                let mut model = entry.description.clone();
+                for (body, handle) in model.bodies.iter_mut().zip(&entry.handles) {
+                    if let Some(rb) = self.world.bodies.get(*handle) {
+                        body.pose = body_pose(rb);
+                    }
+                }
+                model
+            })
+            .collect();
+        WorldDescription {
+            revision: self.revision,
+            step_ns: self.step_ns,
+            seed: self.seed,
+            world_path: self.world_path.to_string_lossy().into_owned(),
+            layer_names: self.layer_names.clone(),
+            layers: self.layers.clone(),
+            models,
+        }
+    }
+
+    /// The bodies of a model, by id.
+    pub fn model_body_ids(&self, name: &str) -> Vec<BodyId> {
+        self.models
+            .iter()
+            .find(|m| m.description.name == name)
+            .map(|m| m.description.bodies.iter().map(|b| b.id).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn body_pose(body: &RigidBody) -> Pose2 {
+    let t = body.translation();
+    Pose2::new(t.x, t.y, body.rotation().angle())
+}
+
+/// Velocity of the body origin (not the centre of mass) in the world frame.
+fn origin_twist(body: &RigidBody) -> Twist2 {
+    let omega = body.angvel();
+    let r = body.translation() - body.center_of_mass();
+    let v = body.linvel() + Vector::new(-omega * r.y, omega * r.x);
+    Twist2 { vx_mps: v.x, vy_mps: v.y, omega_radps: omega }
+}
+
+#[cfg(test)]
+mod tests;

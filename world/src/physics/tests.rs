@@ -1,0 +1,114 @@
+use std::path::Path;
+
+use flotilla_protocol::drive_to_world::BodyCommand;
+use flotilla_protocol::geometry::Pose2;
+use flotilla_protocol::world_to_nodes::WorldState;
+
+use super::Physics;
+use flotilla_world_file::load_world;
+
+fn fixture(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/flatland").join(rel)
+}
+
+fn state(p: &Physics) -> WorldState {
+    let mut s = WorldState { revision: 0, step: 0, time: Default::default(), step_ns: 0, bodies: vec![] };
+    p.state_into(&mut s);
+    s
+}
+
+#[test]
+fn a_commanded_body_moves_at_the_commanded_velocity() {
+    let spec = load_world(&fixture("laser_tests/range_test/world.yaml")).unwrap();
+    let mut p = Physics::new(&spec).unwrap();
+    let id = p.model_body_ids("robot1")[0];
+    assert!(p.command(BodyCommand { body: id, local_vx_mps: 0.5, local_vy_mps: 0.0, omega_radps: 0.0 }));
+    for _ in 0..200 {
+        p.step();
+    }
+    let s = state(&p);
+    assert_eq!(s.step, 200);
+    assert_eq!(s.time.nanos, 1_000_000_000);
+    let body = s.bodies.iter().find(|b| b.id == id).unwrap();
+    assert!((body.pose.x_m - 5.5).abs() < 1e-6, "{:?}", body.pose);
+    assert!((body.twist.vx_mps - 0.5).abs() < 1e-9);
+}
+
+#[test]
+fn turning_while_driving_follows_an_arc() {
+    let spec = load_world(&fixture("laser_tests/range_test/world.yaml")).unwrap();
+    let mut p = Physics::new(&spec).unwrap();
+    let id = p.model_body_ids("robot1")[0];
+    p.command(BodyCommand { body: id, local_vx_mps: 0.5, local_vy_mps: 0.0, omega_radps: 0.5 });
+    for _ in 0..200 {
+        p.step();
+    }
+    let body = state(&p).bodies.into_iter().find(|b| b.id == id).unwrap();
+    // radius 1 m arc for 0.5 rad, starting at (5, 5) heading +x
+    assert!((body.pose.theta_rad - 0.5).abs() < 1e-6, "{:?}", body.pose);
+    assert!((body.pose.x_m - (5.0 + 0.5f64.sin())).abs() < 2e-3, "{:?}", body.pose);
+    assert!((body.pose.y_m - (5.0 + 1.0 - 0.5f64.cos())).abs() < 2e-3, "{:?}", body.pose);
+}
+
+#[test]
+fn spawn_move_delete_change_the_registry_and_revision() {
+    let spec = load_world(&fixture("laser_tests/range_test/world.yaml")).unwrap();
+    let mut p = Physics::new(&spec).unwrap();
+    let r0 = p.revision();
+    let mut robot = spec.models[0].clone();
+    robot.name = "robot2".into();
+    p.add_model(robot.clone()).unwrap();
+    assert!(p.add_model(robot).unwrap_err().contains("already exists"));
+    p.move_model("robot2", Pose2::new(2.0, 3.0, 1.0)).unwrap();
+    let d = p.description();
+    let moved = d.model("robot2").unwrap();
+    assert!((moved.bodies[0].pose.x_m - 2.0).abs() < 1e-9 && (moved.bodies[0].pose.theta_rad - 1.0).abs() < 1e-9);
+    p.remove_model("robot2").unwrap();
+    assert!(p.remove_model("robot2").is_err());
+    assert_eq!(p.revision(), r0 + 3);
+    assert!(p.description().model("robot2").is_none());
+}
+
+#[test]
+fn bad_commands_are_refused() {
+    let spec = load_world(&fixture("laser_tests/range_test/world.yaml")).unwrap();
+    let mut p = Physics::new(&spec).unwrap();
+    let id = p.model_body_ids("robot1")[0];
+    assert!(!p.command(BodyCommand { body: id, local_vx_mps: f64::NAN, local_vy_mps: 0.0, omega_radps: 0.0 }));
+    assert!(!p.command(BodyCommand { body: 9999, local_vx_mps: 1.0, local_vy_mps: 0.0, omega_radps: 0.0 }));
+}
+
+#[test]
+fn simple_test_a_builds_and_steps() {
+    let spec = load_world(&fixture("load_world_tests/simple_test_A/world.yaml")).unwrap();
+    let mut p = Physics::new(&spec).unwrap();
+    for _ in 0..10 {
+        p.step();
+    }
+    assert_eq!(p.description().models.len(), 4);
+}
+
+/// Tools and tests that cannot link the physics engine build descriptions
+/// with `WorldSpec::initial_description`; it must be the one the world
+/// serves at start, or their body ids would name other bodies.
+#[test]
+fn the_loader_s_initial_description_is_the_one_the_world_serves() {
+    for world in ["laser_tests/range_test/world.yaml", "conestogo_office_test/world.yaml"] {
+        let spec = load_world(&fixture(world)).unwrap();
+        let served = Physics::new(&spec).unwrap().description();
+        let mut loaded = spec.initial_description();
+        assert_eq!(loaded.models.len(), served.models.len());
+        for (l, s) in loaded.models.iter_mut().zip(&served.models) {
+            for (lb, sb) in l.bodies.iter_mut().zip(&s.bodies) {
+                // rapier stores the heading as a rotation: the same within rounding.
+                assert!((lb.pose.x_m - sb.pose.x_m).abs() < 1e-12 && (lb.pose.y_m - sb.pose.y_m).abs() < 1e-12);
+                let turn = (lb.pose.theta_rad - sb.pose.theta_rad + std::f64::consts::PI)
+                    .rem_euclid(std::f64::consts::TAU)
+                    - std::f64::consts::PI;
+                assert!(turn.abs() < 1e-12, "{world}: {}", lb.name);
+                lb.pose = sb.pose;
+            }
+        }
+        assert_eq!(loaded, served, "{world}");
+    }
+}

@@ -1,0 +1,235 @@
+//! The ROS services against the test room: one diff-drive robot at (5, 5).
+
+use std::path::{Path, PathBuf};
+
+use flotilla_protocol::control::ClockMode;
+use flotilla_protocol::ros::flatland_msgs::{DeleteModelRequest, ModelServiceResponse, SpawnModelRequest};
+use flotilla_protocol::ros::geometry_msgs::{Point, Pose, Pose2D, PoseStamped, Quaternion};
+use flotilla_protocol::ros::simulation_interfaces::*;
+use flotilla_protocol::ros::std_srvs::EmptyMessage;
+use flotilla_protocol::ros::{decode, encode, RosMessage};
+use flotilla_protocol::world_to_nodes::WorldChange;
+
+use super::{answer, Answer, Service, World};
+use crate::node::{ModelDirs, RunState};
+use crate::physics::Physics;
+use flotilla_world_file::load_world;
+
+fn room() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/room")
+}
+
+struct Sim {
+    physics: Physics,
+    run: RunState,
+}
+
+impl Sim {
+    fn new() -> Sim {
+        let world = room().join("world.yaml");
+        let physics = Physics::new(&load_world(&world).unwrap()).unwrap();
+        let run = RunState::new(ClockMode::Fast, 1.0, false, ModelDirs::new(&world, &[]).unwrap());
+        Sim { physics, run }
+    }
+
+    fn call(&mut self, service: Service, request: &impl RosMessage) -> Answer {
+        self.call_bytes(service, &encode(request))
+    }
+
+    fn call_bytes(&mut self, service: Service, request: &[u8]) -> Answer {
+        answer(service, request, World { physics: &mut self.physics, run: &mut self.run })
+    }
+
+    fn models(&self) -> Vec<String> {
+        self.physics.model_names().map(str::to_string).collect()
+    }
+}
+
+fn reply<T: RosMessage>(answer: &Answer) -> T {
+    decode(answer.reply.as_ref().expect("a CDR reply")).expect("a well-formed reply")
+}
+
+fn spawn_request(name: &str, uri: &str, x: f64) -> SpawnEntityRequest {
+    SpawnEntityRequest {
+        name: name.into(),
+        allow_renaming: false,
+        entity_resource: Resource { uri: uri.into(), resource_string: String::new() },
+        entity_namespace: String::new(),
+        initial_pose: PoseStamped {
+            header: Default::default(),
+            pose: Pose { position: Point { x, y: 2.0, z: 0.0 }, orientation: Quaternion::from_yaw(0.5) },
+        },
+    }
+}
+
+#[test]
+fn spawn_entity_then_get_entities_finds_it_and_delete_entity_removes_it() {
+    let mut sim = Sim::new();
+    let spawned = sim.call(Service::SpawnEntity, &spawn_request("crate1", "box.model.yaml", 3.0));
+    let response: SpawnEntityResponse = reply(&spawned);
+    assert_eq!(response.result, SimResult::ok());
+    assert_eq!(response.entity_name, "crate1");
+    assert_eq!(spawned.change, Some(WorldChange::ModelSpawned { model: "crate1".into() }));
+
+    let listed: GetEntitiesResponse = reply(&sim.call(Service::GetEntities, &GetEntitiesRequest::default()));
+    assert_eq!(listed.entities, vec!["robot", "crate1"]);
+
+    let state: GetEntityStateResponse =
+        reply(&sim.call(Service::GetEntityState, &EntityRequest { entity: "crate1".into() }));
+    assert_eq!(state.result.result, result_code::OK);
+    assert_eq!(state.state.header.frame_id, "map");
+    assert!((state.state.pose.position.x - 3.0).abs() < 1e-9);
+    assert!((state.state.pose.orientation.yaw() - 0.5).abs() < 1e-9);
+
+    let deleted: ResultResponse = reply(&sim.call(Service::DeleteEntity, &EntityRequest { entity: "crate1".into() }));
+    assert_eq!(deleted.result, SimResult::ok());
+    assert_eq!(sim.models(), vec!["robot"]);
+}
+
+#[test]
+fn every_failure_has_its_standard_code_and_changes_nothing() {
+    let mut sim = Sim::new();
+    let spawn_code = |sim: &mut Sim, request: SpawnEntityRequest| {
+        let answer = sim.call(Service::SpawnEntity, &request);
+        assert_eq!(answer.change, None);
+        reply::<SpawnEntityResponse>(&answer).result.result
+    };
+    assert_eq!(spawn_code(&mut sim, spawn_request("robot", "box.model.yaml", 3.0)), result_code::NAME_NOT_UNIQUE);
+    assert_eq!(spawn_code(&mut sim, spawn_request("a b", "box.model.yaml", 3.0)), result_code::NAME_INVALID);
+    assert_eq!(spawn_code(&mut sim, spawn_request("x", "", 3.0)), result_code::NO_RESOURCE);
+    assert_eq!(spawn_code(&mut sim, spawn_request("x", "robot.urdf", 3.0)), result_code::UNSUPPORTED_FORMAT);
+    assert_eq!(spawn_code(&mut sim, spawn_request("x", "missing.yaml", 3.0)), result_code::RESOURCE_PARSE_ERROR);
+    assert_eq!(spawn_code(&mut sim, spawn_request("x", "room.yaml", 3.0)), result_code::RESOURCE_PARSE_ERROR);
+    assert_eq!(spawn_code(&mut sim, spawn_request("x", "box.model.yaml", f64::NAN)), result_code::INVALID_POSE);
+    let mut tilted = spawn_request("x", "box.model.yaml", 3.0);
+    tilted.initial_pose.pose.orientation = Quaternion::from_rpy(0.3, 0.0, 0.0);
+    assert_eq!(spawn_code(&mut sim, tilted), result_code::INVALID_POSE);
+    let mut elsewhere = spawn_request("x", "box.model.yaml", 3.0);
+    elsewhere.initial_pose.header.frame_id = "robot/base".into();
+    assert_eq!(spawn_code(&mut sim, elsewhere), result_code::INVALID_POSE);
+    let mut bad_namespace = spawn_request("x", "box.model.yaml", 3.0);
+    bad_namespace.entity_namespace = "9lives".into();
+    assert_eq!(spawn_code(&mut sim, bad_namespace), result_code::NAMESPACE_INVALID);
+    let escape = spawn_request("x", room().join("../../office/robot.model.yaml").to_str().unwrap(), 3.0);
+    let answer = sim.call(Service::SpawnEntity, &escape);
+    let response: SpawnEntityResponse = reply(&answer);
+    assert_eq!(response.result.result, result_code::OPERATION_FAILED);
+    assert!(response.result.error_message.contains("outside the allowed model directories"), "{response:?}");
+
+    let unknown = EntityRequest { entity: "ghost".into() };
+    assert_eq!(
+        reply::<ResultResponse>(&sim.call(Service::DeleteEntity, &unknown)).result.result,
+        result_code::NOT_FOUND
+    );
+    let state: GetEntityStateResponse = reply(&sim.call(Service::GetEntityState, &unknown));
+    assert_eq!(state.result.result, result_code::NOT_FOUND);
+
+    let garbage: SpawnEntityResponse = reply(&sim.call_bytes(Service::SpawnEntity, &[0x00, 0x01, 0x00, 0x00, 0xff]));
+    assert_eq!(garbage.result.result, result_code::OPERATION_FAILED);
+    assert!(sim.call_bytes(Service::Pause, b"junk").reply.is_err(), "std_srvs/Empty cannot say failed");
+    assert!(!sim.run.paused);
+    assert_eq!(sim.models(), vec!["robot"], "nothing changed");
+}
+
+#[test]
+fn renaming_picks_a_free_name_when_allowed() {
+    let mut sim = Sim::new();
+    let mut request = spawn_request("robot", "box.model.yaml", 3.0);
+    request.allow_renaming = true;
+    let response: SpawnEntityResponse = reply(&sim.call(Service::SpawnEntity, &request));
+    assert_eq!(response.entity_name, "robot_1");
+    request.name.clear();
+    let response: SpawnEntityResponse = reply(&sim.call(Service::SpawnEntity, &request));
+    assert_eq!(response.entity_name, "box_model");
+}
+
+#[test]
+fn flatland_spawn_and_delete_answer_success_and_message() {
+    let mut sim = Sim::new();
+    let spawn = SpawnModelRequest {
+        yaml_path: "box.model.yaml".into(),
+        name: "box1".into(),
+        ns: String::new(),
+        pose: Pose2D { x: 7.0, y: 5.0, theta: 0.0 },
+    };
+    let ok: ModelServiceResponse = reply(&sim.call(Service::SpawnModel, &spawn));
+    assert_eq!(ok, ModelServiceResponse { success: true, message: String::new() });
+    let again: ModelServiceResponse = reply(&sim.call(Service::SpawnModel, &spawn));
+    assert!(!again.success && again.message.contains("already exists"), "{again:?}");
+    let gone: ModelServiceResponse =
+        reply(&sim.call(Service::DeleteModel, &DeleteModelRequest { name: "box1".into() }));
+    assert!(gone.success);
+}
+
+#[test]
+fn pause_step_and_play_follow_the_simulation_state_machine() {
+    let mut sim = Sim::new();
+    let state = |sim: &mut Sim| {
+        reply::<GetSimulationStateResponse>(&sim.call(Service::GetSimulationState, &EmptyMessage::default()))
+            .state
+            .state
+    };
+    assert_eq!(state(&mut sim), simulation_state::PLAYING);
+
+    let step = StepSimulationRequest { steps: 5 };
+    let refused: ResultResponse = reply(&sim.call(Service::StepSimulation, &step));
+    assert_eq!(refused.result.result, result_code::OPERATION_FAILED, "stepping needs a paused simulation");
+
+    sim.call(Service::TogglePause, &EmptyMessage::default());
+    assert_eq!(state(&mut sim), simulation_state::PAUSED);
+    let stepping = sim.call(Service::StepSimulation, &step);
+    assert_eq!(stepping.after_step, Some(5), "the reply waits until step 5 is published");
+    assert_eq!(sim.run.steps_pending, 5);
+
+    let set = |sim: &mut Sim, state: u8| {
+        reply::<ResultResponse>(
+            &sim.call(Service::SetSimulationState, &SetSimulationStateRequest { state: SimulationState { state } }),
+        )
+        .result
+        .result
+    };
+    assert_eq!(set(&mut sim, simulation_state::PAUSED), result_code::ALREADY_IN_TARGET_STATE);
+    assert_eq!(set(&mut sim, simulation_state::STOPPED), result_code::OK);
+    assert_eq!(set(&mut sim, simulation_state::PAUSED), result_code::INCORRECT_TRANSITION);
+    assert_eq!(set(&mut sim, simulation_state::PLAYING), result_code::OK);
+    assert!(!sim.run.paused);
+}
+
+#[test]
+fn set_entity_state_teleports_and_reset_puts_everything_back() {
+    let mut sim = Sim::new();
+    sim.call(Service::SpawnEntity, &spawn_request("crate1", "box.model.yaml", 3.0));
+    let mut request = SetEntityStateRequest { entity: "robot".into(), set_pose: true, ..Default::default() };
+    request.state.pose = Pose { position: Point { x: 2.0, y: 8.0, z: 0.0 }, orientation: Quaternion::from_yaw(1.0) };
+    let moved = sim.call(Service::SetEntityState, &request);
+    assert_eq!(reply::<ResultResponse>(&moved).result, SimResult::ok());
+    assert!(matches!(moved.change, Some(WorldChange::ModelMoved { .. })));
+    let (pose, _) = sim.physics.model_state("robot").unwrap();
+    assert!((pose.x_m - 2.0).abs() < 1e-9 && (pose.y_m - 8.0).abs() < 1e-9 && (pose.theta_rad - 1.0).abs() < 1e-9);
+
+    request.set_acceleration = true;
+    let refused: ResultResponse = reply(&sim.call(Service::SetEntityState, &request));
+    assert_eq!(refused.result.result, result_code::FEATURE_UNSUPPORTED);
+
+    let time_only: ResultResponse =
+        reply(&sim.call(Service::ResetSimulation, &ResetSimulationRequest { scope: reset_scope::TIME }));
+    assert_eq!(time_only.result.result, result_code::FEATURE_UNSUPPORTED);
+    let reset = sim.call(Service::ResetSimulation, &ResetSimulationRequest { scope: reset_scope::ALL });
+    assert_eq!(reply::<ResultResponse>(&reset).result, SimResult::ok());
+    assert_eq!(reset.change, Some(WorldChange::WorldReset));
+    assert_eq!(sim.models(), vec!["robot"]);
+    let (pose, _) = sim.physics.model_state("robot").unwrap();
+    assert!((pose.x_m - 5.0).abs() < 1e-9 && (pose.y_m - 5.0).abs() < 1e-9 && pose.theta_rad.abs() < 1e-9);
+}
+
+#[test]
+fn features_list_what_is_served() {
+    let mut sim = Sim::new();
+    let features: GetSimulatorFeaturesResponse =
+        reply(&sim.call(Service::GetSimulatorFeatures, &EmptyMessage::default()));
+    for f in [feature::SPAWNING, feature::DELETING, feature::ENTITY_STATE_GETTING, feature::STEP_SIMULATION_MULTIPLE] {
+        assert!(features.features.features.contains(&f), "{f}");
+    }
+    assert!(!features.features.features.contains(&feature::SIMULATION_RESET_TIME));
+    assert_eq!(features.features.spawn_formats, vec!["yaml"]);
+}
