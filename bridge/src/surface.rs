@@ -3,26 +3,11 @@
 //! description the same way the nodes work out their keys, with no Zenoh.
 
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::{binaries_for, configured};
-use flotilla_protocol::ros::geometry_msgs::TwistWithCovarianceStamped;
-use flotilla_protocol::ros::nav_msgs::Odometry;
+use flotilla_protocol::plugins::registry::{self, Direction, TopicSpec};
 use flotilla_protocol::ros::rosgraph_msgs::Clock;
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
-use flotilla_protocol::ros::tf2_msgs::TFMessage;
-use flotilla_protocol::ros::RosMessage;
 use flotilla_protocol::Keys;
 
-/// DDS durability of a topic's writer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Durability {
-    /// Only live samples.
-    Volatile,
-    /// Late readers get the last samples (`tf_static`).
-    TransientLocal,
-}
+pub use flotilla_protocol::plugins::registry::Durability;
 
 /// A topic the simulation publishes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,50 +40,22 @@ pub struct Surface {
     pub services: Vec<ServiceEndpoint>,
 }
 
-/// History depth of ordinary topics, as rclcpp's default QoS.
-const DEFAULT_DEPTH: u32 = 10;
-/// `tf`: tf2_ros's broadcaster depth.
-const TF_DEPTH: u32 = 100;
-/// `tf_static`: one latched message per publishing node, so that a late
-/// reader gets the mounts of every laser shard, not only the last one's.
-const TF_STATIC_DEPTH: u32 = 100;
-
-fn topic<T: RosMessage>(key: String) -> Topic {
-    Topic { key, ros_type: T::TYPE_NAME, durability: Durability::Volatile, depth: DEFAULT_DEPTH }
+impl Topic {
+    /// The topic of `spec`, its key built by `keys`.
+    fn of(spec: TopicSpec, keys: &Keys) -> Topic {
+        Topic { key: keys.ros(&spec.name), ros_type: spec.ros_type, durability: spec.durability, depth: spec.depth }
+    }
 }
 
 /// The surface of `description`, with keys built by `keys` (which carries
-/// the world's ROS prefix). Plugin types no Flotilla node serves publish
-/// nothing, so they are left out.
+/// the world's ROS prefix): `clock`, `tf`, `tf_static`, and what every
+/// registered plugin instance publishes (from the plugin registry, as the
+/// nodes that serve them derive their keys). Plugin types no Flotilla node
+/// serves publish nothing, so they are left out.
 pub fn surface(description: &WorldDescription, keys: &Keys, services: &[(&str, &'static str)]) -> Surface {
-    let mut topics = vec![
-        topic::<Clock>(keys.ros("/clock")),
-        Topic { depth: TF_DEPTH, ..topic::<TFMessage>(keys.ros("/tf")) },
-        Topic {
-            durability: Durability::TransientLocal,
-            depth: TF_STATIC_DEPTH,
-            ..topic::<TFMessage>(keys.ros("/tf_static"))
-        },
-    ];
-    let all = |_: &str, _: &str| true;
-    let served = |plugin_type: &str| binaries_for(plugin_type).is_some();
-    if served("Laser") {
-        for laser in configured::<LaserConfig>(description, &all) {
-            topics.push(topic::<LaserScan>(keys.ros(&resolve_topic(&laser.model.namespace, &laser.config.topic))));
-        }
-    }
-    if served("DiffDrive") {
-        for drive in configured::<DiffDriveConfig>(description, &all) {
-            let (ns, c) = (&drive.model.namespace, &drive.config);
-            if c.enable_odom_pub {
-                topics.push(topic::<Odometry>(keys.ros(&resolve_topic(ns, &c.odom_pub))));
-                topics.push(topic::<Odometry>(keys.ros(&resolve_topic(ns, &c.ground_truth_pub))));
-            }
-            if c.enable_twist_pub {
-                topics.push(topic::<TwistWithCovarianceStamped>(keys.ros(&resolve_topic(ns, &c.twist_pub))));
-            }
-        }
-    }
+    let always = [TopicSpec::publish::<Clock>("/clock"), TopicSpec::tf(), TopicSpec::tf_static()];
+    let plugins = registry::topics_of(description).into_iter().filter(|t| t.direction == Direction::Publish);
+    let mut topics: Vec<Topic> = always.into_iter().chain(plugins).map(|spec| Topic::of(spec, keys)).collect();
     topics.sort();
     topics.dedup_by(|a, b| a.key == b.key);
     let mut services: Vec<ServiceEndpoint> =
@@ -147,5 +104,47 @@ mod tests {
         let surface = surface(&room(), &Keys::new("s").with_ros_prefix("env3"), &[("/pause", "std_srvs/srv/Empty")]);
         assert!(surface.topics.iter().all(|t| t.key.starts_with("env3/")), "{:?}", surface.topics);
         assert_eq!(surface.services[0].key, "env3/pause");
+    }
+
+    /// Every registered plugin type shows ROS 2 what it publishes: a model
+    /// with one instance of each (its registry example) has each type's
+    /// published topics in the surface.
+    #[test]
+    fn every_registered_plugin_type_shows_its_topics() {
+        let dir = std::env::temp_dir().join(format!("flotilla-surface-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plugins: String = registry::REGISTRY.iter().map(|t| format!("  - {}\n", t.example)).collect();
+        let model = format!(
+            "bodies:\n  - name: base\n    type: dynamic\n    footprints:\n      - {{type: circle, radius: 0.2, density: 1}}\nplugins:\n{plugins}"
+        );
+        std::fs::write(dir.join("all.model.yaml"), model).unwrap();
+        let world = "properties: {}\nlayers: []\nmodels:\n  - {name: bot, model: all.model.yaml, namespace: bot}\n";
+        std::fs::write(dir.join("world.yaml"), world).unwrap();
+        let description = load_world(&dir.join("world.yaml")).unwrap().initial_description();
+        let _ = std::fs::remove_dir_all(&dir);
+        let keys = Keys::new("s");
+        let shown = surface(&description, &keys, &[]);
+        for t in registry::REGISTRY {
+            let model = &description.models[0];
+            let plugin = model.plugins.iter().find(|p| p.plugin_type == t.name).unwrap();
+            let ctx = flotilla_protocol::plugins::PluginContext::of(model, &description.layer_names);
+            let entry = flotilla_protocol::plugins::entry_of(plugin, ctx.model_file).unwrap();
+            let published: Vec<TopicSpec> = t
+                .topics(&entry, &plugin.name, &ctx, &model.namespace)
+                .unwrap()
+                .into_iter()
+                .filter(|spec| spec.direction == Direction::Publish)
+                .collect();
+            assert!(!published.is_empty(), "{} publishes nothing", t.name);
+            for spec in published {
+                let key = keys.ros(&spec.name);
+                assert!(
+                    shown.topics.iter().any(|topic| topic.key == key && topic.ros_type == spec.ros_type),
+                    "{}: {key} ({}) is not in the surface",
+                    t.name,
+                    spec.ros_type
+                );
+            }
+        }
     }
 }

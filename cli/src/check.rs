@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use flotilla_protocol::plugins::binaries_for;
+use flotilla_protocol::plugins::registry::binaries_for;
 use flotilla_world_file::load_world;
 
 /// Loads the world and every map and model, validates every plugin entry of

@@ -13,7 +13,7 @@ use flotilla_node_kit::args::{
     loopback_peer_args, open_session, shutdown_signal, NodeArgs, Role, ZenohArgs, DEFAULT_ENDPOINT,
 };
 use flotilla_protocol::codec::decode;
-use flotilla_protocol::plugins::binaries_for;
+use flotilla_protocol::plugins::registry::binaries_for;
 use flotilla_protocol::world_to_nodes::WorldStatus;
 use flotilla_protocol::Keys;
 use flotilla_world_file::load_world;
@@ -109,7 +109,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     for model in &spec.models {
         for plugin in &model.plugins {
             match binaries_for(&plugin.plugin_type) {
-                Some(bins) => binaries.extend(bins.iter().copied()),
+                Some(bins) => binaries.extend(bins),
                 None => {
                     unserved.insert(plugin.plugin_type.clone());
                 }

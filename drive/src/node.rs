@@ -188,7 +188,7 @@ pub async fn run(
         config: &config,
         gate: &gate,
         description,
-        claims: Claims::new(&config.node_id, "drive"),
+        claims: Claims::new(&config.node_id, DiffDriveConfig::DRIVE_ROLE.aspect),
         subscriptions: BTreeMap::new(),
     };
     rebuilder.claims.load(&session, keys, &mut claim_rx).await;
@@ -283,7 +283,7 @@ impl Rebuilder<'_> {
                 let claims = &self.claims;
                 m.plugins
                     .iter()
-                    .filter(|p| p.plugin_type == "DiffDrive")
+                    .filter(|p| p.plugin_type == DiffDriveConfig::DRIVE_ROLE.plugin_type)
                     .map(move |p| claims.instance(&m.name, &p.name))
             })
             .collect();

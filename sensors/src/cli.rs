@@ -23,17 +23,27 @@ pub struct SensorArgs {
     /// other sensors ignore it). Default: one per core.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: Option<u64>,
+    /// Print the plugin role this binary serves (`<type>/<aspect>`, from
+    /// the plugin registry) and exit.
+    #[arg(long, hide = true)]
+    pub served_role: bool,
     /// Simulation id and Zenoh options.
     #[command(flatten)]
     pub node: NodeArgs,
 }
 
-/// Parses arguments, opens Zenoh and serves until SIGINT/SIGTERM; the
-/// process exit code says how it went.
-pub fn main<S: PluginServer>(binary: &str, kind: &str, mut server: S) -> std::process::ExitCode {
+/// Parses arguments, opens Zenoh and serves `server`'s role (which names
+/// the binary and the node kind) until SIGINT/SIGTERM; the process exit
+/// code says how it went.
+pub fn main<S: PluginServer>(mut server: S) -> std::process::ExitCode {
+    let role = server.role();
     flotilla_node_kit::zenoh_threads::configure();
     flotilla_node_kit::logging::init("info,zenoh=warn");
     let args = SensorArgs::parse();
+    if args.served_role {
+        println!("{}/{}", role.plugin_type, role.aspect);
+        return std::process::ExitCode::SUCCESS;
+    }
     if let Some(threads) = args.threads {
         server.set_threads(threads as usize);
     }
@@ -44,7 +54,7 @@ pub fn main<S: PluginServer>(binary: &str, kind: &str, mut server: S) -> std::pr
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
         runtime.block_on(async {
             let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
-            let result = serve(session.clone(), keys, node_id(kind), kind, selection, server, shutdown_signal()).await;
+            let result = serve(session.clone(), keys, node_id(role.aspect), selection, server, shutdown_signal()).await;
             let _ = session.close().await;
             result
         })
@@ -52,7 +62,7 @@ pub fn main<S: PluginServer>(binary: &str, kind: &str, mut server: S) -> std::pr
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{binary}: {e:#}");
+            eprintln!("{}: {e:#}", role.binary);
             std::process::ExitCode::from(2)
         }
     }

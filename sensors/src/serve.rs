@@ -15,6 +15,7 @@ use flotilla_protocol::claim_book::ClaimEvent;
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::delivery::{output_delivery, urgent};
 use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStateHead, WorldStatus};
 use flotilla_protocol::world_tracker::{StateVerdict, WorldPresence, WorldTracker};
@@ -65,8 +66,9 @@ impl Outbox {
 
 /// A sensor node's logic, free of Zenoh.
 pub trait PluginServer {
-    /// The plugin type this node serves, e.g. `Laser`.
-    fn plugin_type(&self) -> &'static str;
+    /// The role this node serves, from the plugin registry: its plugin
+    /// type, binary and claim aspect.
+    fn role(&self) -> &'static Role;
     /// (Re)builds the plugin instances to serve: those of the description for
     /// which `serves(model, plugin)` holds.
     fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool);
@@ -127,7 +129,7 @@ async fn claim_and_rebuild<S: PluginServer>(
     server: &mut S,
     static_tf: &mut StaticTf,
 ) {
-    let wanted = wanted(description, server.plugin_type(), selection, claims);
+    let wanted = wanted(description, server.role().plugin_type, selection, claims);
     claims.sync(session, keys, &wanted).await;
     server.rebuild(description, keys, &|model, plugin| claims.holds(&claims.instance(model, plugin)));
     static_tf.update(session, server.static_transforms()).await;
@@ -138,7 +140,6 @@ pub async fn serve<S: PluginServer>(
     session: zenoh::Session,
     keys: Keys,
     node_id: String,
-    aspect: &str,
     selection: Selection,
     mut server: S,
     shutdown: impl Future<Output = ()>,
@@ -162,7 +163,7 @@ pub async fn serve<S: PluginServer>(
     // The clock mode, for how urgently to report steps done.
     let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await.map_err(anyhow::Error::msg)?;
     let mut clock = None;
-    let mut claims = Claims::new(&node_id, aspect);
+    let mut claims = Claims::new(&node_id, server.role().aspect);
 
     tokio::pin!(shutdown);
     let mut description = tokio::select! {

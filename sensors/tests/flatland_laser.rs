@@ -5,7 +5,7 @@ use std::path::Path;
 
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::{entry_of, PluginContext};
+use flotilla_protocol::plugins::{entry_of, PluginConfig, PluginContext};
 use flotilla_protocol::time::SimTime;
 use flotilla_sensors::laser::Laser;
 use flotilla_sensors::scene::Scene;
@@ -29,7 +29,7 @@ fn scans(world: &str) -> Vec<Scan> {
     model
         .plugins
         .iter()
-        .filter(|p| p.plugin_type == "Laser")
+        .filter(|p| p.plugin_type == <LaserConfig as PluginConfig>::TYPE)
         .map(|p| {
             let config = LaserConfig::parse(&entry_of(p, ctx.model_file).unwrap(), &p.name, &ctx).unwrap();
             let pose = model.body(&config.body).unwrap().pose;

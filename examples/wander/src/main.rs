@@ -12,6 +12,9 @@ use clap::Parser;
 use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
 use flotilla_node_kit::client::wait_for_description;
 use flotilla_protocol::names::resolve_topic;
+use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
+use flotilla_protocol::plugins::laser::LaserConfig;
+use flotilla_protocol::plugins::PluginConfig;
 use flotilla_protocol::ros::{self, geometry_msgs::Twist, sensor_msgs::LaserScan};
 use flotilla_protocol::Keys;
 
@@ -88,7 +91,7 @@ fn main() -> anyhow::Result<()> {
                 Some(keys.ros(&resolve_topic(&model.namespace, &topic)))
             };
             let (Some(scan_key), Some(cmd_key)) =
-                (topic_of("Laser", "topic", "scan"), topic_of("DiffDrive", "twist_sub", "cmd_vel"))
+                (topic_of(LaserConfig::TYPE, "topic", "scan"), topic_of(DiffDriveConfig::TYPE, "twist_sub", "cmd_vel"))
             else {
                 continue;
             };

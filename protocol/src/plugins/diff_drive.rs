@@ -4,8 +4,12 @@
 use serde_yaml::Value;
 
 use super::dynamics_limits::DynamicsLimitsConfig;
+use super::registry::{Role, TopicSpec};
 use super::{check_rate, check_topic, PluginContext};
 use crate::config::{LoadError, Reader};
+use crate::names::resolve_topic;
+use crate::ros::geometry_msgs::{Twist, TwistWithCovarianceStamped};
+use crate::ros::nav_msgs::Odometry;
 use crate::ros::Covariance;
 
 /// Default `cmd_vel_timeout`: a robot stops when it has heard no command for
@@ -77,15 +81,41 @@ fn covariance(r: &Reader, key: &str, noise: [f64; 3]) -> Result<Covariance, Load
 
 impl super::PluginConfig for DiffDriveConfig {
     const TYPE: &'static str = "DiffDrive";
+    const ROLES: &'static [Role] = &[DiffDriveConfig::DRIVE_ROLE, DiffDriveConfig::ODOM_ROLE];
+    const EXAMPLE: &'static str = "{type: DiffDrive, name: drive, body: base}";
+    const DRIVES_ROBOT: bool = true;
     fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<DiffDriveConfig, LoadError> {
         DiffDriveConfig::parse(entry, name, ctx)
     }
     fn body(&self) -> &str {
         &self.body
     }
+    fn topics(&self, namespace: &str) -> Vec<TopicSpec> {
+        let name = |topic: &str| resolve_topic(namespace, topic);
+        let mut topics = vec![TopicSpec::subscribe::<Twist>(name(&self.twist_sub))];
+        if self.enable_odom_pub {
+            topics.push(TopicSpec::publish::<Odometry>(name(&self.odom_pub)));
+            topics.push(TopicSpec::publish::<Odometry>(name(&self.ground_truth_pub)));
+        }
+        if self.enable_twist_pub {
+            topics.push(TopicSpec::publish::<TwistWithCovarianceStamped>(name(&self.twist_pub)));
+        }
+        if self.enable_odom_tf_pub {
+            topics.push(TopicSpec::tf());
+        }
+        if self.enable_map_tf_pub {
+            topics.push(TopicSpec::tf_static());
+        }
+        topics
+    }
 }
 
 impl DiffDriveConfig {
+    /// `flotilla-drive` turns `cmd_vel` into the body's velocity.
+    pub const DRIVE_ROLE: Role = Role { plugin_type: "DiffDrive", binary: "flotilla-drive", aspect: "drive" };
+    /// `flotilla-odom` publishes odometry, ground truth, twist and tf.
+    pub const ODOM_ROLE: Role = Role { plugin_type: "DiffDrive", binary: "flotilla-odom", aspect: "odom" };
+
     /// Parses and validates a `DiffDrive` entry.
     pub fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<DiffDriveConfig, LoadError> {
         let r = ctx.reader(entry, name)?;

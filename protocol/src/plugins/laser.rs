@@ -2,10 +2,13 @@
 
 use serde_yaml::Value;
 
+use super::registry::{Role, TopicSpec};
 use super::{check_rate, check_topic, read_pose, PluginContext};
 use crate::config::LoadError;
 use crate::description::{layer_bits, LayerBits};
 use crate::geometry::Pose2;
+use crate::names::resolve_topic;
+use crate::ros::sensor_msgs::LaserScan;
 
 /// Beams per scan above which a configuration is rejected as absurd.
 pub const MAX_BEAMS: usize = 100_000;
@@ -48,15 +51,28 @@ pub struct LaserConfig {
 
 impl super::PluginConfig for LaserConfig {
     const TYPE: &'static str = "Laser";
+    const ROLES: &'static [Role] = &[LaserConfig::ROLE];
+    const EXAMPLE: &'static str =
+        "{type: Laser, name: laser, body: base, range: 10, angle: {min: -1, max: 1, increment: 0.1}}";
     fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<LaserConfig, LoadError> {
         LaserConfig::parse(entry, name, ctx)
     }
     fn body(&self) -> &str {
         &self.body
     }
+    fn topics(&self, namespace: &str) -> Vec<TopicSpec> {
+        let mut topics = vec![TopicSpec::publish::<LaserScan>(resolve_topic(namespace, &self.topic))];
+        if self.broadcast_tf {
+            topics.push(TopicSpec::tf_static());
+        }
+        topics
+    }
 }
 
 impl LaserConfig {
+    /// `flotilla-laser` scans.
+    pub const ROLE: Role = Role { plugin_type: "Laser", binary: "flotilla-laser", aspect: "laser" };
+
     /// Number of beams: `round((max - min) / increment) + 1`, as Flatland.
     pub fn beam_count(&self) -> usize {
         ((self.angle_max_rad - self.angle_min_rad) / self.angle_increment_rad).round() as usize + 1

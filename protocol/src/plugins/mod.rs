@@ -9,6 +9,7 @@ pub mod diff_drive;
 pub mod dynamics_limits;
 pub mod laser;
 pub mod model_tf_publisher;
+pub mod registry;
 
 use std::path::Path;
 
@@ -66,14 +67,25 @@ pub fn entry_of(plugin: &PluginDescription, model_file: &Path) -> Result<Value, 
         .map_err(|e| LoadError::new(model_file, format!("plugin \"{}\"", plugin.name), e.to_string()))
 }
 
-/// A plugin type whose parameters Flotilla parses into `Self`.
+/// A plugin type whose parameters Flotilla parses into `Self`; its
+/// [`registry`] entry is made from this.
 pub trait PluginConfig: Sized {
     /// The plugin type, e.g. `Laser`.
     const TYPE: &'static str;
+    /// The processes that serve it, one per aspect.
+    const ROLES: &'static [registry::Role];
+    /// Whether it makes a model a robot (something driven by `cmd_vel`).
+    const DRIVES_ROBOT: bool = false;
+    /// The smallest valid entry, for a model whose one body is `base`
+    /// (documentation, and the registry's tests).
+    const EXAMPLE: &'static str;
     /// Parses and validates one entry.
     fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<Self, LoadError>;
     /// The body the plugin is attached to.
     fn body(&self) -> &str;
+    /// The topics an instance exposes, its model's namespace being
+    /// `namespace` (Flatland's rule: a name starting with `/` ignores it).
+    fn topics(&self, namespace: &str) -> Vec<registry::TopicSpec>;
 }
 
 /// One plugin instance of a description, with its parsed configuration.
@@ -115,34 +127,17 @@ pub fn configured<'a, C: PluginConfig>(
     out
 }
 
-/// The plugin types Flotilla serves and the binary that serves each.
-pub const IMPLEMENTED: &[(&str, &[&str])] = &[
-    ("DiffDrive", &["flotilla-drive", "flotilla-odom"]),
-    ("Laser", &["flotilla-laser"]),
-    ("ModelTfPublisher", &["flotilla-tf"]),
-];
-
-/// Plugin types that make a model a robot (something driven by `cmd_vel`).
+/// Plugin types that make a model a robot (something driven by `cmd_vel`),
+/// those no node serves yet included, so that a world's robots are counted
+/// and categorised alike whichever drives it uses.
 pub const DRIVE_TYPES: &[&str] = &["DiffDrive", "TricycleDrive", "BicycleDrive", "AckermannDrive", "OmniDrive"];
 
-/// The binaries that serve a plugin type, or `None` if no node implements it.
-pub fn binaries_for(plugin_type: &str) -> Option<&'static [&'static str]> {
-    IMPLEMENTED.iter().find(|(t, _)| *t == plugin_type).map(|(_, bins)| *bins)
-}
-
-/// The aspects (node kinds) that serve a plugin type: `flotilla-drive` → `drive`.
-pub fn aspects_for(plugin_type: &str) -> Vec<&'static str> {
-    binaries_for(plugin_type).unwrap_or_default().iter().map(|b| b.trim_start_matches("flotilla-")).collect()
-}
-
-/// Validates a plugin entry of every type whose parameters Flotilla knows;
-/// `Ok(false)` for types it cannot validate yet.
+/// Validates a plugin entry of a registered type; `Ok(false)` for types no
+/// node serves (they load, and `flotilla check` warns).
 pub fn validate(plugin_type: &str, entry: &Value, name: &str, ctx: &PluginContext) -> Result<bool, LoadError> {
-    match plugin_type {
-        "DiffDrive" => diff_drive::DiffDriveConfig::parse(entry, name, ctx).map(|_| true),
-        "Laser" => laser::LaserConfig::parse(entry, name, ctx).map(|_| true),
-        "ModelTfPublisher" => model_tf_publisher::ModelTfPublisherConfig::parse(entry, name, ctx).map(|_| true),
-        _ => Ok(false),
+    match registry::plugin_type(plugin_type) {
+        Some(registered) => registered.validate(entry, name, ctx).map(|()| true),
+        None => Ok(false),
     }
 }
 

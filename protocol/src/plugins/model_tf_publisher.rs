@@ -2,6 +2,7 @@
 
 use serde_yaml::Value;
 
+use super::registry::{Role, TopicSpec};
 use super::{check_rate, PluginContext};
 use crate::config::LoadError;
 
@@ -24,15 +25,24 @@ pub struct ModelTfPublisherConfig {
 
 impl super::PluginConfig for ModelTfPublisherConfig {
     const TYPE: &'static str = "ModelTfPublisher";
+    const ROLES: &'static [Role] = &[ModelTfPublisherConfig::ROLE];
+    const EXAMPLE: &'static str = "{type: ModelTfPublisher, name: tf}";
     fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<ModelTfPublisherConfig, LoadError> {
         ModelTfPublisherConfig::parse(entry, name, ctx)
     }
     fn body(&self) -> &str {
         &self.reference
     }
+    /// Moving joints on `tf`, fixed ones latched on `tf_static`.
+    fn topics(&self, _namespace: &str) -> Vec<TopicSpec> {
+        vec![TopicSpec::tf(), TopicSpec::tf_static()]
+    }
 }
 
 impl ModelTfPublisherConfig {
+    /// `flotilla-tf` broadcasts the model's body transforms.
+    pub const ROLE: Role = Role { plugin_type: "ModelTfPublisher", binary: "flotilla-tf", aspect: "tf" };
+
     /// Parses and validates a `ModelTfPublisher` entry.
     pub fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<ModelTfPublisherConfig, LoadError> {
         let r = ctx.reader(entry, name)?;

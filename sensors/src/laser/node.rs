@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::laser::LaserConfig;
+use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::{geometry_msgs::TransformStamped, std_msgs::Header};
 use flotilla_protocol::seed::plugin_seed;
@@ -68,8 +69,8 @@ impl LaserServer {
 }
 
 impl PluginServer for LaserServer {
-    fn plugin_type(&self) -> &'static str {
-        "Laser"
+    fn role(&self) -> &'static Role {
+        &LaserConfig::ROLE
     }
 
     fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {

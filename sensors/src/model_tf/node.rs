@@ -2,6 +2,7 @@
 
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::plugins::model_tf_publisher::ModelTfPublisherConfig;
+use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
@@ -21,8 +22,8 @@ pub struct ModelTfServer {
 }
 
 impl PluginServer for ModelTfServer {
-    fn plugin_type(&self) -> &'static str {
-        "ModelTfPublisher"
+    fn role(&self) -> &'static Role {
+        &ModelTfPublisherConfig::ROLE
     }
 
     fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {

@@ -4,6 +4,7 @@
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
+use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::{configured, Configured};
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::std_msgs::Header;
@@ -32,8 +33,8 @@ pub struct OdomServer {
 }
 
 impl PluginServer for OdomServer {
-    fn plugin_type(&self) -> &'static str {
-        "DiffDrive"
+    fn role(&self) -> &'static Role {
+        &DiffDriveConfig::ODOM_ROLE
     }
 
     fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {

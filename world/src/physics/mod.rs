@@ -12,9 +12,11 @@ mod build;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use flotilla_protocol::claim_book::instance_id;
 use flotilla_protocol::description::{BodyKind, LayerDescription, ModelDescription, WorldDescription};
 use flotilla_protocol::drive_to_world::BodyCommand;
 use flotilla_protocol::geometry::{Pose2, Twist2};
+use flotilla_protocol::plugins::registry;
 use flotilla_protocol::time::SimTime;
 use flotilla_protocol::world_to_nodes::{BodyId, BodyState, WorldState};
 use rapier2d::prelude::*;
@@ -130,8 +132,9 @@ impl Physics {
         let mut out = Vec::new();
         for m in &self.models {
             for p in &m.description.plugins {
-                for aspect in flotilla_protocol::plugins::aspects_for(&p.plugin_type) {
-                    out.push(format!("{}/{}/{aspect}", m.description.name, p.name));
+                let Some(registered) = registry::plugin_type(&p.plugin_type) else { continue };
+                for role in registered.roles {
+                    out.push(instance_id(&m.description.name, &p.name, role.aspect));
                 }
             }
         }

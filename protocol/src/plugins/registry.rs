@@ -1,0 +1,268 @@
+//! Every plugin type Flotilla serves, described once.
+//!
+//! An entry names the type, the roles that serve it (a binary and the claim
+//! aspect it serves under), how to parse and validate an entry, and the
+//! topics an instance exposes for its configuration and namespace. The
+//! loader and `flotilla check` validate through it, the launcher picks
+//! binaries from it, the world lists servable instances from it, the bridge
+//! announces its topics, and each node finds its own role in it. Adding a
+//! plugin type is its config (with [`PluginConfig`]), one line in
+//! [`REGISTRY`], its model, its server and its binary.
+
+use serde_yaml::Value;
+
+use super::{entry_of, PluginConfig, PluginContext};
+use crate::config::LoadError;
+use crate::description::WorldDescription;
+use crate::ros::RosMessage;
+
+/// A process that serves one side of a plugin type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Role {
+    /// The plugin type served, e.g. `DiffDrive`.
+    pub plugin_type: &'static str,
+    /// The binary that serves it, e.g. `flotilla-odom`.
+    pub binary: &'static str,
+    /// The claim aspect, the last chunk of an instance id
+    /// (`<model>/<plugin>/<aspect>`), e.g. `odom`.
+    pub aspect: &'static str,
+}
+
+/// Whether the simulation publishes a topic or takes it in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    /// Flotilla publishes it (scans, odometry).
+    Publish,
+    /// Flotilla subscribes to it (`cmd_vel`).
+    Subscribe,
+}
+
+/// DDS durability of a topic's writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Durability {
+    /// Only live samples.
+    Volatile,
+    /// Late readers get the last samples (`tf_static`).
+    TransientLocal,
+}
+
+/// History depth of ordinary topics, as rclcpp's default QoS.
+pub const DEFAULT_DEPTH: u32 = 10;
+/// `tf`: tf2_ros's broadcaster depth.
+pub const TF_DEPTH: u32 = 100;
+/// `tf_static`: one latched message per publishing node, so that a late
+/// reader gets the mounts of every laser shard, not only the last one's.
+pub const TF_STATIC_DEPTH: u32 = 100;
+
+/// A topic a plugin instance exposes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TopicSpec {
+    /// The resolved ROS name, e.g. `/robot1/scan` (see
+    /// [`Keys::ros`](crate::Keys::ros) for its key).
+    pub name: String,
+    /// ROS type, e.g. `sensor_msgs/msg/LaserScan`.
+    pub ros_type: &'static str,
+    /// Publish or subscribe.
+    pub direction: Direction,
+    /// Writer durability.
+    pub durability: Durability,
+    /// History depth (KEEP_LAST).
+    pub depth: u32,
+}
+
+impl TopicSpec {
+    /// A topic published with rclcpp's default QoS.
+    pub fn publish<T: RosMessage>(name: impl Into<String>) -> TopicSpec {
+        TopicSpec {
+            name: name.into(),
+            ros_type: T::TYPE_NAME,
+            direction: Direction::Publish,
+            durability: Durability::Volatile,
+            depth: DEFAULT_DEPTH,
+        }
+    }
+
+    /// A topic subscribed to with rclcpp's default QoS.
+    pub fn subscribe<T: RosMessage>(name: impl Into<String>) -> TopicSpec {
+        TopicSpec { direction: Direction::Subscribe, ..TopicSpec::publish::<T>(name) }
+    }
+
+    /// `/tf`, as tf2_ros broadcasts it.
+    pub fn tf() -> TopicSpec {
+        TopicSpec { depth: TF_DEPTH, ..TopicSpec::publish::<crate::ros::tf2_msgs::TFMessage>("/tf") }
+    }
+
+    /// `/tf_static`, latched.
+    pub fn tf_static() -> TopicSpec {
+        TopicSpec {
+            durability: Durability::TransientLocal,
+            depth: TF_STATIC_DEPTH,
+            ..TopicSpec::publish::<crate::ros::tf2_msgs::TFMessage>("/tf_static")
+        }
+    }
+}
+
+/// One plugin type, as every part of Flotilla sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct PluginType {
+    /// The type string of model files, e.g. `Laser`.
+    pub name: &'static str,
+    /// The processes that serve it, one per aspect.
+    pub roles: &'static [Role],
+    /// Whether it makes a model a robot (something driven by `cmd_vel`).
+    pub drives_robot: bool,
+    /// The smallest valid entry (see [`PluginConfig::EXAMPLE`]).
+    pub example: &'static str,
+    validate: ValidateFn,
+    topics: TopicsFn,
+}
+
+/// Parses and validates an entry: (entry, plugin name, model context).
+type ValidateFn = fn(&Value, &str, &PluginContext) -> Result<(), LoadError>;
+/// An entry's topics: (entry, plugin name, model context, namespace).
+type TopicsFn = fn(&Value, &str, &PluginContext, &str) -> Result<Vec<TopicSpec>, LoadError>;
+
+impl PluginType {
+    /// The entry of config type `C`.
+    pub const fn of<C: PluginConfig>() -> PluginType {
+        PluginType {
+            name: C::TYPE,
+            roles: C::ROLES,
+            drives_robot: C::DRIVES_ROBOT,
+            example: C::EXAMPLE,
+            validate: validate_as::<C>,
+            topics: topics_as::<C>,
+        }
+    }
+
+    /// Parses and validates one entry of this type.
+    pub fn validate(&self, entry: &Value, name: &str, ctx: &PluginContext) -> Result<(), LoadError> {
+        (self.validate)(entry, name, ctx)
+    }
+
+    /// The topics an instance exposes, its model's namespace being
+    /// `namespace`.
+    pub fn topics(
+        &self,
+        entry: &Value,
+        name: &str,
+        ctx: &PluginContext,
+        namespace: &str,
+    ) -> Result<Vec<TopicSpec>, LoadError> {
+        (self.topics)(entry, name, ctx, namespace)
+    }
+
+    /// The role of this type served under `aspect`.
+    pub fn role(&self, aspect: &str) -> Option<&'static Role> {
+        self.roles.iter().find(|r| r.aspect == aspect)
+    }
+}
+
+fn validate_as<C: PluginConfig>(entry: &Value, name: &str, ctx: &PluginContext) -> Result<(), LoadError> {
+    C::parse(entry, name, ctx).map(|_| ())
+}
+
+fn topics_as<C: PluginConfig>(
+    entry: &Value,
+    name: &str,
+    ctx: &PluginContext,
+    namespace: &str,
+) -> Result<Vec<TopicSpec>, LoadError> {
+    Ok(C::parse(entry, name, ctx)?.topics(namespace))
+}
+
+/// Every plugin type Flotilla serves.
+pub const REGISTRY: &[PluginType] = &[
+    PluginType::of::<super::diff_drive::DiffDriveConfig>(),
+    PluginType::of::<super::laser::LaserConfig>(),
+    PluginType::of::<super::model_tf_publisher::ModelTfPublisherConfig>(),
+];
+
+/// The registered plugin type of that name; `None` for types no node serves.
+pub fn plugin_type(name: &str) -> Option<&'static PluginType> {
+    REGISTRY.iter().find(|t| t.name == name)
+}
+
+/// Every role of every registered type.
+pub fn roles() -> impl Iterator<Item = &'static Role> {
+    REGISTRY.iter().flat_map(|t| t.roles)
+}
+
+/// The role a binary serves, e.g. `flotilla-laser` → (`Laser`, `laser`).
+/// A binary may serve several roles (none does yet): the first is given.
+pub fn role_of_binary(binary: &str) -> Option<&'static Role> {
+    roles().find(|r| r.binary == binary)
+}
+
+/// The binaries that serve a plugin type, or `None` if no node serves it.
+pub fn binaries_for(plugin_type: &str) -> Option<Vec<&'static str>> {
+    self::plugin_type(plugin_type).map(|t| t.roles.iter().map(|r| r.binary).collect())
+}
+
+/// Every topic the registered plugin instances of `description` expose, in
+/// model and plugin order (repeats, such as `/tf`, included). An entry that
+/// does not parse (the world validated it, so this means another Flotilla
+/// version) is logged and left out.
+pub fn topics_of(description: &WorldDescription) -> Vec<TopicSpec> {
+    let mut topics = Vec::new();
+    for model in &description.models {
+        let ctx = PluginContext::of(model, &description.layer_names);
+        for plugin in &model.plugins {
+            let Some(registered) = plugin_type(&plugin.plugin_type) else { continue };
+            match entry_of(plugin, ctx.model_file)
+                .and_then(|entry| registered.topics(&entry, &plugin.name, &ctx, &model.namespace))
+            {
+                Ok(found) => topics.extend(found),
+                Err(e) => tracing::error!("leaving out the topics of {}/{}: {e}", model.name, plugin.name),
+            }
+        }
+    }
+    topics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_type_is_registered_once_with_roles_named_after_their_binaries() {
+        for (i, t) in REGISTRY.iter().enumerate() {
+            assert!(REGISTRY[..i].iter().all(|other| other.name != t.name), "{} registered twice", t.name);
+            assert!(!t.roles.is_empty(), "{} has no role", t.name);
+            for role in t.roles {
+                assert_eq!(role.plugin_type, t.name, "a role of {} names another type", t.name);
+                assert!(role.binary.starts_with("flotilla-"), "{role:?}");
+                assert!(!role.aspect.is_empty() && !role.aspect.contains('/'), "{role:?}: the aspect is one key chunk");
+            }
+            let aspects: Vec<&str> = t.roles.iter().map(|r| r.aspect).collect();
+            let mut unique = aspects.clone();
+            unique.dedup();
+            assert_eq!(aspects, unique, "{}: one role per aspect", t.name);
+        }
+    }
+
+    #[test]
+    fn every_example_is_valid_and_exposes_a_topic() {
+        let layers = vec!["walls".to_string()];
+        let ctx = PluginContext {
+            model_file: std::path::Path::new("robot.model.yaml"),
+            model: "robot",
+            bodies: vec!["base"],
+            layer_names: &layers,
+        };
+        for t in REGISTRY {
+            let entry: Value = serde_yaml::from_str(t.example).unwrap();
+            assert_eq!(entry["type"].as_str(), Some(t.name), "{}'s example is of another type", t.name);
+            t.validate(&entry, "example", &ctx).unwrap_or_else(|e| panic!("{}: {e}", t.name));
+            let topics = t.topics(&entry, "example", &ctx, "robot").unwrap();
+            assert!(topics.iter().any(|s| s.direction == Direction::Publish), "{} publishes nothing", t.name);
+        }
+    }
+
+    #[test]
+    fn binaries_find_their_roles() {
+        assert_eq!(role_of_binary("flotilla-odom").map(|r| (r.plugin_type, r.aspect)), Some(("DiffDrive", "odom")));
+        assert_eq!(binaries_for("DiffDrive"), Some(vec!["flotilla-drive", "flotilla-odom"]));
+        assert_eq!(binaries_for("Bumper"), None);
+    }
+}
