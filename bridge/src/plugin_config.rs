@@ -18,7 +18,7 @@ pub struct Ros2ddsOptions {
 }
 
 /// The JSON the plugin reads under `plugins/ros2dds`. The namespace stays
-/// `/`: Zenoh keys and ROS names are the same (DESIGN.md §2).
+/// `/`: Zenoh keys and ROS names are the same (ARCHITECTURE.md, "Rules every process follows").
 pub fn plugin_json(options: &Ros2ddsOptions) -> Value {
     let mut config = json!({
         "namespace": "/",

@@ -1,4 +1,4 @@
-//! A node's own claims on plugin instances (DESIGN.md §4): liveliness
+//! A node's own claims on plugin instances (ARCHITECTURE.md, "Rules every process follows"): liveliness
 //! tokens declared and watched, decided by the pure
 //! [`ClaimBook`](flotilla_protocol::claim_book::ClaimBook).
 

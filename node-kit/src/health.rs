@@ -1,6 +1,6 @@
 //! Counting and logging bad messages without flooding the log.
 //!
-//! DESIGN.md §7: a bad message (garbage, truncated, wrong schema version, NaN)
+//! ARCHITECTURE.md: a bad message (garbage, truncated, wrong schema version, NaN)
 //! is dropped and counted, with a rate-limited log line; the node keeps going.
 
 use std::sync::atomic::{AtomicU64, Ordering};

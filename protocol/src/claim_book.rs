@@ -1,4 +1,4 @@
-//! Who serves which plugin instance (DESIGN.md §4), as pure bookkeeping: the
+//! Who serves which plugin instance (ARCHITECTURE.md, "Rules every process follows"), as pure bookkeeping: the
 //! node kit declares and watches the liveliness tokens, this decides.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,7 +14,7 @@ pub fn aspect_of(instance: &str) -> &str {
     instance.rsplit('/').next().unwrap_or(instance)
 }
 
-/// Who claims which plugin instances, as one node sees it (DESIGN.md §4).
+/// Who claims which plugin instances, as one node sees it (ARCHITECTURE.md, "Rules every process follows").
 ///
 /// An instance id is `<model>/<plugin>/<aspect>`, the aspect being the kind of
 /// node that serves it (`drive`, `odom`, `laser`): a DiffDrive has a drive and

@@ -26,7 +26,7 @@ pub mod verbs {
     pub const CLOCK: &str = "clock";
 }
 
-/// How the world paces its steps (DESIGN.md §3).
+/// How the world paces its steps (ARCHITECTURE.md, "Rules every process follows").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum ClockMode {
     /// Steps paced to the wall clock times the real-time factor.

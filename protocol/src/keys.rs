@@ -1,4 +1,4 @@
-//! The Zenoh key space (DESIGN.md §2), built in one place.
+//! The Zenoh key space (ARCHITECTURE.md, "Rules every process follows"), built in one place.
 //!
 //! Internal keys start with `flotilla/<sim>/`. ROS-facing keys are the ROS 2
 //! names without their leading slash, optionally behind a prefix, so that the

@@ -1,4 +1,4 @@
-//! The lockstep handshake (DESIGN.md §3), which any program can join.
+//! The lockstep handshake (ARCHITECTURE.md, "Rules every process follows"), which any program can join.
 //!
 //! A participant declares a liveliness token on `flotilla/<sim>/lockstep/<id>`
 //! and, for every world state it receives, publishes a [`StepDone`] on the

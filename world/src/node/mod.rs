@@ -6,8 +6,7 @@
 //! publishes a status summary about twice per wall second.
 
 mod barrier;
-pub(crate) mod control;
-mod inbox;
+pub(crate) mod inbox;
 mod pacing;
 mod ros_adapter;
 
@@ -32,8 +31,8 @@ use tokio::sync::Notify;
 use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 
+pub use crate::control::{ModelDirs, RunState, SpawnError, MAX_STEPS_PER_REQUEST};
 pub use barrier::Barrier;
-pub use control::{ModelDirs, RunState, SpawnError, MAX_STEPS_PER_REQUEST};
 pub use flotilla_world_file::StallPolicy;
 pub use pacing::Pacer;
 
@@ -299,7 +298,7 @@ pub async fn run(
                 let (reply, change) = {
                     let mut s = lock(&shared);
                     let s = &mut *s;
-                    control::handle(&mut s.physics, &mut s.run, request)
+                    crate::control::handle(&mut s.physics, &mut s.run, request)
                 };
                 wake.notify_one();
                 if let Some(change) = change {

@@ -8,7 +8,7 @@ use flotilla_protocol::ros::geometry_msgs::Pose2D;
 use flotilla_protocol::ros::std_srvs::{Empty, EmptyMessage};
 
 use super::{request, Answer, Service, World};
-use crate::node::control;
+use crate::control;
 
 pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer {
     let control_request = match service {

@@ -2,7 +2,7 @@
 //! `move_model`, `pause`, `resume`, `toggle_pause`) and the standard
 //! `simulation_interfaces` ones that apply to a 2D world.
 //!
-//! Each is a Zenoh queryable on the service's ROS name (DESIGN.md §2): CDR
+//! Each is a Zenoh queryable on the service's ROS name (ARCHITECTURE.md, "Rules every process follows"): CDR
 //! request in, exactly one CDR reply out, so that zenoh-plugin-ros2dds serves
 //! them to ROS 2 unchanged and any Zenoh client can call them without ROS.
 //! This module is the pure part: bytes in, reply bytes and the world change
@@ -16,7 +16,7 @@ pub use flotilla_protocol::ros::services::Service;
 use flotilla_protocol::ros::{self, RosMessage, RosService};
 use flotilla_protocol::world_to_nodes::WorldChange;
 
-use crate::node::RunState;
+use crate::control::RunState;
 use crate::physics::Physics;
 
 /// What a service call produced.

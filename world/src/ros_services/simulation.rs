@@ -10,7 +10,7 @@ use flotilla_protocol::ros::RosService;
 use flotilla_protocol::world_to_nodes::WorldChange;
 
 use super::{request, Answer, Service, World};
-use crate::node::control::{self, SpawnError};
+use crate::control::{self, SpawnError};
 use crate::physics::ResetScope;
 use flotilla_protocol::description::{BodyKind, ModelDescription};
 

@@ -11,7 +11,7 @@ use flotilla_protocol::ros::{decode, encode, RosMessage};
 use flotilla_protocol::world_to_nodes::WorldChange;
 
 use super::{answer, Answer, Service, World};
-use crate::node::{ModelDirs, RunState};
+use crate::control::{ModelDirs, RunState};
 use crate::physics::Physics;
 use flotilla_world_file::load_world;
 

@@ -1,4 +1,6 @@
-//! The control services: spawn, delete, move, pause, resume, step.
+//! The control services — spawn, delete, move, pause, resume, step — and
+//! the run state they change besides the physics, free of Zenoh: the
+//! world node's queryables and the ROS services both call into it.
 
 use std::path::{Path, PathBuf};
 
