@@ -72,7 +72,7 @@ mod tests {
     /// The room's description, as the world serves it.
     fn room() -> WorldDescription {
         let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/room/world.yaml");
-        load_world(&world).unwrap().initial_description()
+        load_world(&world).unwrap().initial_description().unwrap()
     }
 
     #[test]
@@ -120,7 +120,7 @@ mod tests {
         std::fs::write(dir.join("all.model.yaml"), model).unwrap();
         let world = "properties: {}\nlayers: []\nmodels:\n  - {name: bot, model: all.model.yaml, namespace: bot}\n";
         std::fs::write(dir.join("world.yaml"), world).unwrap();
-        let description = load_world(&dir.join("world.yaml")).unwrap().initial_description();
+        let description = load_world(&dir.join("world.yaml")).unwrap().initial_description().unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let keys = Keys::new("s");
         let shown = surface(&description, &keys, &[]);

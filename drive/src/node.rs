@@ -275,18 +275,7 @@ impl Rebuilder<'_> {
             self.subscriptions.clear();
         }
         let description = &self.description;
-        let wanted: Vec<String> = description
-            .models
-            .iter()
-            .filter(|m| self.config.selection.serves(&m.name))
-            .flat_map(|m| {
-                let claims = &self.claims;
-                m.plugins
-                    .iter()
-                    .filter(|p| p.plugin_type == DiffDriveConfig::DRIVE_ROLE.plugin_type)
-                    .map(move |p| claims.instance(&m.name, &p.name))
-            })
-            .collect();
+        let wanted = self.config.selection.instances(description, &DiffDriveConfig::DRIVE_ROLE);
         self.claims.sync(self.session, &self.config.keys, &wanted).await;
         let mut next = BTreeMap::new();
         let mut subscriptions = BTreeMap::new();

@@ -1,6 +1,10 @@
 //! Which models a node serves: `--models GLOB` and `--shard i/n`, decided
 //! the same way by every node without talking.
 
+use crate::claim_book::instance_id;
+use crate::description::WorldDescription;
+use crate::plugins::registry::Role;
+
 /// Which models a node serves: `--models GLOB` and `--shard i/n`.
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
@@ -43,6 +47,22 @@ impl Selection {
         Ok(Selection { models, shard })
     }
 
+    /// The ids of the instances of `role` in `description` this node would
+    /// serve, claims aside.
+    pub fn instances(&self, description: &WorldDescription, role: &Role) -> Vec<String> {
+        description
+            .models
+            .iter()
+            .filter(|m| self.serves(&m.name))
+            .flat_map(|m| {
+                m.plugins
+                    .iter()
+                    .filter(|p| p.plugin_type == role.plugin_type)
+                    .map(|p| instance_id(&m.name, &p.name, role.aspect))
+            })
+            .collect()
+    }
+
     /// Whether this node serves the model. Shards split models by a stable
     /// hash of their name, so every node agrees without talking.
     pub fn serves(&self, model: &str) -> bool {
@@ -67,6 +87,48 @@ fn parse_shard(given: &str) -> Result<(u64, u64), SelectionError> {
 #[cfg(test)]
 mod tests {
     use super::Selection;
+    use crate::description::{ModelDescription, PluginDescription, WorldDescription};
+    use crate::plugins::diff_drive::DiffDriveConfig;
+
+    fn robot(name: &str, plugins: &[(&str, &str)]) -> ModelDescription {
+        ModelDescription {
+            name: name.into(),
+            namespace: name.into(),
+            pose: Default::default(),
+            model_path: "robot.model.yaml".into(),
+            bodies: vec![],
+            joints: vec![],
+            plugins: plugins
+                .iter()
+                .map(|(t, n)| PluginDescription {
+                    plugin_type: t.to_string(),
+                    name: n.to_string(),
+                    params_yaml: "{}".into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn instances_are_those_of_the_role_on_the_selected_models() {
+        let description = WorldDescription {
+            revision: 1,
+            step_ns: 5_000_000,
+            seed: 0,
+            world_path: "world.yaml".into(),
+            layer_names: vec![],
+            layers: vec![],
+            models: vec![
+                robot("robot1", &[("DiffDrive", "drive"), ("Laser", "laser")]),
+                robot("robot2", &[("DiffDrive", "drive")]),
+                robot("box", &[]),
+            ],
+        };
+        let odom = &DiffDriveConfig::ODOM_ROLE;
+        assert_eq!(Selection::default().instances(&description, odom), ["robot1/drive/odom", "robot2/drive/odom"]);
+        let only_robot2 = Selection::new(Some("robot2"), None).unwrap();
+        assert_eq!(only_robot2.instances(&description, odom), ["robot2/drive/odom"]);
+    }
 
     #[test]
     fn shards_partition_the_models() {

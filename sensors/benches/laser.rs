@@ -89,7 +89,7 @@ fn bench(c: &mut Criterion) {
     let world =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/flatland/conestogo_office_test/world.yaml");
     let spec = load_world(&world).expect("conestogo office world");
-    let mut description = spec.initial_description();
+    let mut description = spec.initial_description().unwrap();
     description.models.clear(); // the map alone
     let scene = Scene::new(&description);
     let poses = free_poses(&scene, 256);

@@ -106,18 +106,6 @@ enum Input {
     Claim(ClaimEvent),
 }
 
-/// The instance ids this node would serve, claims aside.
-fn wanted(description: &WorldDescription, plugin_type: &str, selection: &Selection, claims: &Claims) -> Vec<String> {
-    description
-        .models
-        .iter()
-        .filter(|m| selection.serves(&m.name))
-        .flat_map(|m| {
-            m.plugins.iter().filter(|p| p.plugin_type == plugin_type).map(|p| claims.instance(&m.name, &p.name))
-        })
-        .collect()
-}
-
 /// Claims what it may, then rebuilds the server for the held instances and
 /// republishes their static transforms if they changed.
 async fn claim_and_rebuild<S: PluginServer>(
@@ -129,7 +117,7 @@ async fn claim_and_rebuild<S: PluginServer>(
     server: &mut S,
     static_tf: &mut StaticTf,
 ) {
-    let wanted = wanted(description, server.role().plugin_type, selection, claims);
+    let wanted = selection.instances(description, server.role());
     claims.sync(session, keys, &wanted).await;
     server.rebuild(description, keys, &|model, plugin| claims.holds(&claims.instance(model, plugin)));
     static_tf.update(session, server.static_transforms()).await;

@@ -22,7 +22,7 @@ struct Scan {
 fn scans(world: &str) -> Vec<Scan> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/flatland/laser_tests/range_test").join(world);
-    let description = load_world(&path).unwrap().initial_description();
+    let description = load_world(&path).unwrap().initial_description().unwrap();
     let scene = Scene::new(&description);
     let model = &description.models[0];
     let ctx = PluginContext::of(model, &description.layer_names);

@@ -48,7 +48,7 @@ impl Baseline {
 
 fn office() -> (Scene, Baseline, Vec<[f64; 2]>) {
     let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/office/world.yaml");
-    let description = load_world(&world).unwrap().initial_description();
+    let description = load_world(&world).unwrap().initial_description().unwrap();
     let scene = Scene::new(&description);
     let mut vertices = Vec::new();
     let mut indices = Vec::new();
@@ -154,7 +154,7 @@ fn the_laser_plugin_matches_the_baseline_with_robots_in_view() {
 
     let (scene, baseline, _) = office();
     let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/office/world.yaml");
-    let description = load_world(&world).unwrap().initial_description();
+    let description = load_world(&world).unwrap().initial_description().unwrap();
     let lasers = configured::<LaserConfig>(&description, &|_, _| true);
     let mut checked = 0;
     for variant in ["counter-clockwise", "clockwise", "upside down"] {

@@ -42,7 +42,7 @@ plugins:
         world += &format!("  - {{name: robot{k}, model: robot.model.yaml, pose: [{x}, {y}, {}]}}\n", 0.5 * k as f64);
     }
     std::fs::write(dir.join("world.yaml"), world).unwrap();
-    load_world(&dir.join("world.yaml")).unwrap().initial_description()
+    load_world(&dir.join("world.yaml")).unwrap().initial_description().unwrap()
 }
 
 /// Every message a server with `threads` threads publishes over the run.

@@ -76,7 +76,7 @@ fn office_with_robots(dir: &Path) -> Scene {
         world += &format!("  - {{name: r{k}, model: {model}.model.yaml, pose: [{x}, {y}, {}]}}\n", 0.7 * k as f64);
     }
     std::fs::write(dir.join("world.yaml"), world).unwrap();
-    Scene::new(&load_world(&dir.join("world.yaml")).unwrap().initial_description())
+    Scene::new(&load_world(&dir.join("world.yaml")).unwrap().initial_description().unwrap())
 }
 
 #[test]

@@ -36,8 +36,12 @@ impl WorldSpec {
     /// The description a world serves of this spec when it starts
     /// (revision 1): body ids assigned as the world assigns them, bodies at
     /// their loaded poses. For tools and tests that need a description
-    /// without running a world or linking the physics engine.
-    pub fn initial_description(&self) -> WorldDescription {
+    /// without running a world or linking the physics engine. Fails only
+    /// for settings that `load_world` would have refused (a spec built by
+    /// hand with a bad step size).
+    pub fn initial_description(&self) -> Result<WorldDescription, LoadError> {
+        let step_ns = flotilla_protocol::time::step_size_ns(self.settings.step_size_s)
+            .map_err(|e| LoadError::new(&self.path, "properties", format!("\"step_size\": {e}")))?;
         let mut next_id = FIRST_BODY_ID;
         let models = self
             .models
@@ -51,16 +55,15 @@ impl WorldSpec {
                 model
             })
             .collect();
-        WorldDescription {
+        Ok(WorldDescription {
             revision: 1,
-            // Validated when the settings were read.
-            step_ns: flotilla_protocol::time::step_size_ns(self.settings.step_size_s).unwrap_or(5_000_000),
+            step_ns,
             seed: self.settings.seed,
             world_path: self.path.to_string_lossy().into_owned(),
             layer_names: self.layer_names.clone(),
             layers: self.layers.clone(),
             models,
-        }
+        })
     }
 }
 

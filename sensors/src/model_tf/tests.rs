@@ -20,7 +20,7 @@ fn published(test: &str) -> (ModelTf, Vec<TransformStamped>) {
         .join("../../shared/fixtures/flatland/model_tf_publisher_tests")
         .join(test)
         .join("world.yaml");
-    let description = load_world(&world).unwrap().initial_description();
+    let description = load_world(&world).unwrap().initial_description().unwrap();
     let instance = configured::<ModelTfPublisherConfig>(&description, &|_, _| true).remove(0);
     let mut tf = ModelTf::new(instance.config, instance.model).unwrap();
     let state = WorldState::at_rest(&description, 100);

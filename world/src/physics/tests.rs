@@ -96,7 +96,7 @@ fn the_loader_s_initial_description_is_the_one_the_world_serves() {
     for world in ["laser_tests/range_test/world.yaml", "conestogo_office_test/world.yaml"] {
         let spec = load_world(&fixture(world)).unwrap();
         let served = Physics::new(&spec).unwrap().description();
-        let mut loaded = spec.initial_description();
+        let mut loaded = spec.initial_description().unwrap();
         assert_eq!(loaded.models.len(), served.models.len());
         for (l, s) in loaded.models.iter_mut().zip(&served.models) {
             for (lb, sb) in l.bodies.iter_mut().zip(&s.bodies) {
