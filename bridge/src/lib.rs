@@ -78,7 +78,7 @@ fn services() -> Vec<(&'static str, &'static str)> {
 /// `ROS_DISTRO` in the environment (the plugin reads it).
 pub async fn run(args: BridgeArgs, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
     flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
-    let mut config = args.node.zenoh.zenoh_config(Role::Node).map_err(anyhow::Error::msg)?;
+    let mut config = args.node.zenoh.zenoh_config(Role::Node)?;
     let plugin = plugin_config::plugin_json(&args.ros2dds_options()).to_string();
     let set = |config: &mut zenoh::Config, key: &str, value: &str| {
         config.insert_json5(key, value).map_err(|e| anyhow::anyhow!("Zenoh option {key} = {value}: {e}"))
@@ -106,7 +106,7 @@ pub async fn run(args: BridgeArgs, shutdown: impl std::future::Future<Output = (
 
     // The announcer is a session of its own: the plugin ignores
     // announcements carrying its own Zenoh id.
-    let session = zenoh::open(args.node.zenoh.zenoh_config(Role::Node).map_err(anyhow::Error::msg)?)
+    let session = zenoh::open(args.node.zenoh.zenoh_config(Role::Node)?)
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the announcer's Zenoh session: {e}"))?;
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);

@@ -13,10 +13,10 @@ fn call(node: &NodeArgs, request: ControlRequest) -> anyhow::Result<()> {
     let verb = request.verb();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
-        let session = open_session(&node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
+        let session = open_session(&node.zenoh, Role::Node).await?;
         let reply = call_control(&session, &Keys::new(&node.sim), verb, &request, Duration::from_secs(10)).await;
         let _ = session.close().await;
-        let reply = reply.map_err(anyhow::Error::msg)?;
+        let reply = reply?;
         if !reply.success {
             bail!("{verb} refused: {}", reply.message);
         }

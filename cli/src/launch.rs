@@ -277,7 +277,7 @@ async fn supervise(
 
     // Our own Zenoh client, for the status line.
     let zenoh_args = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };
-    let session = open_session(&zenoh_args, Role::Node).await.map_err(anyhow::Error::msg)?;
+    let session = open_session(&zenoh_args, Role::Node).await?;
     let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
     let _status_sub = session
         .declare_subscriber(Keys::new(&sim).status())

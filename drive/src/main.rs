@@ -38,8 +38,7 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::SUCCESS;
     }
     let result = (|| -> anyhow::Result<()> {
-        let selection = flotilla_protocol::selection::Selection::new(args.models.as_deref(), args.shard.as_deref())
-            .map_err(anyhow::Error::msg)?;
+        let selection = flotilla_protocol::selection::Selection::new(args.models.as_deref(), args.shard.as_deref())?;
         let config = DriveNodeConfig {
             keys: Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix),
             node_id: node_id(role.aspect),
@@ -47,7 +46,7 @@ fn main() -> std::process::ExitCode {
         };
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
         runtime.block_on(async {
-            let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
+            let session = open_session(&args.node.zenoh, Role::Node).await?;
             let result = run(session.clone(), config, shutdown_signal()).await;
             let _ = session.close().await;
             result

@@ -155,8 +155,7 @@ pub async fn run(
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let (to_loop, mut inputs) = unbounded_channel();
-    let actuation =
-        StepPublisher::declare(&session, keys.actuation(&config.node_id)).await.map_err(anyhow::Error::msg)?;
+    let actuation = StepPublisher::declare(&session, keys.actuation(&config.node_id)).await?;
     let gate = Arc::new(Gate {
         driving: Mutex::new(Driving::new(&config.node_id)),
         to_loop,
@@ -164,19 +163,14 @@ pub async fn run(
         lockstep: OnceLock::new(),
     });
     let all = |_: &[u8]| true;
-    let _state = on_message(&session, keys.world_state(), all, arriving(&gate, Arrival::State))
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let _state = on_message(&session, keys.world_state(), all, arriving(&gate, Arrival::State)).await?;
     let _events =
         on_message(&session, keys.world_events(), all, arriving(&gate, |e: WorldEvent| Arrival::Revision(e.revision)))
-            .await
-            .map_err(anyhow::Error::msg)?;
-    let _world =
-        on_world_presence(&session, keys, arriving(&gate, Arrival::World)).await.map_err(anyhow::Error::msg)?;
-    let _status = on_message(&session, keys.status(), all, arriving(&gate, |s: WorldStatus| Arrival::Clock(s.clock)))
-        .await
-        .map_err(anyhow::Error::msg)?;
-    let (_claims, mut claim_rx) = watch_claims(&session, keys).await.map_err(anyhow::Error::msg)?;
+            .await?;
+    let _world = on_world_presence(&session, keys, arriving(&gate, Arrival::World)).await?;
+    let _status =
+        on_message(&session, keys.status(), all, arriving(&gate, |s: WorldStatus| Arrival::Clock(s.clock))).await?;
+    let (_claims, mut claim_rx) = watch_claims(&session, keys).await?;
 
     tokio::pin!(shutdown);
     let description = tokio::select! {
@@ -195,7 +189,7 @@ pub async fn run(
     rebuilder.rebuild(false).await;
     // Join the barrier only now, with every cmd_vel subscribed: a command sent
     // at the first step a participant sees is never lost.
-    let lockstep = LockstepReporter::join(&session, keys, &config.node_id).await.map_err(anyhow::Error::msg)?;
+    let lockstep = LockstepReporter::join(&session, keys, &config.node_id).await?;
     let _ = gate.lockstep.set(lockstep);
     gate.driving().release();
 

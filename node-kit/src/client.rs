@@ -15,7 +15,7 @@ pub async fn fetch_description(session: &zenoh::Session, keys: &Keys, timeout: D
     let replies = session.get(&key).timeout(timeout).await.map_err(Error::zenoh("query", key.clone()))?;
     if let Ok(reply) = replies.recv_async().await {
         return match reply.result() {
-            Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|source| Error::Decode { key, source }),
+            Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|cause| Error::Decode { key, cause }),
             Err(err) => {
                 Err(Error::Refused { reason: String::from_utf8_lossy(&err.payload().to_bytes()).into_owned(), key })
             }
@@ -81,7 +81,7 @@ pub async fn call_control(
             .map_err(Error::zenoh("query", key.clone()))?;
         if let Ok(reply) = replies.recv_async().await {
             return match reply.result() {
-                Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|source| Error::Decode { key, source }),
+                Ok(sample) => decode(&sample.payload().to_bytes()).map_err(|cause| Error::Decode { key, cause }),
                 Err(err) => {
                     Err(Error::Refused { reason: String::from_utf8_lossy(&err.payload().to_bytes()).into_owned(), key })
                 }

@@ -38,12 +38,13 @@ pub enum Error {
         reason: String,
     },
     /// A reply that does not decode.
-    #[error("cannot read the reply on {key}: {source}")]
+    #[error("cannot read the reply on {key}: {cause}")]
     Decode {
         /// The key queried.
         key: String,
-        /// Why it does not decode.
-        source: DecodeError,
+        /// Why it does not decode (in the message, so not also a `source`
+        /// that `{:#}` would print twice).
+        cause: DecodeError,
     },
     /// A liveliness query that ended early: the tokens found may not be all.
     #[error("liveliness query {key}: {reason} after {found} tokens")]

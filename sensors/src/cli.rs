@@ -48,12 +48,12 @@ pub fn main<S: PluginServer>(mut server: S) -> std::process::ExitCode {
         server.set_threads(threads as usize);
     }
     let result = (|| -> anyhow::Result<()> {
-        let selection = Selection::new(args.models.as_deref(), args.shard.as_deref()).map_err(anyhow::Error::msg)?;
+        let selection = Selection::new(args.models.as_deref(), args.shard.as_deref())?;
         flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
         let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
         runtime.block_on(async {
-            let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
+            let session = open_session(&args.node.zenoh, Role::Node).await?;
             let result = serve(session.clone(), keys, node_id(role.aspect), selection, server, shutdown_signal()).await;
             let _ = session.close().await;
             result

@@ -143,13 +143,12 @@ pub async fn serve<S: PluginServer>(
         let gate = gate.clone();
         move |bytes: &[u8]| decode::<WorldStateHead>(bytes).map_or(true, |head| gate.admits(head.revision, head.step))
     };
-    let _state =
-        forward_if(&session, keys.world_state(), tx.clone(), Input::State, admit).await.map_err(anyhow::Error::msg)?;
-    let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await.map_err(anyhow::Error::msg)?;
-    let _world = watch_world(&session, &keys, tx.clone(), Input::World).await.map_err(anyhow::Error::msg)?;
-    let (_claims, mut claim_rx) = watch_claims(&session, &keys).await.map_err(anyhow::Error::msg)?;
+    let _state = forward_if(&session, keys.world_state(), tx.clone(), Input::State, admit).await?;
+    let _events = forward(&session, keys.world_events(), tx.clone(), Input::Event).await?;
+    let _world = watch_world(&session, &keys, tx.clone(), Input::World).await?;
+    let (_claims, mut claim_rx) = watch_claims(&session, &keys).await?;
     // The clock mode, for how urgently to report steps done.
-    let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await.map_err(anyhow::Error::msg)?;
+    let _status = forward(&session, keys.status(), tx.clone(), Input::Status).await?;
     let mut clock = None;
     let mut claims = Claims::new(&node_id, server.role().aspect);
 
@@ -162,9 +161,7 @@ pub async fn serve<S: PluginServer>(
     let mut static_tf = StaticTf::new(keys.ros("/tf_static"));
     claim_and_rebuild(&session, &keys, &description, &selection, &mut claims, &mut server, &mut static_tf).await;
     // Join the barrier only now, ready to serve what it claimed.
-    let lockstep = flotilla_node_kit::lockstep::LockstepReporter::join(&session, &keys, &node_id)
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let lockstep = flotilla_node_kit::lockstep::LockstepReporter::join(&session, &keys, &node_id).await?;
     let mut revision = description.revision;
     // Per output key and congestion control (see output_congestion_control):
     // the clock mode can change while the node runs.

@@ -107,7 +107,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(async move {
-        let session = open_session(&args.node.zenoh, Role::World).await.map_err(anyhow::Error::msg)?;
+        let session = open_session(&args.node.zenoh, Role::World).await?;
         tracing::info!(
             "world {} loaded: {} models, {} layers; listening on {}",
             args.world.display(),

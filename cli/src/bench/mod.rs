@@ -244,9 +244,7 @@ async fn measure(
     }
 
     let zenoh = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };
-    let session = zenoh::open(zenoh.zenoh_config(Role::Node).map_err(anyhow::Error::msg)?)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let session = zenoh::open(zenoh.zenoh_config(Role::Node)?).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     let keys = Keys::new(&sim);
     let description = wait_for_description(&session, &keys, Duration::from_secs(60))
         .await

@@ -79,9 +79,8 @@ fn main() -> anyhow::Result<()> {
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async move {
-        let session = open_session(&args.node.zenoh, Role::Node).await.map_err(anyhow::Error::msg)?;
-        let description =
-            wait_for_description(&session, &keys, Duration::from_secs(60)).await.map_err(anyhow::Error::msg)?;
+        let session = open_session(&args.node.zenoh, Role::Node).await?;
+        let description = wait_for_description(&session, &keys, Duration::from_secs(60)).await?;
         let mut subscribers = Vec::new();
         for model in &description.models {
             let topic_of = |plugin_type: &str, key: &str, default: &str| -> Option<String> {

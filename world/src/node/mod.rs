@@ -336,7 +336,7 @@ pub async fn run(
         ros_adapter::declare(&session, &keys, Arc::new(answer), published_rx).await.map_err(zerr)?
     };
 
-    let state_pub = StepPublisher::declare(&session, keys.world_state()).await.map_err(anyhow::Error::msg)?;
+    let state_pub = StepPublisher::declare(&session, keys.world_state()).await?;
     let clock_pub = session
         .declare_publisher(keys.ros("/clock"))
         .congestion_control(CongestionControl::Block)
