@@ -4,13 +4,12 @@
 //! models here are plain structs — [`limits::DynamicsLimits`] (Flatland's
 //! acceleration, deceleration and velocity limits) and
 //! [`diff_drive::DiffDrive`] — with a `step(input, dt)` API and no Zenoh;
-//! [`driving`] answers what reaches a node (states, commands), free of Zenoh,
-//! on whichever thread it arrives; [`node`] adapts it to the world's state
-//! and actuation keys.
+//! [`server::DriveServer`] wraps them as a
+//! [`NodePlugin`](flotilla_node_kit::runtime::NodePlugin), which the node
+//! runtime serves.
 //!
 //! Dependencies: only the workspace's core set.
 
 pub mod diff_drive;
-pub mod driving;
 pub mod limits;
-pub mod node;
+pub mod server;

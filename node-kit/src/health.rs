@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// A counter of dropped messages that logs at most once per interval.
+#[derive(Debug)]
 pub struct BadMessages {
     what: String,
     count: AtomicU64,

@@ -10,10 +10,13 @@
 //! * [`lockstep`] and [`step_publisher`]: the barrier report, and messages
 //!   a step waits on sent at once;
 //! * [`health`]: bad messages counted, with a rate-limited log line;
+//! * [`runtime`]: the one loop every plugin node runs, around a plugin
+//!   free of Zenoh;
 //! * [`logging`] and [`zenoh_threads`]: the process set-up every binary shares.
 //!
 //! Dependencies beyond the workspace's core set: `uuid` for node ids,
-//! `tracing-subscriber` for the one logging set-up.
+//! `tracing-subscriber` for the one logging set-up, `zenoh-ext` for the
+//! latched `tf_static` publisher, `anyhow` for the plugin binaries' `main`.
 
 pub mod args;
 pub mod claims;
@@ -22,6 +25,7 @@ pub mod error;
 pub mod health;
 pub mod lockstep;
 pub mod logging;
+pub mod runtime;
 pub mod step_publisher;
 pub mod subscribe;
 pub mod zenoh_threads;

@@ -27,15 +27,22 @@ impl StepPublisher {
     /// when the link is congested (a lost step message would stall the
     /// barrier).
     pub async fn declare(session: &zenoh::Session, key: String) -> Result<StepPublisher> {
+        StepPublisher::declare_now(session, key)
+    }
+
+    /// [`StepPublisher::declare`] from a thread outside any async context
+    /// (declaring is local and completes at once).
+    pub fn declare_now(session: &zenoh::Session, key: String) -> Result<StepPublisher> {
+        use zenoh::Wait;
         let declare = |express: bool| {
             session
                 .declare_publisher(key.clone())
                 .congestion_control(zenoh::qos::CongestionControl::Block)
                 .express(express)
+                .wait()
+                .map_err(Error::zenoh("publish on", key.clone()))
         };
-        let express = declare(true).await.map_err(Error::zenoh("publish on", key.clone()))?;
-        let batched = declare(false).await.map_err(Error::zenoh("publish on", key.clone()))?;
-        Ok(StepPublisher { express, batched })
+        Ok(StepPublisher { express: declare(true)?, batched: declare(false)? })
     }
 
     /// Publishes `payload`, at once when `urgent` (see [`flotilla_protocol::delivery::urgent`]).

@@ -2,7 +2,9 @@
 //!
 //! The models — [`raycast`] (the ray-casting kernel), [`scene`] (walls and
 //! bodies), [`laser::Laser`], [`odom::Odom`] — are plain structs with no Zenoh;
-//! [`serve`] is the one loop every sensor node runs around them.
+//! each `node` module wraps them as a
+//! [`NodePlugin`](flotilla_node_kit::runtime::NodePlugin), which the node
+//! runtime serves.
 //!
 //! Dependencies beyond the workspace's core set: `rand`, `rand_xoshiro` and
 //! `rand_distr` for seeded, platform-independent Gaussian noise
@@ -10,12 +12,8 @@
 //! 2.8 ns against ChaCha8's 6.1 ns: a laser draws one per beam); `criterion`
 //! for the laser benchmark.
 
-pub mod cli;
 pub mod laser;
 pub mod model_tf;
 pub mod odom;
 pub mod raycast;
 pub mod scene;
-pub mod serve;
-mod state_gate;
-pub mod static_tf;

@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
+use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::WorldState;
 use flotilla_protocol::Keys;
 use flotilla_sensors::laser::node::LaserServer;
-use flotilla_sensors::serve::{Outbox, PluginServer};
 use flotilla_world_file::load_world;
 
 const ROBOTS: usize = 12;
@@ -51,7 +51,7 @@ fn run(threads: usize) -> Vec<(String, Vec<u8>)> {
     std::fs::create_dir_all(&dir).unwrap();
     let description = office_with_robots(&dir);
     let mut server = LaserServer::with_threads(threads);
-    server.rebuild(&description, &Keys::new("threads"), &|_, _| true);
+    server.rebuild(&mut Rebuild::new(&description, &Keys::new("threads"), &|_, _| true));
     let moving: Vec<_> = description.models.iter().take(4).map(|m| m.bodies[0].id).collect();
     let mut published = Vec::new();
     for step in 0..STEPS {

@@ -3,20 +3,18 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::laser::LaserConfig;
 use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::{configured, Configured};
+use flotilla_protocol::plugins::Configured;
 use flotilla_protocol::ros::{geometry_msgs::TransformStamped, std_msgs::Header};
 use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::time::SimTime;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
-use flotilla_protocol::Keys;
 
 use super::Laser;
 use crate::scene::Scene;
-use crate::serve::{Outbox, PluginServer};
+use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
 
 struct Instance {
     key: String,
@@ -68,12 +66,13 @@ impl LaserServer {
     }
 }
 
-impl PluginServer for LaserServer {
+impl NodePlugin for LaserServer {
     fn role(&self) -> &'static Role {
         &LaserConfig::ROLE
     }
 
-    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {
+    fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
+        let (description, keys) = (rebuild.description, rebuild.keys);
         // Walls only change with the world file; rebuild them only then.
         if self.layers_revision.as_ref() != Some(&description.layer_names) || self.scene.is_none() {
             self.scene = Some(Scene::new(description));
@@ -83,7 +82,7 @@ impl PluginServer for LaserServer {
         }
         let reflectance = description.layer_bits(&["reflectance".to_string()]).unwrap_or(0);
         let mut old: Vec<Instance> = std::mem::take(&mut self.instances);
-        for Configured { model, plugin, key, body, config } in configured::<LaserConfig>(description, serves) {
+        for Configured { model, plugin, key, body, config } in rebuild.configured::<LaserConfig>() {
             // Keep a running instance (its timer and noise stream) when it is unchanged.
             if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.laser.config() == config) {
                 self.instances.push(old.swap_remove(pos));

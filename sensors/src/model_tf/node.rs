@@ -1,16 +1,14 @@
 //! The TF node's logic: every selected `ModelTfPublisher` instance.
 
-use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::plugins::model_tf_publisher::ModelTfPublisherConfig;
 use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::{configured, Configured};
+use flotilla_protocol::plugins::Configured;
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
 use flotilla_protocol::world_to_nodes::WorldState;
-use flotilla_protocol::Keys;
 
 use super::ModelTf;
-use crate::serve::{Outbox, PluginServer};
+use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
 
 /// Serves `ModelTfPublisher` plugin instances.
 #[derive(Default)]
@@ -21,14 +19,15 @@ pub struct ModelTfServer {
     transforms: Vec<TransformStamped>,
 }
 
-impl PluginServer for ModelTfServer {
+impl NodePlugin for ModelTfServer {
     fn role(&self) -> &'static Role {
         &ModelTfPublisherConfig::ROLE
     }
 
-    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {
-        self.tf_key = keys.ros("/tf");
-        self.instances = configured::<ModelTfPublisherConfig>(description, serves)
+    fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
+        self.tf_key = rebuild.keys.ros("/tf");
+        self.instances = rebuild
+            .configured::<ModelTfPublisherConfig>()
             .into_iter()
             .filter_map(|Configured { model, config, key, .. }| {
                 tracing::info!("serving ModelTfPublisher {key}");

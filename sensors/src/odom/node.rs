@@ -1,20 +1,18 @@
 //! The odometry node's logic: every selected `DiffDrive` instance's
 //! odometry, ground truth, twist and odom → body transform.
 
-use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::{configured, Configured};
+use flotilla_protocol::plugins::Configured;
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
 use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
-use flotilla_protocol::Keys;
 
 use super::Odom;
-use crate::serve::{Outbox, PluginServer};
+use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
 
 struct Instance {
     key: String,
@@ -32,15 +30,16 @@ pub struct OdomServer {
     tf_key: String,
 }
 
-impl PluginServer for OdomServer {
+impl NodePlugin for OdomServer {
     fn role(&self) -> &'static Role {
         &DiffDriveConfig::ODOM_ROLE
     }
 
-    fn rebuild(&mut self, description: &WorldDescription, keys: &Keys, serves: &dyn Fn(&str, &str) -> bool) {
+    fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
+        let (description, keys) = (rebuild.description, rebuild.keys);
         self.tf_key = keys.ros("/tf");
         let mut old = std::mem::take(&mut self.instances);
-        for Configured { model, plugin, key, body, config } in configured::<DiffDriveConfig>(description, serves) {
+        for Configured { model, plugin, key, body, config } in rebuild.configured::<DiffDriveConfig>() {
             if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.odom.config() == config) {
                 self.instances.push(old.swap_remove(pos));
                 continue;

@@ -1,4 +1,4 @@
-//! Which world states a sensor node's loop needs to see.
+//! Which world states a plugin node's loop needs to see.
 //!
 //! A 10 Hz laser at 200 Hz has nothing to do at 19 of every 20 states, and
 //! it has told the barrier so (its lockstep report covers them). Handing

@@ -1,0 +1,290 @@
+//! The drive node's plugin: every selected `DiffDrive` instance, answered
+//! on the thread that receives each message.
+//!
+//! On each world state (step k) it advances every drive model by one step
+//! and actuates: one batched
+//! [`Actuation`](flotilla_protocol::drive_to_world::Actuation) with the
+//! velocity of each driven body for step k+1, which the world also takes as
+//! the node's lockstep report of step k. `cmd_vel` arrives as CDR
+//! `geometry_msgs/Twist` or `TwistStamped` on the model-namespaced ROS key.
+//!
+//! In lockstep the world waits on every drive's answer to every state, so
+//! the plugin answers where the state arrives
+//! ([`Answering::OnReceivingThread`]): one thread wake-up less on the
+//! critical path of every step.
+//!
+//! In realtime and external clock modes, a plain `Twist` is not held until
+//! the next state: the drive redoes its last step with it and actuates that
+//! body at once, so the world applies it at its very next step (one step of
+//! latency instead of two). In lockstep, commands only take effect at
+//! states, which keeps runs independent of message timing; in fast mode
+//! too, as there is no wall-clock latency to save.
+
+use std::collections::BTreeMap;
+
+use flotilla_node_kit::runtime::{Answering, BadInput, NodePlugin, Outbox, Rebuild};
+use flotilla_protocol::control::ClockMode;
+use flotilla_protocol::drive_to_world::BodyCommand;
+use flotilla_protocol::names::resolve_topic;
+use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
+use flotilla_protocol::plugins::registry::Role;
+use flotilla_protocol::plugins::Configured;
+use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
+use flotilla_protocol::ros::{self, CdrError};
+use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+
+use crate::diff_drive::{DiffDrive, DriveOutput};
+
+/// One served `DiffDrive` instance.
+#[derive(Debug)]
+struct Served {
+    /// The body it drives.
+    body: BodyId,
+    /// Its model.
+    drive: DiffDrive,
+}
+
+impl Served {
+    /// The world's command for this instance's body from a drive output.
+    fn body_command(&self, out: DriveOutput) -> BodyCommand {
+        BodyCommand {
+            body: self.body,
+            local_vx_mps: out.forward_mps,
+            local_vy_mps: 0.0,
+            omega_radps: out.yaw_rate_radps,
+        }
+    }
+}
+
+/// Serves `DiffDrive` plugin instances: `cmd_vel` in, actuations out.
+#[derive(Debug, Default)]
+pub struct DriveServer {
+    /// Served instances by key (`model/plugin`).
+    instances: BTreeMap<String, Served>,
+    /// Unknown until the world's first status: treated as lockstep.
+    clock: Option<ClockMode>,
+    /// The step and sim time of the last state answered.
+    last_step: Option<u64>,
+    now_ns: u64,
+}
+
+impl NodePlugin for DriveServer {
+    fn role(&self) -> &'static Role {
+        &DiffDriveConfig::DRIVE_ROLE
+    }
+
+    fn answering(&self) -> Answering {
+        Answering::OnReceivingThread
+    }
+
+    /// Keeps the state of instances that still drive the same body, and
+    /// subscribes each instance's `cmd_vel`.
+    fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
+        let mut old = std::mem::take(&mut self.instances);
+        for Configured { model, key, body, config, .. } in rebuild.configured::<DiffDriveConfig>() {
+            let topic = rebuild.keys.ros(&resolve_topic(&model.namespace, &config.twist_sub));
+            rebuild.subscribe(topic.clone(), key.clone());
+            let served = match old.remove(&key) {
+                Some(existing) if existing.body == body => existing,
+                _ => {
+                    tracing::info!("serving DiffDrive {key}: cmd_vel on {topic}");
+                    Served { body, drive: DiffDrive::new(&config) }
+                }
+            };
+            self.instances.insert(key, served);
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = DriveServer::default();
+    }
+
+    /// Advances every drive by the step of `state` and actuates the
+    /// velocities for the next step; with nothing to drive, the runtime
+    /// sends a bare lockstep report instead.
+    fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
+        self.now_ns = state.time.nanos;
+        self.last_step = Some(state.step);
+        if self.instances.is_empty() {
+            return;
+        }
+        let dt_s = state.step_ns as f64 * 1e-9;
+        let commands = out.actuate(state.step);
+        for served in self.instances.values_mut() {
+            let output = served.drive.step(self.now_ns, dt_s);
+            commands.push(served.body_command(output));
+        }
+    }
+
+    /// A `cmd_vel` for instance `tag`.
+    fn on_input(&mut self, tag: &str, payload: &[u8], out: &mut Outbox) -> Result<(), BadInput> {
+        let (twist, stamp_ns) = decode_cmd_vel(payload)?;
+        if !(twist.linear.x.is_finite() && twist.angular.z.is_finite()) {
+            return Err(BadInput(format!("non-finite command {twist:?}")));
+        }
+        let Some(served) = self.instances.get_mut(tag) else { return Ok(()) };
+        // Only where wall time matters: in fast mode the world is steps
+        // ahead anyway, and one actuation per command (a thousand robots'
+        // controllers) would only add traffic. In lockstep, commands only
+        // take effect at states, which keeps runs independent of timing.
+        let at_once =
+            stamp_ns.is_none() && self.clock.is_some_and(|c| matches!(c, ClockMode::Realtime | ClockMode::External));
+        match (at_once, self.last_step) {
+            (true, Some(step)) => {
+                if let Some(output) = served.drive.command_now(twist.linear.x, twist.angular.z) {
+                    out.actuate(step).push(served.body_command(output));
+                }
+            }
+            _ => {
+                served.drive.command(twist.linear.x, twist.angular.z, stamp_ns.unwrap_or(self.now_ns));
+            }
+        }
+        Ok(())
+    }
+
+    fn on_clock(&mut self, clock: ClockMode) {
+        self.clock = Some(clock);
+    }
+}
+
+/// Decodes a `cmd_vel` payload: `Twist` (exactly 52 bytes) or `TwistStamped`
+/// (with its stamp in ns, `None` when the stamp is zero or negative).
+pub fn decode_cmd_vel(bytes: &[u8]) -> Result<(Twist, Option<u64>), CdrError> {
+    if bytes.len() == 52 {
+        ros::decode::<Twist>(bytes).map(|t| (t, None))
+    } else {
+        ros::decode::<TwistStamped>(bytes).map(|stamped| {
+            let t = stamped.header.stamp;
+            let ns = (t.sec > 0 || t.nanosec > 0).then(|| t.sec.max(0) as u64 * 1_000_000_000 + u64::from(t.nanosec));
+            (stamped.twist, ns)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_node_kit::runtime::core::{Arrival, Core};
+    use flotilla_protocol::description::WorldDescription;
+    use flotilla_protocol::ros::std_msgs::Header;
+    use flotilla_protocol::time::SimTime;
+    use flotilla_protocol::Keys;
+    use flotilla_world_file::load_world;
+
+    const STEP_NS: u64 = 5_000_000;
+
+    fn state(step: u64) -> WorldState {
+        WorldState { revision: 0, step, time: SimTime { nanos: step * STEP_NS }, step_ns: STEP_NS, bodies: Vec::new() }
+    }
+
+    /// One robot, `robot1`, with a DiffDrive named `drive` on its body.
+    fn one_robot() -> WorldDescription {
+        static WORLDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = WORLDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("flotilla-drive-server-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let model = "bodies: [{name: base, type: dynamic, footprints: [{type: circle, radius: 0.2, density: 1}]}]\n\
+                     plugins: [{type: DiffDrive, name: drive, body: base}]\n";
+        std::fs::write(dir.join("robot.model.yaml"), model).unwrap();
+        let world = "properties: {}\nlayers: []\nmodels: [{name: robot1, model: robot.model.yaml}]\n";
+        std::fs::write(dir.join("world.yaml"), world).unwrap();
+        let description = load_world(&dir.join("world.yaml")).unwrap().initial_description().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        description
+    }
+
+    /// A drive core serving `robot1/drive`, in `clock` mode, released.
+    fn drive(clock: ClockMode) -> Core<DriveServer> {
+        let description = one_robot();
+        let keys = Keys::new("test");
+        let mut core = Core::new(DriveServer::default());
+        let mut rebuild = Rebuild::new(&description, &keys, &|_, _| true);
+        core.plugin.rebuild(&mut rebuild);
+        assert_eq!(rebuild.inputs().len(), 1, "cmd_vel subscribed");
+        assert_eq!(rebuild.inputs()[0].tag, "robot1/drive");
+        core.release();
+        core.arrive(Arrival::Clock(clock));
+        core
+    }
+
+    fn forward(core: &mut Core<DriveServer>, mps: f64) {
+        let mut twist = Twist::default();
+        twist.linear.x = mps;
+        let bad = std::sync::Arc::new(flotilla_node_kit::health::BadMessages::new("robot1/cmd_vel"));
+        core.arrive(Arrival::Input { tag: "robot1/drive".into(), payload: ros::encode(&twist), bad: bad.clone() });
+        assert_eq!(bad.count(), 0);
+    }
+
+    /// The actuation waiting in the outbox: its step and first speed.
+    fn actuated(core: &mut Core<DriveServer>) -> Option<(u64, f64)> {
+        core.outbox.take_actuation().map(|(step, commands)| (step, commands[0].local_vx_mps))
+    }
+
+    #[test]
+    fn a_state_is_answered_with_the_velocity_for_the_next_step() {
+        let mut core = drive(ClockMode::Lockstep);
+        let reply = core.arrive(Arrival::State(state(7)));
+        assert_eq!(reply.report, None, "the actuation is the lockstep report");
+        let (step, commands) = core.outbox.take_actuation().unwrap();
+        assert_eq!((step, commands.len()), (7, 1));
+        assert!(core.urgent(), "the world waits on it in lockstep");
+        core.arrive(Arrival::State(state(7)));
+        assert_eq!(actuated(&mut core), None, "a re-published state is answered once");
+    }
+
+    #[test]
+    fn in_lockstep_a_command_takes_effect_at_the_state_after_it() {
+        let mut core = drive(ClockMode::Lockstep);
+        core.arrive(Arrival::State(state(0)));
+        assert_eq!(actuated(&mut core), Some((0, 0.0)));
+        forward(&mut core, 0.5);
+        assert_eq!(actuated(&mut core), None, "held until the next state");
+        core.arrive(Arrival::State(state(1)));
+        assert_eq!(actuated(&mut core), Some((1, 0.5)));
+    }
+
+    #[test]
+    fn in_realtime_a_plain_command_is_actuated_at_once() {
+        let mut core = drive(ClockMode::Realtime);
+        core.arrive(Arrival::State(state(0)));
+        core.outbox.take_actuation();
+        forward(&mut core, 0.5);
+        assert_eq!(actuated(&mut core), Some((0, 0.5)), "redoes the last step");
+        assert!(core.urgent());
+    }
+
+    #[test]
+    fn without_instances_a_state_gets_a_bare_report() {
+        let mut core = Core::new(DriveServer::default());
+        core.release();
+        core.arrive(Arrival::Clock(ClockMode::Fast));
+        let reply = core.arrive(Arrival::State(state(4)));
+        assert_eq!((reply.report, core.outbox.actuated()), (Some(4), None));
+        assert!(!core.urgent(), "fast mode batches");
+    }
+
+    #[test]
+    fn bad_commands_are_refused() {
+        let mut server = DriveServer::default();
+        let mut out = Outbox::default();
+        assert!(server.on_input("robot1/drive", &[0, 1, 0, 0, 1, 2, 3], &mut out).is_err());
+        let mut twist = Twist::default();
+        twist.angular.z = f64::NAN;
+        let refused = server.on_input("robot1/drive", &ros::encode(&twist), &mut out).unwrap_err();
+        assert!(refused.0.contains("non-finite"), "{refused}");
+    }
+
+    #[test]
+    fn cmd_vel_accepts_twist_and_twist_stamped() {
+        let mut twist = Twist::default();
+        twist.linear.x = 0.4;
+        twist.angular.z = -0.2;
+        assert_eq!(decode_cmd_vel(&ros::encode(&twist)).unwrap(), (twist, None));
+        let mut stamped = TwistStamped { header: Header { frame_id: "base_link".into(), ..Default::default() }, twist };
+        assert_eq!(decode_cmd_vel(&ros::encode(&stamped)).unwrap(), (twist, None), "zero stamp: unstamped");
+        stamped.header.stamp.sec = 2;
+        stamped.header.stamp.nanosec = 5;
+        assert_eq!(decode_cmd_vel(&ros::encode(&stamped)).unwrap(), (twist, Some(2_000_000_005)));
+        assert!(decode_cmd_vel(&[0, 1, 0, 0, 1, 2, 3]).is_err());
+    }
+}

@@ -1,0 +1,269 @@
+//! What a plugin node is, free of Zenoh: a [`NodePlugin`] builds its
+//! instances from the world's description ([`Rebuild`]), names the inputs it
+//! subscribes to, and answers world states and inputs by filling an
+//! [`Outbox`]. The runtime ([`super::serve`]) does the rest: claims,
+//! resynchronising with a new world, rebuilding on spawn and delete, the
+//! lockstep barrier, publishing.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use flotilla_protocol::control::ClockMode;
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::drive_to_world::BodyCommand;
+use flotilla_protocol::plugins::registry::Role;
+use flotilla_protocol::plugins::{configured, Configured, PluginConfig};
+use flotilla_protocol::ros::geometry_msgs::TransformStamped;
+use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_protocol::Keys;
+
+/// Where a node handles what arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answering {
+    /// On the thread that received it, under the node's lock: one thread
+    /// wake-up less on the critical path of each lockstep step. For
+    /// plugins whose answers are cheap (a drive advancing its models).
+    /// While the runtime reworks the instances, arrivals wait in order on
+    /// its main loop instead.
+    OnReceivingThread,
+    /// On the node's main loop, one at a time: for plugins whose answers
+    /// take long (a laser's scans), which must not hold up the thread that
+    /// receives every message of the process.
+    OnMainLoop,
+}
+
+/// A node's logic, free of Zenoh: the plugin instances it serves and what
+/// it makes of world states and inputs.
+pub trait NodePlugin: Send + 'static {
+    /// The role this node serves, from the plugin registry: its plugin
+    /// type, binary and claim aspect.
+    fn role(&self) -> &'static Role;
+
+    /// Where arrivals are handled; see [`Answering`].
+    fn answering(&self) -> Answering {
+        Answering::OnMainLoop
+    }
+
+    /// (Re)builds the instances to serve from `rebuild`'s description and
+    /// subscribes their inputs. Instances that still exist unchanged
+    /// should be kept, with their timers and noise streams.
+    fn rebuild(&mut self, rebuild: &mut Rebuild<'_>);
+
+    /// Forgets everything: a new world process came up.
+    fn reset(&mut self);
+
+    /// Handles one world state, queuing outputs (and an actuation, for a
+    /// drive).
+    fn on_state(&mut self, state: &WorldState, out: &mut Outbox);
+
+    /// Handles one message on an input subscribed in [`NodePlugin::rebuild`],
+    /// `tag` being what the plugin gave with it. A message the plugin cannot
+    /// use is an error; the runtime counts and logs it.
+    fn on_input(&mut self, _tag: &str, _payload: &[u8], _out: &mut Outbox) -> Result<(), BadInput> {
+        Ok(())
+    }
+
+    /// The world's clock mode, from its status (unknown until the first:
+    /// treat as lockstep).
+    fn on_clock(&mut self, _clock: ClockMode) {}
+
+    /// How many steps after `state` are sure to bring no output (0: the next
+    /// one may). The node reports them done to the lockstep barrier at once,
+    /// so that the world does not wait for a 10 Hz laser at the 19 steps of
+    /// every 20 at which it has nothing to do.
+    fn steps_without_output(&self, _state: &WorldState) -> u64 {
+        0
+    }
+
+    /// The fixed transforms of the served instances (e.g. sensor mounts),
+    /// published latched on `tf_static`.
+    fn static_transforms(&self) -> Vec<TransformStamped> {
+        Vec::new()
+    }
+
+    /// How many threads may compute the outputs due at one step
+    /// (`--threads`); plugins whose outputs are cheap ignore it.
+    fn set_threads(&mut self, _threads: usize) {}
+}
+
+/// A message on an input that the plugin cannot use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+impl From<flotilla_protocol::ros::CdrError> for BadInput {
+    fn from(e: flotilla_protocol::ros::CdrError) -> BadInput {
+        BadInput(e.to_string())
+    }
+}
+
+/// What a plugin rebuilds from, and the inputs it subscribes to.
+pub struct Rebuild<'a> {
+    /// The world's description.
+    pub description: &'a WorldDescription,
+    /// The simulation's keys.
+    pub keys: &'a Keys,
+    serves: &'a dyn Fn(&str, &str) -> bool,
+    inputs: Vec<Input>,
+}
+
+/// An input a plugin subscribes to: a key, and the tag its messages are
+/// handed to the plugin with.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Input {
+    /// The key (a ROS-facing one, e.g. a model's `cmd_vel`).
+    pub key: String,
+    /// What the plugin calls it (e.g. the instance it commands).
+    pub tag: String,
+}
+
+impl<'a> Rebuild<'a> {
+    /// A rebuild from `description` serving the instances for which
+    /// `serves(model, plugin)` holds.
+    pub fn new(description: &'a WorldDescription, keys: &'a Keys, serves: &'a dyn Fn(&str, &str) -> bool) -> Self {
+        Rebuild { description, keys, serves, inputs: Vec::new() }
+    }
+
+    /// Whether the node serves (holds the claim on) a model's plugin.
+    pub fn serves(&self, model: &str, plugin: &str) -> bool {
+        (self.serves)(model, plugin)
+    }
+
+    /// Every served plugin of type `C`, parsed.
+    pub fn configured<C: PluginConfig>(&self) -> Vec<Configured<'a, C>> {
+        configured::<C>(self.description, self.serves)
+    }
+
+    /// Subscribes to `key`, handing its messages to
+    /// [`NodePlugin::on_input`] with `tag`.
+    pub fn subscribe(&mut self, key: String, tag: String) {
+        self.inputs.push(Input { key, tag });
+    }
+
+    /// The inputs subscribed so far.
+    pub fn inputs(&self) -> &[Input] {
+        &self.inputs
+    }
+
+    pub(crate) fn into_inputs(self) -> Vec<Input> {
+        self.inputs
+    }
+}
+
+/// What a plugin makes of one arrival: messages to publish and, for a
+/// drive, the actuation of a step.
+#[derive(Default)]
+pub struct Outbox {
+    items: Vec<(String, Vec<u8>)>,
+    /// Per key published on so far, whether any subscriber matches it, as
+    /// the runtime's publisher last learned.
+    subscribed: HashMap<String, Arc<AtomicBool>>,
+    /// The step actuated, if any.
+    actuated: Option<u64>,
+    /// The actuation's body commands; the buffer is kept between steps.
+    commands: Vec<BodyCommand>,
+}
+
+impl Outbox {
+    /// Queues a payload for a key.
+    pub fn put(&mut self, key: String, payload: Vec<u8>) {
+        self.items.push((key, payload));
+    }
+
+    /// Whether a message on `key` would reach anyone: true until the key's
+    /// first message is out (its publisher then learns of subscribers),
+    /// then whether any subscriber matches it. A plugin skips encoding and
+    /// queuing what nobody listens to, as Gazebo's sensors do; it still
+    /// updates its model (state, noise), so that a subscriber that comes
+    /// later sees what it would have seen from the start.
+    pub fn wants(&self, key: &str) -> bool {
+        self.subscribed.get(key).is_none_or(|matching| matching.load(Ordering::Relaxed))
+    }
+
+    /// The body commands to send the world for step `step` (a drive's
+    /// actuation, applied at the step after), empty to be filled. The
+    /// world counts an actuation as the node's lockstep report of `step`.
+    pub fn actuate(&mut self, step: u64) -> &mut Vec<BodyCommand> {
+        self.actuated = Some(step);
+        self.commands.clear();
+        &mut self.commands
+    }
+
+    /// The step actuated since the last [`Outbox::take_actuation`], if any.
+    pub fn actuated(&self) -> Option<u64> {
+        self.actuated
+    }
+
+    /// Takes the actuation: its step and commands. Give the commands back
+    /// with [`Outbox::recycle`] once sent, so that the next step allocates
+    /// nothing.
+    pub fn take_actuation(&mut self) -> Option<(u64, Vec<BodyCommand>)> {
+        self.actuated.take().map(|step| (step, std::mem::take(&mut self.commands)))
+    }
+
+    /// Gives back an actuation's command buffer.
+    pub fn recycle(&mut self, commands: Vec<BodyCommand>) {
+        self.commands = commands;
+    }
+
+    /// Takes every queued message.
+    pub fn drain(&mut self) -> std::vec::Drain<'_, (String, Vec<u8>)> {
+        self.items.drain(..)
+    }
+
+    /// The queued messages, taken out (give the vector back with
+    /// [`Outbox::restore`], keeping its capacity) so that the publisher
+    /// can register new keys' flags meanwhile.
+    pub(crate) fn take_items(&mut self) -> Vec<(String, Vec<u8>)> {
+        std::mem::take(&mut self.items)
+    }
+
+    pub(crate) fn restore(&mut self, mut items: Vec<(String, Vec<u8>)>) {
+        items.clear();
+        self.items = items;
+    }
+
+    /// The flag [`Outbox::wants`] reads for `key`, created false.
+    pub(crate) fn subscribed_flag(&mut self, key: &str) -> Arc<AtomicBool> {
+        self.subscribed.entry(key.to_string()).or_default().clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_are_wanted_until_their_publisher_knows_of_no_subscriber() {
+        let mut out = Outbox::default();
+        assert!(out.wants("robot1/odom"), "no publisher yet: the first message goes out");
+        let matching = out.subscribed_flag("robot1/odom");
+        assert!(!out.wants("robot1/odom"), "a publisher that no subscriber matches");
+        matching.store(true, Ordering::Relaxed);
+        assert!(out.wants("robot1/odom"), "a subscriber came");
+        assert!(out.wants("robot2/odom"), "other keys are their own");
+    }
+
+    #[test]
+    fn an_actuation_is_taken_once_and_its_buffer_reused() {
+        let mut out = Outbox::default();
+        assert_eq!(out.take_actuation(), None);
+        out.actuate(7).push(BodyCommand { body: 3, local_vx_mps: 0.5, local_vy_mps: 0.0, omega_radps: 0.1 });
+        assert_eq!(out.actuated(), Some(7));
+        let (step, commands) = out.take_actuation().unwrap();
+        assert_eq!((step, commands.len()), (7, 1));
+        let capacity = commands.capacity();
+        out.recycle(commands);
+        assert_eq!(out.take_actuation(), None, "taken once");
+        assert!(out.actuate(8).is_empty(), "a fresh step starts empty");
+        assert!(out.commands.capacity() >= capacity, "in the same buffer");
+    }
+}

@@ -1,0 +1,427 @@
+//! The one loop every plugin node runs: announce itself, wait for the
+//! world, claim and build its instances, join the lockstep barrier, then
+//! answer what arrives — on the receiving thread or on the main loop, as
+//! the plugin chose ([`Answering`]) — and rework the instances when claims,
+//! the description or the world itself change.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use flotilla_protocol::codec::{decode, encode};
+use flotilla_protocol::delivery::{output_delivery, OutputDelivery};
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::drive_to_world::Actuation;
+use flotilla_protocol::plugins::registry::Role;
+use flotilla_protocol::selection::Selection;
+use flotilla_protocol::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
+use flotilla_protocol::Keys;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use zenoh::qos::CongestionControl;
+use zenoh::Wait;
+
+use super::core::{Arrival, Core, Reply, Rework};
+use super::plugin::{Answering, Input, NodePlugin, Outbox, Rebuild};
+use super::state_gate::StateGate;
+use super::static_tf::StaticTf;
+use crate::claims::{watch_claims, Claims};
+use crate::client::{fetch_description, wait_for_world};
+use crate::error::{Error, Result};
+use crate::health::BadMessages;
+use crate::lockstep::LockstepReporter;
+use crate::step_publisher::{congestion_control, StepPublisher};
+use crate::subscribe::{on_message, on_world_presence};
+
+/// How long the node waits for the world's description when it must
+/// rebuild.
+const DESCRIPTION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Runs `plugin` as node `node_id` until `shutdown` completes.
+pub async fn serve<P: NodePlugin>(
+    session: zenoh::Session,
+    keys: Keys,
+    node_id: String,
+    selection: Selection,
+    plugin: P,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
+    let token_key = keys.node_token(&node_id);
+    let _token =
+        session.liveliness().declare_token(&token_key).await.map_err(Error::zenoh("declare the token", token_key))?;
+    let role = plugin.role();
+    let (to_loop, mut handed) = unbounded_channel();
+    let shared = Arc::new(Shared {
+        session: session.clone(),
+        keys: keys.clone(),
+        node: node_id.clone(),
+        answering: plugin.answering(),
+        locked: Mutex::new(Locked { core: Core::new(plugin), publishers: Publishers::default() }),
+        to_loop,
+        gate: StateGate::default(),
+        lockstep: OnceLock::new(),
+    });
+    let _world = subscribe_world(&shared).await?;
+    let (_claims, mut claim_events) = watch_claims(&session, &keys).await?;
+
+    tokio::pin!(shutdown);
+    let description = tokio::select! {
+        _ = &mut shutdown => return Ok(()),
+        d = wait_for_world(&session, &keys) => d,
+    };
+    let mut main = MainLoop {
+        shared: &shared,
+        role,
+        selection,
+        description,
+        claims: Claims::new(&node_id, role.aspect),
+        inputs: BTreeMap::new(),
+        static_tf: StaticTf::new(keys.ros("/tf_static")),
+    };
+    main.claims.load(&session, &keys, &mut claim_events).await;
+    main.rebuild(false).await;
+    // Join the barrier only now, ready to serve what it claimed with every
+    // input subscribed: a command sent at the first step a participant sees
+    // is never lost.
+    let lockstep = LockstepReporter::join(&session, &keys, &node_id).await?;
+    let _ = shared.lockstep.set(lockstep);
+    shared.lock().core.release();
+
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = &mut shutdown => break,
+            Some(claim) = claim_events.recv() => {
+                if main.claims.seen(&claim.instance, &claim.node, claim.alive) {
+                    shared.gate.open();
+                    shared.lock().core.hold();
+                    main.rebuild(false).await;
+                    shared.lock().core.release();
+                }
+                continue;
+            }
+            next = handed.recv() => match next { Some(next) => next, None => break },
+        };
+        let rework = match next {
+            ToLoop::Arrival(arrival) => shared.handle(|core| core.arrive(arrival)),
+            ToLoop::Handed(arrival) => shared.handle(|core| core.arrive_handed(arrival)),
+            ToLoop::Rework(rework) => Some(rework),
+        };
+        if let Some(rework) = rework {
+            main.rework(rework).await;
+        }
+    }
+    Ok(())
+}
+
+/// What the main loop is given by the receiving threads.
+enum ToLoop {
+    /// An arrival, for a plugin answering on the main loop.
+    Arrival(Arrival),
+    /// An arrival the receiving thread could not handle (see
+    /// [`Core::admits_here`]).
+    Handed(Arrival),
+    /// Work the receiving thread found and only the main loop can do.
+    Rework(Rework),
+}
+
+/// What the receiving threads and the main loop share.
+struct Shared<P> {
+    session: zenoh::Session,
+    keys: Keys,
+    node: String,
+    answering: Answering,
+    locked: Mutex<Locked<P>>,
+    to_loop: UnboundedSender<ToLoop>,
+    gate: StateGate,
+    /// Set once the node has joined the barrier (nothing is answered before).
+    lockstep: OnceLock<LockstepReporter>,
+}
+
+/// The core and its publishers, used under one lock so that messages
+/// leave in the order they were made.
+struct Locked<P> {
+    core: Core<P>,
+    publishers: Publishers,
+}
+
+impl<P: NodePlugin> Shared<P> {
+    fn lock(&self) -> MutexGuard<'_, Locked<P>> {
+        // A panic while holding the lock would be a bug; keep serving regardless.
+        self.locked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An arrival from a subscriber: handled here, or handed to the main
+    /// loop when the plugin answers there or the arrival must wait its turn.
+    fn arrive(&self, arrival: Arrival) {
+        if matches!(arrival, Arrival::World(_)) {
+            // What was quiet before the link was cut is due again.
+            self.gate.open();
+        }
+        if self.answering == Answering::OnMainLoop {
+            let _ = self.to_loop.send(ToLoop::Arrival(arrival));
+            return;
+        }
+        let mut locked = self.lock();
+        if !locked.core.admits_here() {
+            let _ = self.to_loop.send(ToLoop::Handed(arrival));
+            return;
+        }
+        let reply = locked.core.arrive(arrival);
+        if let Some(rework) = self.send(&mut locked, reply) {
+            let _ = self.to_loop.send(ToLoop::Rework(rework));
+        }
+    }
+
+    /// Runs `answer` on the core and sends what it produced.
+    fn handle(&self, answer: impl FnOnce(&mut Core<P>) -> Reply) -> Option<Rework> {
+        let mut locked = self.lock();
+        let reply = answer(&mut locked.core);
+        self.send(&mut locked, reply)
+    }
+
+    /// Sends what the plugin put in its outbox and what `reply` asks for;
+    /// returns the work only the main loop can do.
+    fn send(&self, locked: &mut Locked<P>, reply: Reply) -> Option<Rework> {
+        let Locked { core, publishers } = locked;
+        let (urgent, delivery) = (core.urgent(), output_delivery(core.clock()));
+        publishers.publish(&self.session, &mut core.outbox, delivery);
+        if let Some((step, commands)) = core.outbox.take_actuation() {
+            let actuation = Actuation { node: self.node.clone(), step, commands };
+            publishers.actuate(&self.session, &self.keys, &self.node, encode(&actuation), urgent);
+            core.outbox.recycle(actuation.commands);
+        }
+        if let (Some(step), Some(lockstep)) = (reply.report, self.lockstep.get()) {
+            lockstep.done_now(step, urgent);
+        }
+        if let Some(step) = reply.quiet_until {
+            self.gate.quiet_until(step, core.revision);
+        }
+        if reply.rework.is_some() {
+            self.gate.open();
+        }
+        reply.rework
+    }
+}
+
+/// Subscribes to the world's states, events, status and liveliness, each
+/// arrival going to [`Shared::arrive`].
+async fn subscribe_world<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<Vec<zenoh::pubsub::Subscriber<()>>> {
+    let (session, keys) = (&shared.session, &shared.keys);
+    // States the node does not need are dropped before their bodies are
+    // decoded (see `StateGate`); one whose head cannot be read goes on, to
+    // be counted as bad.
+    let admit = {
+        let shared = shared.clone();
+        move |bytes: &[u8]| decode::<WorldStateHead>(bytes).map_or(true, |h| shared.gate.admits(h.revision, h.step))
+    };
+    let all = |_: &[u8]| true;
+    Ok(vec![
+        on_message(session, keys.world_state(), admit, arriving(shared, Arrival::State)).await?,
+        on_message(session, keys.world_events(), all, arriving(shared, |e: WorldEvent| Arrival::Revision(e.revision)))
+            .await?,
+        // The clock mode, for how urgently to send.
+        on_message(session, keys.status(), all, arriving(shared, |s: WorldStatus| Arrival::Clock(s.clock))).await?,
+        on_world_presence(session, keys, arriving(shared, Arrival::World)).await?,
+    ])
+}
+
+/// A subscriber's callback: each message, as an arrival.
+fn arriving<P: NodePlugin, T: 'static>(
+    shared: &Arc<Shared<P>>,
+    wrap: fn(T) -> Arrival,
+) -> impl Fn(T) + Send + Sync + 'static {
+    let shared = shared.clone();
+    move |message| shared.arrive(wrap(message))
+}
+
+/// What only the main loop keeps: the description, claims, the inputs'
+/// subscriptions and `tf_static`.
+struct MainLoop<'a, P> {
+    shared: &'a Arc<Shared<P>>,
+    role: &'static Role,
+    selection: Selection,
+    description: WorldDescription,
+    claims: Claims,
+    inputs: BTreeMap<Input, zenoh::pubsub::Subscriber<()>>,
+    static_tf: StaticTf,
+}
+
+impl<P: NodePlugin> MainLoop<'_, P> {
+    /// Fetches the description and rebuilds from it (afresh for a new
+    /// world), then answers the state that revealed the change and lets
+    /// arrivals through again.
+    async fn rework(&mut self, Rework { afresh, then }: Rework) {
+        let shared = self.shared;
+        match fetch_description(&shared.session, &shared.keys, DESCRIPTION_TIMEOUT).await {
+            Ok(description) => {
+                self.description = description;
+                self.rebuild(afresh).await;
+            }
+            Err(e) if afresh => {
+                tracing::warn!("cannot resynchronise yet: {e}");
+                let mut locked = shared.lock();
+                locked.core.resync_failed();
+                locked.core.release();
+                return;
+            }
+            // Answered with the instances as they are; the next state of
+            // the new revision tries again.
+            Err(e) => tracing::warn!("cannot refresh the world description: {e}"),
+        }
+        if let Some(state) = then {
+            shared.handle(|core| core.answer(&state));
+        }
+        shared.lock().core.release();
+    }
+
+    /// Claims what the node may of its selection, then rebuilds the plugin
+    /// for the held instances (afresh: forgetting everything first),
+    /// subscribes the inputs it asks for and republishes its static
+    /// transforms if they changed. Arrivals are held by the caller.
+    async fn rebuild(&mut self, afresh: bool) {
+        let shared = self.shared;
+        let wanted = self.selection.instances(&self.description, self.role);
+        self.claims.sync(&shared.session, &shared.keys, &wanted).await;
+        let claims = &self.claims;
+        let held = |model: &str, plugin: &str| claims.holds(&claims.instance(model, plugin));
+        let mut rebuild = Rebuild::new(&self.description, &shared.keys, &held);
+        let static_transforms = {
+            let mut locked = shared.lock();
+            if afresh {
+                locked.core.reset();
+            }
+            locked.core.plugin.rebuild(&mut rebuild);
+            locked.core.revision = self.description.revision;
+            locked.core.plugin.static_transforms()
+        };
+        let inputs = rebuild.into_inputs();
+        self.subscribe(inputs).await;
+        self.static_tf.update(&shared.session, static_transforms).await;
+        shared.gate.open();
+    }
+
+    /// Keeps the subscriptions of inputs still wanted, declares the new
+    /// ones and drops (undeclares) the rest.
+    async fn subscribe(&mut self, inputs: Vec<Input>) {
+        let mut kept = BTreeMap::new();
+        for input in inputs {
+            if let Some(subscriber) = self.inputs.remove(&input) {
+                kept.insert(input, subscriber);
+                continue;
+            }
+            match subscribe_input(self.shared, &input).await {
+                Ok(subscriber) => {
+                    kept.insert(input, subscriber);
+                }
+                Err(e) => tracing::error!("cannot serve {}: {e}", input.tag),
+            }
+        }
+        self.inputs = kept;
+    }
+}
+
+async fn subscribe_input<P: NodePlugin>(
+    shared: &Arc<Shared<P>>,
+    input: &Input,
+) -> Result<zenoh::pubsub::Subscriber<()>> {
+    let tag: Arc<str> = input.tag.as_str().into();
+    let bad = Arc::new(BadMessages::new(input.key.clone()));
+    let arrivals = shared.clone();
+    shared
+        .session
+        .declare_subscriber(input.key.clone())
+        .callback(move |sample| {
+            let payload = sample.payload().to_bytes().into_owned();
+            arrivals.arrive(Arrival::Input { tag: tag.clone(), payload, bad: bad.clone() });
+        })
+        .await
+        .map_err(Error::zenoh("subscribe to", input.key.clone()))
+}
+
+/// A node's publishers: one per output key and congestion control (the
+/// clock mode can change while the node runs), and the actuation's.
+#[derive(Default)]
+struct Publishers {
+    outputs: HashMap<(String, CongestionControl), zenoh::pubsub::Publisher<'static>>,
+    actuation: Option<StepPublisher>,
+}
+
+impl Publishers {
+    /// Publishes every message queued in `outbox`, declaring publishers for
+    /// new keys. Synchronous: it runs on receiving threads as well as on
+    /// the main loop, and a Zenoh put completes at once either way.
+    fn publish(&mut self, session: &zenoh::Session, outbox: &mut Outbox, delivery: OutputDelivery) {
+        let congestion = congestion_control(delivery);
+        let mut items = outbox.take_items();
+        for (key, payload) in items.drain(..) {
+            let slot = (key, congestion);
+            if !self.outputs.contains_key(&slot) {
+                match declare_output(session, &slot.0, congestion, outbox) {
+                    Ok(publisher) => {
+                        self.outputs.insert(slot.clone(), publisher);
+                    }
+                    Err(e) => {
+                        tracing::warn!("{e}");
+                        continue;
+                    }
+                }
+            }
+            if let Some(publisher) = self.outputs.get(&slot) {
+                if let Err(e) = publisher.put(payload).wait() {
+                    tracing::warn!("cannot publish on {}: {e}", slot.0);
+                }
+            }
+        }
+        outbox.restore(items);
+    }
+
+    /// Publishes an actuation (which the world also takes as the lockstep
+    /// report of its step), declaring the publisher at the first.
+    fn actuate(&mut self, session: &zenoh::Session, keys: &Keys, node: &str, payload: Vec<u8>, urgent: bool) {
+        if self.actuation.is_none() {
+            match StepPublisher::declare_now(session, keys.actuation(node)) {
+                Ok(publisher) => self.actuation = Some(publisher),
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    return;
+                }
+            }
+        }
+        if let Some(publisher) = &self.actuation {
+            if let Err(e) = publisher.put_now(payload, urgent) {
+                tracing::warn!("cannot publish actuation: {e}");
+            }
+        }
+    }
+}
+
+/// Declares the publisher of an output key, with a matching listener that
+/// keeps [`Outbox::wants`] true exactly while a subscriber matches it.
+fn declare_output(
+    session: &zenoh::Session,
+    key: &str,
+    congestion: CongestionControl,
+    outbox: &mut Outbox,
+) -> Result<zenoh::pubsub::Publisher<'static>> {
+    let publisher = session
+        .declare_publisher(key.to_string())
+        .congestion_control(congestion)
+        .wait()
+        .map_err(Error::zenoh("publish on", key))?;
+    // Called at once (in `wait`) when a subscriber already matches, then
+    // on every change.
+    let flag = outbox.subscribed_flag(key);
+    let listener = publisher
+        .matching_listener()
+        .callback(move |status| flag.store(status.matching(), Ordering::Relaxed))
+        .background()
+        .wait();
+    if let Err(e) = listener {
+        // Unknown matching: keep publishing.
+        tracing::warn!("cannot watch subscribers of {key}: {e}");
+        outbox.subscribed_flag(key).store(true, Ordering::Relaxed);
+    }
+    Ok(publisher)
+}
