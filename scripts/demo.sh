@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/ensure-deps.sh
-cargo build --release --workspace --bins
+./scripts/cargo-each.sh build --release --bins
 exec target/release/flotilla run configs/office/world.yaml --exec target/release/flotilla-wander "$@"

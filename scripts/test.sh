@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 export CARGO_INCREMENTAL=0
 ./scripts/ensure-deps.sh
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo build --workspace --bins --locked
+# The bridge apart from the rest, so that its zenoh features stay out of the
+# other binaries (see cargo-each.sh).
+./scripts/cargo-each.sh clippy --all-targets --locked -- -D warnings
+./scripts/cargo-each.sh build --bins --locked
+./scripts/check-features.sh
 # Every test binary runs even when one fails, so that one failure cannot
 # hide another; the run still fails if any test does.
-cargo test --workspace --locked --no-fail-fast
+./scripts/cargo-each.sh test --locked --no-fail-fast
