@@ -39,15 +39,32 @@ pub struct ModelDirs {
     dirs: Vec<PathBuf>,
 }
 
+/// A model directory that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelDirError {
+    /// It does not exist or cannot be read.
+    #[error("model directory {}: {cause}", dir.display())]
+    Unreadable {
+        /// The directory as given.
+        dir: PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// It is a file.
+    #[error("model directory {} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+}
+
 impl ModelDirs {
     /// The world file's directory plus `extra`; each must exist.
-    pub fn new(world_path: &Path, extra: &[PathBuf]) -> Result<ModelDirs, String> {
+    pub fn new(world_path: &Path, extra: &[PathBuf]) -> Result<ModelDirs, ModelDirError> {
         let world_dir = world_path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let mut dirs = Vec::new();
         for dir in std::iter::once(world_dir).chain(extra.iter().map(PathBuf::as_path)) {
-            let canonical = dir.canonicalize().map_err(|e| format!("model directory {}: {e}", dir.display()))?;
+            let canonical =
+                dir.canonicalize().map_err(|cause| ModelDirError::Unreadable { dir: dir.to_path_buf(), cause })?;
             if !canonical.is_dir() {
-                return Err(format!("model directory {} is not a directory", dir.display()));
+                return Err(ModelDirError::NotADirectory(dir.to_path_buf()));
             }
             dirs.push(canonical);
         }
@@ -123,12 +140,14 @@ pub fn handle(
                 .map(|()| Some(WorldChange::ModelSpawned { model: name }))
                 .map_err(|e| e.to_string())
         }
-        ControlRequest::Delete { name } => {
-            physics.remove_model(&name).map(|()| Some(WorldChange::ModelDeleted { model: name }))
-        }
-        ControlRequest::Move { name, pose } => {
-            physics.move_model(&name, pose).map(|()| Some(WorldChange::ModelMoved { model: name, pose }))
-        }
+        ControlRequest::Delete { name } => physics
+            .remove_model(&name)
+            .map(|()| Some(WorldChange::ModelDeleted { model: name }))
+            .map_err(|e| e.to_string()),
+        ControlRequest::Move { name, pose } => physics
+            .move_model(&name, pose)
+            .map(|()| Some(WorldChange::ModelMoved { model: name, pose }))
+            .map_err(|e| e.to_string()),
         ControlRequest::Pause => {
             run.paused = true;
             run.steps_pending = 0;
@@ -189,5 +208,5 @@ pub fn spawn(
     let layer_names = physics.layer_names().to_vec();
     let model =
         load_model(&path, name, namespace, pose, &layer_names).map_err(|e| SpawnError::ModelInvalid(e.to_string()))?;
-    physics.add_model(model).map_err(SpawnError::Refused)
+    physics.add_model(model).map_err(|e| SpawnError::Refused(e.to_string()))
 }

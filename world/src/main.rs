@@ -91,8 +91,8 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     }
     s.validate().map_err(|e| anyhow::anyhow!("{}: {e}", args.world.display()))?;
     flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
-    let physics = Physics::new(&spec).map_err(anyhow::Error::msg)?;
-    let model_dirs = ModelDirs::new(&spec.path, &args.model_dirs).map_err(anyhow::Error::msg)?;
+    let physics = Physics::new(&spec)?;
+    let model_dirs = ModelDirs::new(&spec.path, &args.model_dirs)?;
     let config = WorldNodeConfig {
         keys: Keys::new(&args.node.sim).with_ros_prefix(&spec.settings.ros_prefix),
         clock: spec.settings.clock,

@@ -8,6 +8,7 @@
 //! all have zero density gets Box2D's default mass of 1 kg.
 
 mod build;
+mod error;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,6 +23,8 @@ use flotilla_protocol::world_to_nodes::{BodyId, BodyState, WorldState};
 use rapier2d::prelude::*;
 
 use flotilla_world_file::WorldSpec;
+
+pub use error::PhysicsError;
 
 /// The most bodies one world may hold (spawns beyond are refused).
 pub const MAX_BODIES: usize = 100_000;
@@ -68,8 +71,9 @@ pub struct ResetScope {
 
 impl Physics {
     /// Builds the physics world of a loaded world, with every model.
-    pub fn new(spec: &WorldSpec) -> Result<Physics, String> {
-        let step_ns = flotilla_protocol::time::step_size_ns(spec.settings.step_size_s)?;
+    pub fn new(spec: &WorldSpec) -> Result<Physics, PhysicsError> {
+        let step_ns =
+            flotilla_protocol::time::step_size_ns(spec.settings.step_size_s).map_err(PhysicsError::StepSize)?;
         let mut world = PhysicsWorld::new();
         world.gravity = Vector::ZERO;
         world.integration_parameters.dt = step_ns as f64 * 1e-9;
@@ -154,12 +158,12 @@ impl Physics {
     }
 
     /// Adds a loaded model, assigning body ids. Refuses duplicates.
-    pub fn add_model(&mut self, mut model: ModelDescription) -> Result<(), String> {
+    pub fn add_model(&mut self, mut model: ModelDescription) -> Result<(), PhysicsError> {
         if self.has_model(&model.name) {
-            return Err(format!("a model named \"{}\" already exists", model.name));
+            return Err(PhysicsError::ModelExists(model.name));
         }
         if self.bodies.len() + model.bodies.len() > MAX_BODIES {
-            return Err(format!("the world already holds {} bodies; the maximum is {MAX_BODIES}", self.bodies.len()));
+            return Err(PhysicsError::TooManyBodies { held: self.bodies.len(), max: MAX_BODIES });
         }
         let mut handles = Vec::with_capacity(model.bodies.len());
         for body in &mut model.bodies {
@@ -184,7 +188,7 @@ impl Physics {
     }
 
     /// Removes a model with its bodies, joints and commands.
-    pub fn remove_model(&mut self, name: &str) -> Result<(), String> {
+    pub fn remove_model(&mut self, name: &str) -> Result<(), PhysicsError> {
         let index = self.model_index(name)?;
         let entry = self.models.remove(index);
         for joint in entry.joints {
@@ -203,9 +207,9 @@ impl Physics {
 
     /// Teleports a model rigidly so that its model pose becomes `pose`;
     /// velocities are zeroed.
-    pub fn move_model(&mut self, name: &str, pose: Pose2) -> Result<(), String> {
+    pub fn move_model(&mut self, name: &str, pose: Pose2) -> Result<(), PhysicsError> {
         if !pose.is_finite() {
-            return Err(format!("pose must be finite, got {pose:?}"));
+            return Err(PhysicsError::NonFinitePose(pose));
         }
         let index = self.model_index(name)?;
         let old = self.models[index].description.pose;
@@ -229,7 +233,7 @@ impl Physics {
 
     /// Teleports a model rigidly so that its first body lands at `pose`
     /// (the inverse of [`Physics::model_state`]); velocities are zeroed.
-    pub fn place_model(&mut self, name: &str, pose: Pose2) -> Result<(), String> {
+    pub fn place_model(&mut self, name: &str, pose: Pose2) -> Result<(), PhysicsError> {
         let index = self.model_index(name)?;
         let (body_pose, _) = self.model_state(name)?;
         let model_pose = self.models[index].description.pose;
@@ -251,21 +255,21 @@ impl Physics {
 
     /// Ground truth of a model: the pose and world-frame twist of its first
     /// body (Flatland's "base" body by convention).
-    pub fn model_state(&self, name: &str) -> Result<(Pose2, Twist2), String> {
+    pub fn model_state(&self, name: &str) -> Result<(Pose2, Twist2), PhysicsError> {
         let entry = &self.models[self.model_index(name)?];
         let body = entry
             .handles
             .first()
             .and_then(|h| self.world.bodies.get(*h))
-            .ok_or_else(|| format!("model \"{name}\" has no body"))?;
+            .ok_or_else(|| PhysicsError::NoBody(name.to_string()))?;
         Ok((body_pose(body), origin_twist(body)))
     }
 
     /// Sets the world-frame velocity of every body of a model, once: the
     /// bodies then move freely (or as their drive commands).
-    pub fn set_model_twist(&mut self, name: &str, twist: Twist2) -> Result<(), String> {
+    pub fn set_model_twist(&mut self, name: &str, twist: Twist2) -> Result<(), PhysicsError> {
         if !(twist.vx_mps.is_finite() && twist.vy_mps.is_finite() && twist.omega_radps.is_finite()) {
-            return Err(format!("twist must be finite, got {twist:?}"));
+            return Err(PhysicsError::NonFiniteTwist(twist));
         }
         let index = self.model_index(name)?;
         for handle in &self.models[index].handles {
@@ -279,7 +283,7 @@ impl Physics {
     }
 
     /// Puts the world back as loaded, within `scope`. Sim time keeps going.
-    pub fn reset(&mut self, scope: ResetScope) -> Result<(), String> {
+    pub fn reset(&mut self, scope: ResetScope) -> Result<(), PhysicsError> {
         let initial = self.initial_models.clone();
         let is_initial = |name: &str| initial.iter().any(|m| m.name == name);
         if scope.spawned {
@@ -312,8 +316,11 @@ impl Physics {
         Ok(())
     }
 
-    fn model_index(&self, name: &str) -> Result<usize, String> {
-        self.models.iter().position(|m| m.description.name == name).ok_or_else(|| format!("no model named \"{name}\""))
+    fn model_index(&self, name: &str) -> Result<usize, PhysicsError> {
+        self.models
+            .iter()
+            .position(|m| m.description.name == name)
+            .ok_or_else(|| PhysicsError::NoModel(name.to_string()))
     }
 
     /// Holds a body at a velocity from now on (until replaced or cleared).

@@ -58,7 +58,7 @@ fn spawn_move_delete_change_the_registry_and_revision() {
     let mut robot = spec.models[0].clone();
     robot.name = "robot2".into();
     p.add_model(robot.clone()).unwrap();
-    assert!(p.add_model(robot).unwrap_err().contains("already exists"));
+    assert_eq!(p.add_model(robot).unwrap_err(), super::PhysicsError::ModelExists("robot2".into()));
     p.move_model("robot2", Pose2::new(2.0, 3.0, 1.0)).unwrap();
     let d = p.description();
     let moved = d.model("robot2").unwrap();

@@ -268,14 +268,14 @@ fn set_entity_state(req: si::SetEntityStateRequest, world: World<'_>) -> (si::Re
     let mut change = None;
     if let Some(pose) = pose {
         if let Err(message) = world.physics.place_model(&req.entity, pose) {
-            return done(si::SimResult::fail(result_code::OPERATION_FAILED, message));
+            return done(si::SimResult::fail(result_code::OPERATION_FAILED, message.to_string()));
         }
         let model_pose = world.physics.models().find(|m| m.name == req.entity).map(|m| m.pose);
         change = model_pose.map(|pose| WorldChange::ModelMoved { model: req.entity.clone(), pose });
     }
     if let Some(twist) = twist {
         if let Err(message) = world.physics.set_model_twist(&req.entity, twist) {
-            return done(si::SimResult::fail(result_code::OPERATION_FAILED, message));
+            return done(si::SimResult::fail(result_code::OPERATION_FAILED, message.to_string()));
         }
     }
     (si::ResultResponse { result: si::SimResult::ok() }, change)
@@ -321,7 +321,7 @@ fn set_simulation_state(
         simulation_state::STOPPED => {
             control::handle(world.physics, world.run, ControlRequest::Pause);
             if let Err(message) = world.physics.reset(ResetScope { state: true, spawned: true }) {
-                return done(si::SimResult::fail(result_code::STATE_TRANSITION_ERROR, message));
+                return done(si::SimResult::fail(result_code::STATE_TRANSITION_ERROR, message.to_string()));
             }
             world.run.stopped = true;
             (si::ResultResponse { result: si::SimResult::ok() }, Some(WorldChange::WorldReset))
@@ -354,7 +354,7 @@ fn reset_simulation(req: si::ResetSimulationRequest, world: World<'_>) -> (si::R
     };
     match world.physics.reset(scope) {
         Ok(()) => (si::ResultResponse { result: si::SimResult::ok() }, Some(WorldChange::WorldReset)),
-        Err(message) => done(si::SimResult::fail(result_code::OPERATION_FAILED, message)),
+        Err(message) => done(si::SimResult::fail(result_code::OPERATION_FAILED, message.to_string())),
     }
 }
 
