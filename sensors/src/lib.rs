@@ -1,7 +1,7 @@
 //! Flotilla's sensor processes.
 //!
 //! The models — [`raycast`] (the ray-casting kernel), [`scene`] (walls and
-//! bodies), [`laser::Laser`], [`odom::Odom`] — are plain structs with no Zenoh;
+//! bodies), [`laser::Laser`], [`odom::Odom`], [`gps::Gps`], [`imu::Imu`], [`sonar::Sonar`] — are plain structs with no Zenoh;
 //! each `node` module wraps them as a
 //! [`NodePlugin`](flotilla_node_kit::runtime::NodePlugin), which the node
 //! runtime serves.
@@ -12,8 +12,11 @@
 //! 2.8 ns against ChaCha8's 6.1 ns: a laser draws one per beam); `criterion`
 //! for the laser benchmark.
 
+pub mod gps;
+pub mod imu;
 pub mod laser;
 pub mod model_tf;
 pub mod odom;
 pub mod raycast;
 pub mod scene;
+pub mod sonar;

@@ -153,8 +153,25 @@ impl Scene {
     /// `range_m` of `origin`, placed in the world. Call once per scan, then
     /// [`Scene::scan`] or [`Scene::cast`] with the same buffers.
     pub fn prepare(&self, origin: Vec2, range_m: f64, layers: LayerBits, scan: &mut ScanBuffers) {
+        self.prepare_without(origin, range_m, layers, None, scan);
+    }
+
+    /// [`Scene::prepare`], leaving out the footprints of body `except`
+    /// (a sonar's own robot, whose rim its transducers sit on).
+    pub fn prepare_without(
+        &self,
+        origin: Vec2,
+        range_m: f64,
+        layers: LayerBits,
+        except: Option<BodyId>,
+        scan: &mut ScanBuffers,
+    ) {
         scan.clear_footprints();
-        for body in &self.bodies {
+        let skipped = except.and_then(|id| self.index.get(&id).copied());
+        for (i, body) in self.bodies.iter().enumerate() {
+            if Some(i) == skipped {
+                continue;
+            }
             // Out of range when farther than range + reach; compared squared
             // (every body, every scan), with a hair of slack so that rounding
             // never leaves out a body at the very edge.

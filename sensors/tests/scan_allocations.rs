@@ -1,7 +1,9 @@
-//! A laser's scan allocates nothing once its buffers are warm: placing the
-//! footprints of the robots in range (circles and polygons) and sweeping the
-//! walls reuse the memory of earlier scans. Counted with a global allocator
-//! that counts only on the thread that asks it to.
+//! A laser's scan, a sonar reading and a GPS fix allocate nothing once warm: a scan places
+//! the footprints of the robots in range (circles and polygons) and sweeps
+//! the walls in the memory of earlier scans; a sonar reading, in a closest-ray
+//! ring among them, does the same; and a fix reuses its message.
+//! Counted with a global allocator that counts only on the thread that asks
+//! it to.
 
 #![allow(
     unsafe_code,
@@ -62,7 +64,7 @@ fn allocations_in(f: impl FnOnce()) -> usize {
 
 /// Twelve robots close together in the conestogo office, half of them round
 /// and half of them boxes (polygon footprints), at assorted headings.
-fn office_with_robots(dir: &Path) -> Scene {
+fn office_with_robots(dir: &Path) -> (Scene, flotilla_protocol::description::WorldDescription) {
     let map =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/flatland/conestogo_office_test/map.yaml");
     let round = "bodies:\n  - name: base\n    type: dynamic\n    footprints:\n      - {type: circle, radius: 0.2, density: 10}\n";
@@ -76,14 +78,15 @@ fn office_with_robots(dir: &Path) -> Scene {
         world += &format!("  - {{name: r{k}, model: {model}.model.yaml, pose: [{x}, {y}, {}]}}\n", 0.7 * k as f64);
     }
     std::fs::write(dir.join("world.yaml"), world).unwrap();
-    Scene::new(&load_world(&dir.join("world.yaml")).unwrap().initial_description().unwrap())
+    let description = load_world(&dir.join("world.yaml")).unwrap().initial_description().unwrap();
+    (Scene::new(&description), description)
 }
 
 #[test]
 fn a_warm_scan_allocates_nothing() {
     let dir = std::env::temp_dir().join(format!("flotilla-scan-allocations-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let scene = office_with_robots(&dir);
+    let (scene, _) = office_with_robots(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 
     let beams = 1081;
@@ -119,4 +122,61 @@ fn a_warm_scan_allocates_nothing() {
         scan_all(&mut buffers);
     });
     assert_eq!(allocations, 0, "8 warm scans of 1081 beams past 12 robots");
+}
+
+#[test]
+fn a_gps_fix_allocates_nothing() {
+    use flotilla_protocol::geometry::Pose2;
+    use flotilla_protocol::plugins::gps::GpsConfig;
+    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_protocol::time::SimTime;
+    use flotilla_sensors::gps::Gps;
+
+    let layers = vec![];
+    let ctx =
+        PluginContext { model_file: Path::new("m.yaml"), model: "robot1", bodies: vec!["base"], layer_names: &layers };
+    let entry = serde_yaml::from_str("{body: base, ref_lat: 45, ref_lon: 10, noise_std_dev: 0.5}").unwrap();
+    let mut gps = Gps::new(GpsConfig::parse(&entry, "gps", &ctx).unwrap(), "robot1", 3);
+    let allocations = allocations_in(|| {
+        for k in 0..100 {
+            let fix = gps.fix(SimTime { nanos: k * 50_000_000 }, Pose2::new(k as f64 * 0.1, 2.0, 0.3));
+            assert!(fix.latitude > 45.0);
+        }
+    });
+    assert_eq!(allocations, 0, "100 noisy fixes");
+}
+
+#[test]
+fn a_warm_sonar_reading_allocates_nothing() {
+    use flotilla_protocol::geometry::Pose2;
+    use flotilla_protocol::plugins::sonar::SonarConfig;
+    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_protocol::time::SimTime;
+    use flotilla_sensors::sonar::Sonar;
+
+    let dir = std::env::temp_dir().join(format!("flotilla-sonar-allocations-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (scene, description) = office_with_robots(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let ctx = PluginContext {
+        model_file: Path::new("m.yaml"),
+        model: "r0",
+        bodies: vec!["base"],
+        layer_names: &description.layer_names,
+    };
+    let entry = serde_yaml::from_str("{body: base, ring: p3at, mode: closest_ray}").unwrap();
+    let mut sonar = Sonar::new(SonarConfig::parse(&entry, "sonar", &ctx).unwrap(), "r0", 3);
+    let own = description.models[0].bodies[0].id;
+    // Between the robots, so that footprints are in range.
+    let at = |k: u64| Pose2::new(2.45 + 0.1 * k as f64, 2.45, 0.3 * k as f64);
+    for k in 0..8 {
+        sonar.sense(&scene, own, at(k), SimTime::default()); // warm: as many footprints and hits
+    }
+    let allocations = allocations_in(|| {
+        for k in 0..8 {
+            sonar.sense(&scene, own, at(k), SimTime { nanos: k * 100_000_000 });
+        }
+    });
+    assert!(sonar.cloud().width > 0, "it saw something");
+    assert_eq!(allocations, 0, "8 warm readings of 16 transducers");
 }

@@ -1,7 +1,8 @@
 //! Determinism: the same world, seed and scripted commands, run in lockstep
 //! once with every plugin type in its own process and once with two laser
-//! shards and the drive split in two, give bit-identical odometry and scan
-//! streams over 2000 steps.
+//! shards, two GPS shards and the drive split in two, give bit-identical
+//! odometry, scan and GPS fix streams (all with seeded noise) over 2000
+//! steps.
 
 mod common;
 
@@ -48,7 +49,7 @@ async fn run(layout: &[&[&str]]) -> Streams {
     // Record every odometry and scan message.
     let streams = Arc::new(Mutex::new(Streams::new()));
     let mut recorders = Vec::new();
-    for key in ["*/odometry/filtered", "*/scan"] {
+    for key in ["*/odometry/filtered", "*/scan", "*/gps/fix"] {
         let streams = streams.clone();
         recorders.push(
             session
@@ -130,25 +131,28 @@ async fn run(layout: &[&[&str]]) -> Streams {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn process_layout_does_not_change_a_single_bit() {
-    let one_each: &[&[&str]] = &[&["flotilla-drive"], &["flotilla-odom"], &["flotilla-laser"]];
+    let one_each: &[&[&str]] = &[&["flotilla-drive"], &["flotilla-odom"], &["flotilla-laser"], &["flotilla-gps"]];
     let sharded: &[&[&str]] = &[
         &["flotilla-drive", "--shard", "0/2"],
         &["flotilla-drive", "--shard", "1/2"],
         &["flotilla-odom"],
         &["flotilla-laser", "--shard", "0/2"],
         &["flotilla-laser", "--shard", "1/2"],
+        &["flotilla-gps", "--shard", "0/2"],
+        &["flotilla-gps", "--shard", "1/2"],
     ];
     let a = run(one_each).await;
     let b = run(sharded).await;
 
     let keys: Vec<&String> = a.keys().collect();
-    assert_eq!(keys.len(), 8, "odometry and scan of four robots: {keys:?}");
+    assert_eq!(keys.len(), 12, "odometry, scan and GPS fix of four robots: {keys:?}");
     for robot in ROBOTS {
         let scans = &a[&format!("{robot}/scan")];
         let odom = &a[&format!("{robot}/odometry/filtered")];
         // 10 Hz scans and 50 Hz odometry over 10 s of sim time, both ends included
         assert_eq!(scans.len(), 101, "{robot} scans");
         assert_eq!(odom.len(), 501, "{robot} odometry");
+        assert_eq!(a[&format!("{robot}/gps/fix")].len(), 201, "{robot} GPS fixes at 20 Hz");
     }
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (key, stream) in &a {

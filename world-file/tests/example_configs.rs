@@ -17,6 +17,9 @@ fn every_example_world_loads() {
         "tests/room/world.yaml",
         "tests/room/ramp.world.yaml",
         "tests/determinism/world.yaml",
+        "tests/gps/world.yaml",
+        "tests/imu/world.yaml",
+        "tests/sonar/world.yaml",
     ] {
         let spec = load_world(&configs().join(world)).unwrap_or_else(|e| panic!("{world}: {e}"));
         assert!(!spec.models.is_empty(), "{world} has robots");

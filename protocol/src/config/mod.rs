@@ -7,4 +7,4 @@ mod error;
 mod reader;
 
 pub use error::LoadError;
-pub use reader::{FromYaml, Reader};
+pub use reader::{describe, FromYaml, Reader};

@@ -7,9 +7,14 @@
 
 pub mod diff_drive;
 pub mod dynamics_limits;
+pub mod gps;
+pub mod imu;
 pub mod laser;
 pub mod model_tf_publisher;
 pub mod registry;
+pub mod sonar;
+#[rustfmt::skip] // generated: scripts/gen-sonar-rings.py
+mod sonar_rings;
 
 use std::path::Path;
 
@@ -173,4 +178,18 @@ pub(crate) fn check_topic(reader: &Reader, key: &str, topic: &str) -> Result<(),
     } else {
         Err(reader.error(format!("\"{key}\" is not a valid ROS topic name: {topic:?}")))
     }
+}
+
+/// Parses a plugin entry of model `robot1` (one body, `base`; file
+/// `robot.model.yaml`) named `name`, in a world of `layer_names`: the
+/// context every plugin config's tests parse in.
+#[cfg(test)]
+pub(crate) fn parse_in_test_model<C: PluginConfig>(
+    yaml: &str,
+    name: &str,
+    layer_names: &[String],
+) -> Result<C, LoadError> {
+    let ctx =
+        PluginContext { model_file: Path::new("robot.model.yaml"), model: "robot1", bodies: vec!["base"], layer_names };
+    C::parse(&serde_yaml::from_str(yaml).expect("the test's YAML parses"), name, &ctx)
 }

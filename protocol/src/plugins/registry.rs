@@ -174,8 +174,11 @@ fn topics_as<C: PluginConfig>(
 /// Every plugin type Flotilla serves.
 pub const REGISTRY: &[PluginType] = &[
     PluginType::of::<super::diff_drive::DiffDriveConfig>(),
+    PluginType::of::<super::gps::GpsConfig>(),
+    PluginType::of::<super::imu::ImuConfig>(),
     PluginType::of::<super::laser::LaserConfig>(),
     PluginType::of::<super::model_tf_publisher::ModelTfPublisherConfig>(),
+    PluginType::of::<super::sonar::SonarConfig>(),
 ];
 
 /// The registered plugin type of that name; `None` for types no node serves.

@@ -167,3 +167,200 @@ impl From<LaserScanHead> for LaserScan {
         }
     }
 }
+
+/// `sensor_msgs/msg/NavSatStatus`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NavSatStatus {
+    /// Fix status: [`NavSatStatus::STATUS_FIX`] and others.
+    pub status: i8,
+    /// Satellite systems used, a bit field ([`NavSatStatus::SERVICE_GPS`], ...).
+    pub service: u16,
+}
+
+impl NavSatStatus {
+    /// Status not yet set (the message definition's default).
+    pub const STATUS_UNKNOWN: i8 = -2;
+    /// Unable to fix position.
+    pub const STATUS_NO_FIX: i8 = -1;
+    /// Unaugmented fix.
+    pub const STATUS_FIX: i8 = 0;
+    /// GPS.
+    pub const SERVICE_GPS: u16 = 1;
+}
+
+impl Default for NavSatStatus {
+    /// The message definition's defaults: status unknown, no service.
+    fn default() -> NavSatStatus {
+        NavSatStatus { status: NavSatStatus::STATUS_UNKNOWN, service: 0 }
+    }
+}
+
+/// `sensor_msgs/msg/NavSatFix`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NavSatFix {
+    /// Stamp (sim time of the fix) and the antenna's frame.
+    pub header: Header,
+    /// Fix status and service.
+    pub status: NavSatStatus,
+    /// Latitude, degrees; positive north of the equator.
+    pub latitude: f64,
+    /// Longitude, degrees; positive east of the prime meridian.
+    pub longitude: f64,
+    /// Altitude above the WGS 84 ellipsoid, m.
+    pub altitude: f64,
+    /// Position covariance in the ENU frame, m², row-major.
+    pub position_covariance: [f64; 9],
+    /// How the covariance is known ([`NavSatFix::COVARIANCE_TYPE_DIAGONAL_KNOWN`], ...).
+    pub position_covariance_type: u8,
+}
+
+impl NavSatFix {
+    /// No covariance known.
+    pub const COVARIANCE_TYPE_UNKNOWN: u8 = 0;
+    /// Approximated.
+    pub const COVARIANCE_TYPE_APPROXIMATED: u8 = 1;
+    /// The diagonal is known.
+    pub const COVARIANCE_TYPE_DIAGONAL_KNOWN: u8 = 2;
+    /// The whole matrix is known.
+    pub const COVARIANCE_TYPE_KNOWN: u8 = 3;
+}
+
+impl super::RosMessage for NavSatFix {
+    const TYPE_NAME: &'static str = "sensor_msgs/msg/NavSatFix";
+}
+
+/// `sensor_msgs/msg/Imu`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Imu {
+    /// Stamp (sim time of the sample) and the IMU's frame.
+    pub header: Header,
+    /// Orientation in the world frame.
+    pub orientation: super::geometry_msgs::Quaternion,
+    /// Its covariance (roll, pitch, yaw), rad², row-major.
+    pub orientation_covariance: [f64; 9],
+    /// Angular velocity in the IMU frame, rad/s.
+    pub angular_velocity: super::geometry_msgs::Vector3,
+    /// Its covariance, (rad/s)², row-major.
+    pub angular_velocity_covariance: [f64; 9],
+    /// Linear acceleration (specific force) in the IMU frame, m/s².
+    pub linear_acceleration: super::geometry_msgs::Vector3,
+    /// Its covariance, (m/s²)², row-major.
+    pub linear_acceleration_covariance: [f64; 9],
+}
+
+impl super::RosMessage for Imu {
+    const TYPE_NAME: &'static str = "sensor_msgs/msg/Imu";
+}
+
+/// `sensor_msgs/msg/Range`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Range {
+    /// Stamp (sim time of the reading) and the transducer's frame.
+    pub header: Header,
+    /// [`Range::ULTRASOUND`] or [`Range::INFRARED`].
+    pub radiation_type: u8,
+    /// Width of the cone the reading holds for, rad.
+    pub field_of_view: f32,
+    /// Nearest range, m.
+    pub min_range: f32,
+    /// Farthest range, m.
+    pub max_range: f32,
+    /// The reading, m.
+    pub range: f32,
+    /// Variance of the reading, m² (0: unknown).
+    pub variance: f32,
+}
+
+impl Range {
+    /// Sound.
+    pub const ULTRASOUND: u8 = 0;
+    /// Infrared light.
+    pub const INFRARED: u8 = 1;
+}
+
+impl super::RosMessage for Range {
+    const TYPE_NAME: &'static str = "sensor_msgs/msg/Range";
+}
+
+/// `sensor_msgs/msg/PointField`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PointField {
+    /// Name of the field (`x`, `y`, `z`, ...).
+    pub name: String,
+    /// Offset from the start of a point, bytes.
+    pub offset: u32,
+    /// Its type ([`PointField::FLOAT32`], ...).
+    pub datatype: u8,
+    /// Elements in the field.
+    pub count: u32,
+}
+
+impl PointField {
+    /// 32-bit float.
+    pub const FLOAT32: u8 = 7;
+}
+
+/// `sensor_msgs/msg/PointCloud2`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PointCloud2 {
+    /// Stamp and the frame the points are in.
+    pub header: Header,
+    /// Rows (1 for an unordered cloud).
+    pub height: u32,
+    /// Points per row.
+    pub width: u32,
+    /// The layout of one point.
+    pub fields: Vec<PointField>,
+    /// Whether the data is big-endian.
+    pub is_bigendian: bool,
+    /// Bytes per point.
+    pub point_step: u32,
+    /// Bytes per row.
+    pub row_step: u32,
+    /// The points, `row_step × height` bytes.
+    pub data: Vec<u8>,
+    /// No invalid points.
+    pub is_dense: bool,
+}
+
+impl super::RosMessage for PointCloud2 {
+    const TYPE_NAME: &'static str = "sensor_msgs/msg/PointCloud2";
+}
+
+impl PointCloud2 {
+    /// An unordered little-endian cloud of `x, y, z` float32 points in
+    /// `header`'s frame.
+    pub fn xyz(header: Header, points: impl IntoIterator<Item = [f32; 3]>) -> PointCloud2 {
+        let field =
+            |name: &str, offset| PointField { name: name.into(), offset, datatype: PointField::FLOAT32, count: 1 };
+        let mut data = Vec::new();
+        for p in points {
+            for v in p {
+                data.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        let width = (data.len() / 12) as u32;
+        PointCloud2 {
+            header,
+            height: 1,
+            width,
+            fields: vec![field("x", 0), field("y", 4), field("z", 8)],
+            is_bigendian: false,
+            point_step: 12,
+            row_step: 12 * width,
+            data,
+            is_dense: true,
+        }
+    }
+
+    /// The points of an `x, y, z` float32 cloud made by [`PointCloud2::xyz`].
+    pub fn xyz_points(&self) -> Vec<[f32; 3]> {
+        self.data
+            .chunks_exact(12)
+            .map(|p| {
+                let f = |k: usize| f32::from_le_bytes([p[k], p[k + 1], p[k + 2], p[k + 3]]);
+                [f(0), f(4), f(8)]
+            })
+            .collect()
+    }
+}

@@ -275,3 +275,101 @@ fn truncated_or_lying_laser_scans_are_errors_as_through_serde() {
     lying[count_at..count_at + 4].copy_from_slice(&[0xff; 4]);
     assert!(decode::<LaserScan>(&lying).unwrap_err().to_string().contains("4294967295 floats"));
 }
+
+#[test]
+fn nav_sat_fix_aligns_the_service_and_the_latitude() {
+    use super::sensor_msgs::{NavSatFix, NavSatStatus};
+    let mut msg = NavSatFix {
+        header: Header { stamp: Time { sec: 1, nanosec: 2 }, frame_id: "gps".into() },
+        status: NavSatStatus { status: NavSatStatus::STATUS_FIX, service: NavSatStatus::SERVICE_GPS },
+        latitude: 0.5,
+        longitude: 1.0,
+        ..Default::default()
+    };
+    msg.position_covariance[8] = 1.0;
+    msg.position_covariance_type = NavSatFix::COVARIANCE_TYPE_DIAGONAL_KNOWN;
+    let bytes = round_trip(&msg);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&[1, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, b'g', b'p', b's', 0]); // header, to 16
+    expected.extend_from_slice(&[0, 0, 1, 0]); // status at 16, service aligned to 18
+    expected.extend_from_slice(&[0; 4]); // latitude aligned to 24
+    expected.extend_from_slice(&F64_HALF);
+    expected.extend_from_slice(&F64_ONE);
+    expected.extend_from_slice(&[0; 8]); // altitude
+    expected.extend_from_slice(&[0; 64]); // covariance[0..8], no count: a fixed array
+    expected.extend_from_slice(&F64_ONE); // covariance[8]
+    expected.push(2);
+    assert_eq!(bytes, expected);
+    assert_eq!(bytes.len(), 4 + 121);
+    assert_eq!(NavSatStatus::default().status, -2, "the message definition's default");
+}
+
+#[test]
+fn imu_is_header_then_plain_doubles() {
+    use super::sensor_msgs::Imu;
+    let mut msg = Imu { header: header(3, "imu"), ..Default::default() };
+    msg.orientation.w = 1.0;
+    msg.linear_acceleration.z = 0.5;
+    msg.linear_acceleration_covariance[8] = 1.0;
+    let bytes = round_trip(&msg);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, b'i', b'm', b'u', 0]); // header, to 16
+    expected.extend_from_slice(&[0; 24]); // orientation x, y, z (16 is 8-aligned)
+    expected.extend_from_slice(&F64_ONE); // w
+    expected.extend_from_slice(&[0; 72 + 24 + 72 + 16]); // covariance, angular velocity, covariance, acc x, y
+    expected.extend_from_slice(&F64_HALF); // acc z
+    expected.extend_from_slice(&[0; 64]);
+    expected.extend_from_slice(&F64_ONE); // covariance[8]
+    assert_eq!(bytes, expected);
+    assert_eq!(bytes.len(), 4 + 16 + 32 + 72 + 24 + 72 + 24 + 72);
+}
+
+#[test]
+fn range_is_a_byte_then_aligned_floats() {
+    use super::sensor_msgs::Range;
+    let msg = Range {
+        header: header(0, "s"),
+        radiation_type: Range::ULTRASOUND,
+        field_of_view: 0.5,
+        min_range: 0.5,
+        max_range: 1.0,
+        range: 0.5,
+        variance: 0.0,
+    };
+    let bytes = round_trip(&msg);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, b's', 0]); // header, to 14
+    expected.extend_from_slice(&[0, 0]); // radiation type at 14, pad to 16
+    let half = 0.5f32.to_le_bytes();
+    for v in [half, half, 1.0f32.to_le_bytes(), half, 0.0f32.to_le_bytes()] {
+        expected.extend_from_slice(&v);
+    }
+    assert_eq!(bytes, expected);
+}
+
+#[test]
+fn point_cloud2_carries_its_fields_and_raw_points() {
+    use super::sensor_msgs::PointCloud2;
+    let cloud = PointCloud2::xyz(header(1, "base"), [[1.0, 2.0, 0.0], [0.5, -0.5, 0.0]]);
+    let bytes = round_trip(&cloud);
+    assert_eq!((cloud.width, cloud.height, cloud.point_step, cloud.row_step), (2, 1, 12, 24));
+    assert_eq!(cloud.xyz_points(), vec![[1.0, 2.0, 0.0], [0.5, -0.5, 0.0]]);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, b'b', b'a', b's', b'e', 0]); // header, to 17
+    expected.extend_from_slice(&[0, 0, 0]); // height aligned to 20
+    expected.extend_from_slice(&[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]); // height, width, 3 fields
+    for (name, offset) in [(b'x', 0u8), (b'y', 4), (b'z', 8)] {
+        // name "x" (len 2 with NUL), pad to 4, offset, datatype 7, pad, count 1
+        let at = expected.len() - 4;
+        assert_eq!(at % 4, 0);
+        expected.extend_from_slice(&[2, 0, 0, 0, name, 0, 0, 0, offset, 0, 0, 0, 7, 0, 0, 0, 1, 0, 0, 0]);
+    }
+    expected.push(0); // is_bigendian
+    expected.extend_from_slice(&[0, 0, 0]); // point_step aligned
+    expected.extend_from_slice(&[12, 0, 0, 0, 24, 0, 0, 0, 24, 0, 0, 0]); // point_step, row_step, data count
+    for v in [1.0f32, 2.0, 0.0, 0.5, -0.5, 0.0] {
+        expected.extend_from_slice(&v.to_le_bytes());
+    }
+    expected.push(1); // is_dense
+    assert_eq!(bytes, expected);
+}

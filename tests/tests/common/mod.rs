@@ -238,6 +238,11 @@ impl<T> Topic<T> {
         self.rx.recv().await
     }
 
+    /// A message already received, if any (never waits).
+    pub fn try_next(&mut self) -> Option<T> {
+        self.rx.try_recv().ok()
+    }
+
     /// Drops everything received so far.
     pub fn clear(&mut self) {
         while self.rx.try_recv().is_ok() {}

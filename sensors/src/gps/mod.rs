@@ -1,0 +1,274 @@
+//! Flatland's GPS receiver as a model: the antenna's true position in the
+//! world, read as East-North-Up metres from a reference point, converted to
+//! latitude and longitude on the WGS 84 ellipsoid as Flatland does (ENU to
+//! ECEF about the reference, then ECEF to geodetic), with optional Gaussian
+//! noise on east and north.
+
+pub mod node;
+
+use flotilla_protocol::geometry::Pose2;
+use flotilla_protocol::names::resolve_frame;
+use flotilla_protocol::plugins::gps::GpsConfig;
+use flotilla_protocol::ros::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
+use flotilla_protocol::ros::sensor_msgs::{NavSatFix, NavSatStatus};
+use flotilla_protocol::ros::std_msgs::Header;
+use flotilla_protocol::time::SimTime;
+use flotilla_protocol::update_timer::UpdateTimer;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Normal};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// WGS 84 semi-major axis, m (Flatland's `WGS84_A`).
+pub const WGS84_A_M: f64 = 6_378_137.0;
+/// WGS 84 first eccentricity squared (Flatland's `WGS84_E2`).
+pub const WGS84_E2: f64 = 0.006_694_379_983_166_8;
+
+/// Most rounds of the iterative latitude solution. Each round shrinks the
+/// error by about `WGS84_E2`; from the start used here five reach the last
+/// bit of a double anywhere a world can be.
+const MAX_LATITUDE_ROUNDS: usize = 10;
+
+/// A geodetic reference: the point the world's ENU coordinates start from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reference {
+    sin_lat: f64,
+    cos_lat: f64,
+    sin_lon: f64,
+    cos_lon: f64,
+    /// The reference point in Earth-centred, Earth-fixed coordinates, m.
+    ecef_m: [f64; 3],
+}
+
+impl Reference {
+    /// The reference at latitude `lat_deg` and longitude `lon_deg`, on the
+    /// ellipsoid's surface.
+    pub fn new(lat_deg: f64, lon_deg: f64) -> Reference {
+        let (sin_lat, cos_lat) = lat_deg.to_radians().sin_cos();
+        let (sin_lon, cos_lon) = lon_deg.to_radians().sin_cos();
+        // Prime vertical radius of curvature.
+        let n = WGS84_A_M / (1.0 - WGS84_E2 * sin_lat * sin_lat).sqrt();
+        let ecef_m = [n * cos_lat * cos_lon, n * cos_lat * sin_lon, n * (1.0 - WGS84_E2) * sin_lat];
+        Reference { sin_lat, cos_lat, sin_lon, cos_lon, ecef_m }
+    }
+
+    /// Latitude and longitude, degrees, of the point `east_m`, `north_m`
+    /// from the reference on its tangent plane (up = 0).
+    pub fn geodetic(&self, east_m: f64, north_m: f64) -> (f64, f64) {
+        let Reference { sin_lat, cos_lat, sin_lon, cos_lon, ecef_m } = *self;
+        let x = ecef_m[0] - sin_lon * east_m - sin_lat * cos_lon * north_m;
+        let y = ecef_m[1] + cos_lon * east_m - sin_lat * sin_lon * north_m;
+        let z = ecef_m[2] + cos_lat * north_m;
+        let lon_rad = y.atan2(x);
+        let p = x.hypot(y);
+        // Flatland starts from the co-latitude, atan(p / z), and stops
+        // after four rounds, up to about 1e-10° (0.01 mm) short; this
+        // starts from the latitude of a point on the ellipsoid and goes on
+        // until a round changes nothing.
+        let mut lat_rad = (z / (p * (1.0 - WGS84_E2))).atan();
+        for _ in 0..MAX_LATITUDE_ROUNDS {
+            let s = lat_rad.sin();
+            let r = WGS84_A_M / (1.0 - WGS84_E2 * s * s).sqrt();
+            let altitude_m = p / lat_rad.cos() - r;
+            let next = (z / p / (1.0 - WGS84_E2 * r / (r + altitude_m))).atan();
+            let done = next == lat_rad;
+            lat_rad = next;
+            if done {
+                break;
+            }
+        }
+        (lat_rad.to_degrees(), lon_rad.to_degrees())
+    }
+}
+
+/// One GPS receiver.
+#[derive(Debug, Clone)]
+pub struct Gps {
+    config: GpsConfig,
+    reference: Reference,
+    timer: UpdateTimer,
+    rng: Xoshiro256PlusPlus,
+    noise: Option<Normal<f64>>,
+    /// The fix published, its header and covariance set once.
+    fix: NavSatFix,
+}
+
+impl Gps {
+    /// A receiver of a model in `namespace`, its noise drawn from `seed`.
+    pub fn new(config: GpsConfig, namespace: &str, seed: u64) -> Gps {
+        let noise = (config.noise_std_dev_m > 0.0)
+            .then(|| Normal::new(0.0, config.noise_std_dev_m).expect("validated finite and ≥ 0"));
+        let fix = NavSatFix {
+            header: Header { stamp: Default::default(), frame_id: resolve_frame(namespace, &config.frame) },
+            status: NavSatStatus { status: NavSatStatus::STATUS_FIX, service: NavSatStatus::SERVICE_GPS },
+            position_covariance: config.position_covariance,
+            position_covariance_type: NavSatFix::COVARIANCE_TYPE_DIAGONAL_KNOWN,
+            ..Default::default()
+        };
+        Gps {
+            reference: Reference::new(config.ref_lat_deg, config.ref_lon_deg),
+            timer: UpdateTimer::new(config.update_rate_hz),
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            noise,
+            fix,
+            config,
+        }
+    }
+
+    /// Its parameters.
+    pub fn config(&self) -> &GpsConfig {
+        &self.config
+    }
+
+    /// Whether a fix is due at `now_ns` (and if so, the timer moves on).
+    pub fn due(&mut self, now_ns: u64, step_ns: u64) -> bool {
+        self.timer.check(now_ns, step_ns)
+    }
+
+    /// Steps after `now_ns` until the next fix is due (1: the next step).
+    pub fn steps_until_due(&self, now_ns: u64, step_ns: u64) -> u64 {
+        self.timer.steps_until_due(now_ns, step_ns)
+    }
+
+    /// The antenna's East-North position, m, with its body at `body` in the
+    /// world, before noise.
+    pub fn east_north(&self, body: Pose2) -> [f64; 2] {
+        let antenna = body.compose(&self.config.origin);
+        let to_enu = Pose2::new(0.0, 0.0, self.config.ref_yaw_rad);
+        let [e, n] = to_enu.transform_point([antenna.x_m, antenna.y_m]);
+        [e + self.config.ref_easting_m, n + self.config.ref_northing_m]
+    }
+
+    /// The fix at `stamp` with the body at `body` (noise drawn whether or
+    /// not the fix is published, so that the stream does not depend on
+    /// subscribers).
+    pub fn fix(&mut self, stamp: SimTime, body: Pose2) -> &NavSatFix {
+        let [mut east_m, mut north_m] = self.east_north(body);
+        if let Some(noise) = &self.noise {
+            east_m += noise.sample(&mut self.rng);
+            north_m += noise.sample(&mut self.rng);
+        }
+        let (latitude, longitude) = self.reference.geodetic(east_m, north_m);
+        self.fix.header.stamp = stamp.to_ros();
+        self.fix.latitude = latitude;
+        self.fix.longitude = longitude;
+        self.fix.altitude = 0.0;
+        &self.fix
+    }
+
+    /// The antenna's mount on its body (body → antenna frame), for `tf_static`.
+    pub fn mount_transform(&self, namespace: &str) -> TransformStamped {
+        let o = self.config.origin;
+        TransformStamped {
+            header: Header { stamp: Default::default(), frame_id: resolve_frame(namespace, &self.config.body) },
+            child_frame_id: resolve_frame(namespace, &self.config.frame),
+            transform: Transform {
+                translation: Vector3 { x: o.x_m, y: o.y_m, z: 0.0 },
+                rotation: Quaternion::from_yaw(o.theta_rad),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Degrees of arc per metre along the equator and along the meridian at
+    /// the equator: 1 / a and 1 / (a (1 - e²)) in radians.
+    fn equator_deg_per_m() -> (f64, f64) {
+        ((1.0 / WGS84_A_M).to_degrees(), (1.0 / (WGS84_A_M * (1.0 - WGS84_E2))).to_degrees())
+    }
+
+    #[test]
+    fn the_reference_point_is_the_reference() {
+        for (lat, lon) in [(0.0, 0.0), (45.5, -73.6), (-33.9, 151.2), (78.2, 15.6)] {
+            let (fix_lat, fix_lon) = Reference::new(lat, lon).geodetic(0.0, 0.0);
+            assert!(
+                (fix_lat - lat).abs() < 1e-12 && (fix_lon - lon).abs() < 1e-12,
+                "{lat}, {lon}: {fix_lat}, {fix_lon}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_kilometre_east_or_north_on_the_equator() {
+        let equator = Reference::new(0.0, 0.0);
+        let (lat, lon) = equator.geodetic(1000.0, 0.0);
+        // ECEF (a, 1000, 0): longitude atan(1000 / a).
+        assert_eq!(lat, 0.0);
+        assert!((lon - (1000.0 / WGS84_A_M).atan().to_degrees()).abs() < 1e-12, "{lon}");
+        let (lat, lon) = equator.geodetic(0.0, 1000.0);
+        // The meridian's radius of curvature at the equator is a (1 - e²):
+        // 1000 m north is 1000 / (a (1 - e²)) rad, to within the tangent
+        // plane's height there (0.08 m), about 1e-8 of it.
+        let (_, deg_per_m_north) = equator_deg_per_m();
+        assert!((lat / (1000.0 * deg_per_m_north) - 1.0).abs() < 1e-6, "{lat}");
+        assert_eq!(lon, 0.0);
+    }
+
+    #[test]
+    fn east_and_north_follow_the_meridian_and_the_parallel_at_45_degrees() {
+        // At 45°, 1 m north is 1 / M rad of latitude and 1 m east 1 / (N cos φ)
+        // rad of longitude, M and N the meridian and prime-vertical radii.
+        let lat0 = 45.0f64;
+        let s2 = lat0.to_radians().sin().powi(2);
+        let n = WGS84_A_M / (1.0 - WGS84_E2 * s2).sqrt();
+        let m = WGS84_A_M * (1.0 - WGS84_E2) / (1.0 - WGS84_E2 * s2).powf(1.5);
+        let reference = Reference::new(lat0, 10.0);
+        let (lat, lon) = reference.geodetic(0.0, 10.0);
+        assert!((lat - lat0 - (10.0 / m).to_degrees()).abs() < 1e-10, "{lat}");
+        assert!((lon - 10.0).abs() < 1e-12);
+        let (lat, lon) = reference.geodetic(10.0, 0.0);
+        assert!((lon - 10.0 - (10.0 / (n * lat0.to_radians().cos())).to_degrees()).abs() < 1e-10, "{lon}");
+        assert!((lat - lat0).abs() < 1e-9, "10 m east on the tangent plane stays on the parallel: {lat}");
+    }
+
+    fn config(yaml: &str) -> GpsConfig {
+        let layers = vec![];
+        let ctx = flotilla_protocol::plugins::PluginContext {
+            model_file: std::path::Path::new("m.yaml"),
+            model: "robot1",
+            bodies: vec!["base"],
+            layer_names: &layers,
+        };
+        GpsConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "gps", &ctx).unwrap()
+    }
+
+    #[test]
+    fn the_antenna_sits_at_its_origin_on_the_body_and_the_world_turns_by_ref_yaw() {
+        let gps = Gps::new(config("{body: base, origin: [1, 0, 0]}"), "robot1", 7);
+        let [e, n] = gps.east_north(Pose2::new(2.0, 3.0, std::f64::consts::FRAC_PI_2));
+        assert!((e - 2.0).abs() < 1e-12 && (n - 4.0).abs() < 1e-12, "{e}, {n}");
+        let turned = Gps::new(config("{body: base, ref_yaw_radians: 1.5707963267948966, ref_easting: 100}"), "", 7);
+        let [e, n] = turned.east_north(Pose2::new(1.0, 0.0, 0.0));
+        assert!((e - 100.0).abs() < 1e-12 && (n - 1.0).abs() < 1e-12, "{e}, {n}");
+    }
+
+    #[test]
+    fn a_fix_says_where_and_how_sure() {
+        let mut gps = Gps::new(config("{body: base, ref_lat: 45, ref_lon: 10}"), "robot1", 7);
+        let fix = gps.fix(SimTime { nanos: 1_500_000_000 }, Pose2::new(0.0, 0.0, 0.0)).clone();
+        assert!((fix.latitude - 45.0).abs() < 1e-12 && (fix.longitude - 10.0).abs() < 1e-12);
+        assert_eq!((fix.header.stamp.sec, fix.header.stamp.nanosec), (1, 500_000_000));
+        assert_eq!(fix.header.frame_id, "robot1_gps");
+        assert_eq!((fix.status.status, fix.status.service), (NavSatStatus::STATUS_FIX, NavSatStatus::SERVICE_GPS));
+        assert_eq!(fix.position_covariance_type, NavSatFix::COVARIANCE_TYPE_DIAGONAL_KNOWN);
+        assert_eq!(fix.position_covariance[0], 0.01);
+    }
+
+    #[test]
+    fn noise_is_seeded_and_as_wide_as_configured() {
+        let noisy = || Gps::new(config("{body: base, noise_std_dev: 2.0}"), "", 42);
+        let (mut a, mut b) = (noisy(), noisy());
+        let metres_per_deg = 1.0 / equator_deg_per_m().0;
+        let mut sum_sq = 0.0;
+        for k in 0..2000 {
+            let fa = a.fix(SimTime { nanos: k }, Pose2::new(0.0, 0.0, 0.0)).clone();
+            let fb = b.fix(SimTime { nanos: k }, Pose2::new(0.0, 0.0, 0.0)).clone();
+            assert_eq!((fa.latitude, fa.longitude), (fb.latitude, fb.longitude), "same seed, same stream");
+            sum_sq += (fa.longitude * metres_per_deg).powi(2);
+        }
+        let std_dev_m = (sum_sq / 2000.0).sqrt();
+        assert!((std_dev_m - 2.0).abs() < 0.15, "east noise {std_dev_m} m");
+    }
+}

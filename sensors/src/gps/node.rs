@@ -1,0 +1,89 @@
+//! The GPS node's plugin: every selected `Gps` instance's fixes.
+
+use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
+use flotilla_protocol::names::resolve_topic;
+use flotilla_protocol::plugins::gps::GpsConfig;
+use flotilla_protocol::plugins::registry::Role;
+use flotilla_protocol::plugins::Configured;
+use flotilla_protocol::ros::{self, geometry_msgs::TransformStamped};
+use flotilla_protocol::seed::plugin_seed;
+use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+
+use super::Gps;
+
+struct Instance {
+    key: String,
+    body: BodyId,
+    namespace: String,
+    fix_key: String,
+    gps: Gps,
+}
+
+/// Serves `Gps` plugin instances.
+#[derive(Default)]
+pub struct GpsServer {
+    instances: Vec<Instance>,
+}
+
+impl NodePlugin for GpsServer {
+    fn role(&self) -> &'static Role {
+        &GpsConfig::ROLE
+    }
+
+    fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
+        let (description, keys) = (rebuild.description, rebuild.keys);
+        let mut old = std::mem::take(&mut self.instances);
+        for Configured { model, plugin, key, body, config } in rebuild.configured::<GpsConfig>() {
+            // Keep a running receiver (its timer and noise stream) when it is unchanged.
+            if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.gps.config() == config) {
+                self.instances.push(old.swap_remove(pos));
+                continue;
+            }
+            let fix_key = keys.ros(&resolve_topic(&model.namespace, &config.topic));
+            tracing::info!("serving Gps {key}: fixes on {fix_key}");
+            let seed = plugin_seed(description.seed, &model.name, &plugin.name);
+            self.instances.push(Instance {
+                key,
+                body,
+                namespace: model.namespace.clone(),
+                fix_key,
+                gps: Gps::new(config, &model.namespace, seed),
+            });
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = GpsServer::default();
+    }
+
+    fn steps_without_output(&self, state: &WorldState) -> u64 {
+        let until_due = self.instances.iter().map(|i| i.gps.steps_until_due(state.time.nanos, state.step_ns));
+        until_due.min().unwrap_or(u64::MAX) - 1
+    }
+
+    fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
+        for instance in &mut self.instances {
+            if !instance.gps.due(state.time.nanos, state.step_ns) {
+                continue;
+            }
+            // bodies are sorted by id in the state
+            let Ok(i) = state.bodies.binary_search_by_key(&instance.body, |b| b.id) else { continue };
+            // Computed whether or not anyone listens (the noise stream goes
+            // on), encoded only for those who do.
+            let fix = instance.gps.fix(state.time, state.bodies[i].pose);
+            if out.wants(&instance.fix_key) {
+                out.put(instance.fix_key.clone(), ros::encode(fix));
+            }
+        }
+    }
+
+    /// The antennas' mounts, for those with `broadcast_tf`: fixed, so on
+    /// `tf_static` (Flatland sends them on `tf` with every fix).
+    fn static_transforms(&self) -> Vec<TransformStamped> {
+        self.instances
+            .iter()
+            .filter(|instance| instance.gps.config().broadcast_tf)
+            .map(|instance| instance.gps.mount_transform(&instance.namespace))
+            .collect()
+    }
+}

@@ -1,0 +1,126 @@
+//! The sonar node's plugin: every selected `Sonar` instance, read when due.
+
+use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::names::resolve_topic;
+use flotilla_protocol::plugins::registry::Role;
+use flotilla_protocol::plugins::sonar::SonarConfig;
+use flotilla_protocol::plugins::Configured;
+use flotilla_protocol::ros::{self, geometry_msgs::TransformStamped};
+use flotilla_protocol::seed::plugin_seed;
+use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+
+use super::Sonar;
+use crate::scene::Scene;
+
+struct Instance {
+    key: String,
+    body: BodyId,
+    namespace: String,
+    /// One key per transducer.
+    range_keys: Vec<String>,
+    cloud_key: String,
+    sonar: Sonar,
+}
+
+/// Serves `Sonar` plugin instances.
+#[derive(Default)]
+pub struct SonarServer {
+    scene: Option<Scene>,
+    /// The layer names the scene's walls were built from.
+    scene_layers: Option<Vec<String>>,
+    instances: Vec<Instance>,
+}
+
+impl SonarServer {
+    /// Walls only change with the world file: rebuilt only then; bodies
+    /// follow every description.
+    fn update_scene(&mut self, description: &WorldDescription) {
+        match &mut self.scene {
+            Some(scene) if self.scene_layers.as_ref() == Some(&description.layer_names) => {
+                scene.set_bodies(description)
+            }
+            _ => {
+                self.scene = Some(Scene::new(description));
+                self.scene_layers = Some(description.layer_names.clone());
+            }
+        }
+    }
+}
+
+impl NodePlugin for SonarServer {
+    fn role(&self) -> &'static Role {
+        &SonarConfig::ROLE
+    }
+
+    fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
+        let (description, keys) = (rebuild.description, rebuild.keys);
+        self.update_scene(description);
+        let mut old = std::mem::take(&mut self.instances);
+        for Configured { model, plugin, key, body, config } in rebuild.configured::<SonarConfig>() {
+            // Keep a running ring (its timer and noise stream) when it is unchanged.
+            if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.sonar.config() == config) {
+                self.instances.push(old.swap_remove(pos));
+                continue;
+            }
+            let topic = |name: &str| keys.ros(&resolve_topic(&model.namespace, name));
+            let range_keys: Vec<String> =
+                (0..config.transducers.len()).map(|i| topic(&config.range_topic(i))).collect();
+            tracing::info!("serving Sonar {key}: {} transducers on {}/*", range_keys.len(), topic(&config.topic));
+            let seed = plugin_seed(description.seed, &model.name, &plugin.name);
+            self.instances.push(Instance {
+                key,
+                body,
+                namespace: model.namespace.clone(),
+                cloud_key: topic(&config.pointcloud_topic),
+                range_keys,
+                sonar: Sonar::new(config, &model.namespace, seed),
+            });
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = SonarServer::default();
+    }
+
+    fn steps_without_output(&self, state: &WorldState) -> u64 {
+        let until_due = self.instances.iter().map(|i| i.sonar.steps_until_due(state.time.nanos, state.step_ns));
+        until_due.min().unwrap_or(u64::MAX) - 1
+    }
+
+    fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
+        let Some(scene) = &mut self.scene else { return };
+        let mut updated = false;
+        for instance in &mut self.instances {
+            if !instance.sonar.due(state.time.nanos, state.step_ns) {
+                continue;
+            }
+            if !updated {
+                scene.update(state);
+                updated = true;
+            }
+            let Some(pose) = scene.body_pose(instance.body) else { continue };
+            // Read whether or not anyone listens (the noise stream goes
+            // on), encoded only for those who do.
+            instance.sonar.sense(scene, instance.body, pose, state.time);
+            for (key, reading) in instance.range_keys.iter().zip(instance.sonar.readings()) {
+                if out.wants(key) {
+                    out.put(key.clone(), ros::encode(reading));
+                }
+            }
+            if out.wants(&instance.cloud_key) {
+                out.put(instance.cloud_key.clone(), ros::encode(instance.sonar.cloud()));
+            }
+        }
+    }
+
+    /// The transducers' mounts, for rings with `broadcast_tf`: fixed, so
+    /// latched on `tf_static`.
+    fn static_transforms(&self) -> Vec<TransformStamped> {
+        self.instances
+            .iter()
+            .filter(|instance| instance.sonar.config().broadcast_tf)
+            .flat_map(|instance| instance.sonar.mount_transforms(&instance.namespace))
+            .collect()
+    }
+}
