@@ -35,7 +35,7 @@ const MIN_TRAFFIC_WINDOW_S: f64 = 0.5;
 /// Arguments of `flotilla bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N),
+    /// office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N; add -pioneer for a P3-DX sonar ring on every robot),
     /// or latency.
     scenario: Scenario,
     /// fast or lockstep (realtime for latency, which always runs realtime).
@@ -241,6 +241,10 @@ async fn measure(
         }
         children.0.push(spawn("wander", "flotilla-wander", &node)?);
         lockstep_participants += shards as usize;
+    }
+    if generated.sonar {
+        children.0.push(spawn("sonar", "flotilla-sonar", &node)?);
+        lockstep_participants += 1;
     }
 
     let zenoh = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };

@@ -21,13 +21,23 @@ const SHELF_LENGTH_M: f64 = 12.0;
 const CROSS_AISLE_M: f64 = 3.0;
 const ROBOT_SPACING_M: f64 = 2.5;
 
+/// What the robots of a wandering scenario carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fleet {
+    /// Diff drive, odometry and a 1081-beam laser.
+    Wander,
+    /// The same plus a Pioneer P3-DX's 16-transducer sonar ring at 10 Hz
+    /// (`-pioneer`).
+    Pioneer,
+}
+
 /// A benchmark scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scenario {
-    /// `office-N`: N wandering robots on the conestogo office map.
-    Office(usize),
-    /// `warehouse-N`: N wandering robots in an open warehouse with shelves.
-    Warehouse(usize),
+    /// `office-N[-pioneer]`: N wandering robots on the conestogo office map.
+    Office(usize, Fleet),
+    /// `warehouse-N[-pioneer]`: N wandering robots in an open warehouse with shelves.
+    Warehouse(usize, Fleet),
     /// `latency`: one robot, odometry every step, for cmd_vel → odometry latency.
     Latency,
 }
@@ -41,12 +51,17 @@ impl std::str::FromStr for Scenario {
                 .filter(|n| (1..=5000).contains(n))
                 .ok_or_else(|| format!("{s}: the robot count must be 1..=5000"))
         };
-        match s.split_once('-') {
+        let (base, fleet) = match s.strip_suffix("-pioneer") {
+            Some(base) => (base, Fleet::Pioneer),
+            None => (s, Fleet::Wander),
+        };
+        match base.split_once('-') {
             _ if s == "latency" => Ok(Scenario::Latency),
-            Some(("office", n)) => count(n).map(Scenario::Office),
-            Some(("warehouse", n)) => count(n).map(Scenario::Warehouse),
+            Some(("office", n)) => count(n).map(|n| Scenario::Office(n, fleet)),
+            Some(("warehouse", n)) => count(n).map(|n| Scenario::Warehouse(n, fleet)),
             _ => Err(format!(
-                "unknown scenario {s:?}; expected office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N) or latency"
+                "unknown scenario {s:?}; expected office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N, \
+                 each with -pioneer for a sonar ring on every robot) or latency"
             )),
         }
     }
@@ -55,9 +70,26 @@ impl std::str::FromStr for Scenario {
 impl std::fmt::Display for Scenario {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Scenario::Office(n) => write!(f, "office-{n}"),
-            Scenario::Warehouse(n) => write!(f, "warehouse-{n}"),
+            Scenario::Office(n, fleet) => write!(f, "office-{n}{}", fleet.suffix()),
+            Scenario::Warehouse(n, fleet) => write!(f, "warehouse-{n}{}", fleet.suffix()),
             Scenario::Latency => f.write_str("latency"),
+        }
+    }
+}
+
+impl Fleet {
+    fn suffix(self) -> &'static str {
+        match self {
+            Fleet::Wander => "",
+            Fleet::Pioneer => "-pioneer",
+        }
+    }
+
+    /// The robot model file of this fleet.
+    fn robot(self) -> String {
+        match self {
+            Fleet::Wander => WANDER_ROBOT.to_string(),
+            Fleet::Pioneer => format!("{WANDER_ROBOT}{PIONEER_SONAR}"),
         }
     }
 }
@@ -73,6 +105,8 @@ pub struct Generated {
     pub beams_per_scan: usize,
     /// Scans per sim second of each robot's laser, Hz.
     pub scan_rate_hz: f64,
+    /// Every robot has a sonar ring (a `flotilla-sonar` process serves them).
+    pub sonar: bool,
 }
 
 /// The robot every wandering scenario uses: 1081-beam 270° 20 m laser at
@@ -105,6 +139,15 @@ plugins:
     angle: {min: -2.356194490192345, max: 2.356194490192345, increment: 0.004363323129985824}
 ";
 
+/// The sonar a Pioneer fleet adds to [`WANDER_ROBOT`]'s plugins: AMRISim's
+/// P3-DX ring, 16 transducers, 10 readings per sim second.
+const PIONEER_SONAR: &str = "  - type: Sonar
+    name: sonar
+    body: base_link
+    ring: p3dx
+    update_rate: 10                                # Hz
+";
+
 /// The latency robot: no acceleration limits and odometry every step, so
 /// that the first odometry sample after a command shows it exactly.
 const LATENCY_ROBOT: &str = "\
@@ -132,14 +175,14 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
         std::fs::write(dir.join(name), bytes).with_context(|| format!("writing {}", dir.join(name).display()))
     };
     let (layer, poses, robot, beams, scan_rate_hz) = match scenario {
-        Scenario::Office(n) => {
+        Scenario::Office(n, fleet) => {
             write("office.png", OFFICE_PNG)?;
             write("office.yaml", map_yaml("office.png", OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M).as_bytes())?;
             let image = image::load_from_memory(OFFICE_PNG).context("decoding the office map")?.to_luma8();
             let poses = free_poses(&image, OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M, n)?;
-            ("office.yaml", poses, WANDER_ROBOT, LASER_BEAMS, WANDER_SCAN_RATE_HZ)
+            ("office.yaml", poses, fleet.robot(), LASER_BEAMS, WANDER_SCAN_RATE_HZ)
         }
-        Scenario::Warehouse(n) => {
+        Scenario::Warehouse(n, fleet) => {
             let (image, poses) = warehouse(n);
             let mut png = Vec::new();
             image
@@ -147,9 +190,9 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
                 .context("encoding the warehouse map")?;
             write("warehouse.png", &png)?;
             write("warehouse.yaml", map_yaml("warehouse.png", WAREHOUSE_RESOLUTION_M, [0.0, 0.0]).as_bytes())?;
-            ("warehouse.yaml", poses, WANDER_ROBOT, LASER_BEAMS, WANDER_SCAN_RATE_HZ)
+            ("warehouse.yaml", poses, fleet.robot(), LASER_BEAMS, WANDER_SCAN_RATE_HZ)
         }
-        Scenario::Latency => ("", vec![[0.0, 0.0, 0.0]], LATENCY_ROBOT, 0, 0.0),
+        Scenario::Latency => ("", vec![[0.0, 0.0, 0.0]], LATENCY_ROBOT.to_string(), 0, 0.0),
     };
     write("robot.model.yaml", robot.as_bytes())?;
     let mut world = format!("# Generated by `flotilla bench {scenario}`.\nproperties:\n  step_size: 0.005   # s: physics at 200 Hz\n  seed: 1\nlayers:\n");
@@ -167,7 +210,8 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
         );
     }
     write("world.yaml", world.as_bytes())?;
-    Ok(Generated { world: dir.join("world.yaml"), robots: poses.len(), beams_per_scan: beams, scan_rate_hz })
+    let sonar = matches!(scenario, Scenario::Office(_, Fleet::Pioneer) | Scenario::Warehouse(_, Fleet::Pioneer));
+    Ok(Generated { world: dir.join("world.yaml"), robots: poses.len(), beams_per_scan: beams, scan_rate_hz, sonar })
 }
 
 fn map_yaml(image: &str, resolution_m: f64, origin_m: [f64; 2]) -> String {
@@ -285,20 +329,30 @@ mod tests {
 
     #[test]
     fn scenario_names_round_trip() {
-        for name in ["office-50", "warehouse-200", "warehouse-1000", "latency"] {
+        for name in
+            ["office-50", "warehouse-200", "warehouse-1000", "office-50-pioneer", "warehouse-1000-pioneer", "latency"]
+        {
             assert_eq!(name.parse::<Scenario>().unwrap().to_string(), name);
         }
         assert!("warehouse-0".parse::<Scenario>().is_err());
         assert!("moon-5".parse::<Scenario>().is_err());
+        assert!("latency-pioneer".parse::<Scenario>().is_err());
     }
 
     #[test]
     fn generated_worlds_load_with_every_robot() {
-        for scenario in [Scenario::Office(50), Scenario::Warehouse(200), Scenario::Latency] {
+        for scenario in [
+            Scenario::Office(50, Fleet::Wander),
+            Scenario::Warehouse(200, Fleet::Wander),
+            Scenario::Office(5, Fleet::Pioneer),
+            Scenario::Latency,
+        ] {
             let dir = std::env::temp_dir().join(format!("flotilla-bench-test-{scenario}-{}", std::process::id()));
             let generated = generate(scenario, &dir).unwrap();
             let spec = flotilla_world_file::load_world(&generated.world).unwrap();
             assert_eq!(spec.models.len(), generated.robots, "{scenario}");
+            let sonars = spec.models[0].plugins.iter().filter(|p| p.plugin_type == "Sonar").count();
+            assert_eq!((sonars == 1, generated.sonar), (scenario == Scenario::Office(5, Fleet::Pioneer), sonars == 1));
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
