@@ -113,6 +113,7 @@ pub struct Rebuild<'a> {
     pub keys: &'a Keys,
     serves: &'a dyn Fn(&str, &str) -> bool,
     inputs: Vec<Input>,
+    outputs: Vec<String>,
 }
 
 /// An input a plugin subscribes to: a key, and the tag its messages are
@@ -129,7 +130,7 @@ impl<'a> Rebuild<'a> {
     /// A rebuild from `description` serving the instances for which
     /// `serves(model, plugin)` holds.
     pub fn new(description: &'a WorldDescription, keys: &'a Keys, serves: &'a dyn Fn(&str, &str) -> bool) -> Self {
-        Rebuild { description, keys, serves, inputs: Vec::new() }
+        Rebuild { description, keys, serves, inputs: Vec::new(), outputs: Vec::new() }
     }
 
     /// Whether the node serves (holds the claim on) a model's plugin.
@@ -153,8 +154,17 @@ impl<'a> Rebuild<'a> {
         &self.inputs
     }
 
-    pub(crate) fn into_inputs(self) -> Vec<Input> {
-        self.inputs
+    /// Announces a key the plugin publishes on. Optional, and worth it for
+    /// plugins with many keys per instance (a sonar's one per transducer):
+    /// the runtime then learns which of them anyone listens to from one
+    /// wildcard publisher per folder of keys (`robot1/sonar/*`) instead of
+    /// declaring a publisher on each key to find out (see [`Outbox::wants`]).
+    pub fn output(&mut self, key: String) {
+        self.outputs.push(key);
+    }
+
+    pub(crate) fn into_wiring(self) -> (Vec<Input>, Vec<String>) {
+        (self.inputs, self.outputs)
     }
 }
 
@@ -166,6 +176,9 @@ pub struct Outbox {
     /// Per key published on so far, whether any subscriber matches it, as
     /// the runtime's publisher last learned.
     subscribed: HashMap<String, Arc<AtomicBool>>,
+    /// Per folder of announced outputs (`robot1/sonar`), whether any
+    /// subscriber matches a key in it (`robot1/sonar/*`).
+    folders: HashMap<String, Arc<AtomicBool>>,
     /// The step actuated, if any.
     actuated: Option<u64>,
     /// The actuation's body commands; the buffer is kept between steps.
@@ -178,14 +191,20 @@ impl Outbox {
         self.items.push((key, payload));
     }
 
-    /// Whether a message on `key` would reach anyone: true until the key's
-    /// first message is out (its publisher then learns of subscribers),
-    /// then whether any subscriber matches it. A plugin skips encoding and
-    /// queuing what nobody listens to, as Gazebo's sensors do; it still
-    /// updates its model (state, noise), so that a subscriber that comes
-    /// later sees what it would have seen from the start.
+    /// Whether a message on `key` would reach anyone: once the key has a
+    /// publisher, whether any subscriber matches it; before, for a key the
+    /// plugin announced ([`Rebuild::output`]), whether any subscriber
+    /// matches a key of its folder; otherwise true (the first message goes
+    /// out, and its publisher learns of subscribers). A plugin skips
+    /// encoding and queuing what nobody listens to, as Gazebo's sensors do;
+    /// it still updates its model (state, noise), so that a subscriber that
+    /// comes later sees what it would have seen from the start.
     pub fn wants(&self, key: &str) -> bool {
-        self.subscribed.get(key).is_none_or(|matching| matching.load(Ordering::Relaxed))
+        if let Some(matching) = self.subscribed.get(key) {
+            return matching.load(Ordering::Relaxed);
+        }
+        let folder = folder_of(key);
+        folder.and_then(|f| self.folders.get(f)).is_none_or(|matching| matching.load(Ordering::Relaxed))
     }
 
     /// The body commands to send the world for step `step` (a drive's
@@ -235,6 +254,22 @@ impl Outbox {
     pub(crate) fn subscribed_flag(&mut self, key: &str) -> Arc<AtomicBool> {
         self.subscribed.entry(key.to_string()).or_default().clone()
     }
+
+    /// The flag [`Outbox::wants`] reads for keys in `folder`, created false.
+    pub(crate) fn folder_flag(&mut self, folder: &str) -> Arc<AtomicBool> {
+        self.folders.entry(folder.to_string()).or_default().clone()
+    }
+
+    /// Forgets the folders not in `keep`.
+    pub(crate) fn retain_folders(&mut self, keep: &dyn Fn(&str) -> bool) {
+        self.folders.retain(|folder, _| keep(folder));
+    }
+}
+
+/// The folder of a key: everything before its last `/` (`robot1/sonar` of
+/// `robot1/sonar/3`); `None` for a key of one chunk.
+pub(crate) fn folder_of(key: &str) -> Option<&str> {
+    key.rsplit_once('/').map(|(folder, _)| folder)
 }
 
 #[cfg(test)]
@@ -250,6 +285,20 @@ mod tests {
         matching.store(true, Ordering::Relaxed);
         assert!(out.wants("robot1/odom"), "a subscriber came");
         assert!(out.wants("robot2/odom"), "other keys are their own");
+    }
+
+    #[test]
+    fn announced_outputs_are_wanted_when_a_key_of_their_folder_has_a_subscriber() {
+        let mut out = Outbox::default();
+        let folder = out.folder_flag("robot1/sonar");
+        assert!(!out.wants("robot1/sonar/3"), "nobody listens under robot1/sonar");
+        assert!(out.wants("robot2/sonar/3"), "not announced: the first message goes out");
+        folder.store(true, Ordering::Relaxed);
+        assert!(out.wants("robot1/sonar/3"), "someone listens to a key of the folder");
+        out.subscribed_flag("robot1/sonar/3");
+        assert!(!out.wants("robot1/sonar/3"), "its own publisher knows better: not this key");
+        out.retain_folders(&|_| false);
+        assert!(out.wants("robot1/sonar/4"), "forgotten");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 
 use super::core::{Arrival, Core, Reply, Rework};
-use super::plugin::{Answering, Input, NodePlugin, Outbox, Rebuild};
+use super::plugin::{folder_of, Answering, Input, NodePlugin, Outbox, Rebuild};
 use super::state_gate::StateGate;
 use super::static_tf::StaticTf;
 use crate::claims::{watch_claims, Claims};
@@ -77,6 +77,7 @@ pub async fn serve<P: NodePlugin>(
         description,
         claims: Claims::new(&node_id, role.aspect),
         inputs: BTreeMap::new(),
+        folders: HashMap::new(),
         static_tf: StaticTf::new(keys.ros("/tf_static")),
     };
     main.claims.load(&session, &keys, &mut claim_events).await;
@@ -245,6 +246,9 @@ struct MainLoop<'a, P> {
     description: WorldDescription,
     claims: Claims,
     inputs: BTreeMap<Input, zenoh::pubsub::Subscriber<()>>,
+    /// Per folder of announced outputs, a publisher on `<folder>/*` that
+    /// only watches for subscribers.
+    folders: HashMap<String, zenoh::pubsub::Publisher<'static>>,
     static_tf: StaticTf,
 }
 
@@ -296,8 +300,9 @@ impl<P: NodePlugin> MainLoop<'_, P> {
             locked.core.revision = self.description.revision;
             locked.core.plugin.static_transforms()
         };
-        let inputs = rebuild.into_inputs();
+        let (inputs, outputs) = rebuild.into_wiring();
         self.subscribe(inputs).await;
+        self.watch_folders(&outputs).await;
         self.static_tf.update(&shared.session, static_transforms).await;
         shared.gate.open();
     }
@@ -319,6 +324,43 @@ impl<P: NodePlugin> MainLoop<'_, P> {
             }
         }
         self.inputs = kept;
+    }
+}
+
+impl<P: NodePlugin> MainLoop<'_, P> {
+    /// Watches the folders of the announced outputs for subscribers (see
+    /// [`Outbox::wants`]), dropping the watches of folders no longer used.
+    async fn watch_folders(&mut self, outputs: &[String]) {
+        let wanted: std::collections::BTreeSet<&str> = outputs.iter().filter_map(|key| folder_of(key)).collect();
+        self.folders.retain(|folder, _| wanted.contains(folder.as_str()));
+        self.shared.lock().core.outbox.retain_folders(&|folder| wanted.contains(folder));
+        for folder in wanted {
+            if self.folders.contains_key(folder) {
+                continue;
+            }
+            let pattern = format!("{folder}/*");
+            let publisher = match self.shared.session.declare_publisher(pattern.clone()).await {
+                Ok(publisher) => publisher,
+                Err(e) => {
+                    // Unknown: the keys are each declared at their first message.
+                    tracing::warn!("cannot watch for subscribers on {pattern}: {e}");
+                    continue;
+                }
+            };
+            let flag = self.shared.lock().core.outbox.folder_flag(folder);
+            let watching = flag.clone();
+            // Called at once (in `await`) when a subscriber already matches.
+            let listener = publisher
+                .matching_listener()
+                .callback(move |status| watching.store(status.matching(), Ordering::Relaxed))
+                .background()
+                .await;
+            if let Err(e) = listener {
+                tracing::warn!("cannot watch for subscribers on {pattern}: {e}");
+                flag.store(true, Ordering::Relaxed);
+            }
+            self.folders.insert(folder.to_string(), publisher);
+        }
     }
 }
 

@@ -33,8 +33,8 @@ pub struct Sonar {
     config: SonarConfig,
     timer: UpdateTimer,
     rng: Xoshiro256PlusPlus,
-    /// Per transducer, the ray angles relative to its axis, rad.
-    rays: Vec<Vec<f64>>,
+    /// Per transducer, the unit directions of its rays in the body frame.
+    rays: Vec<Vec<[f64; 2]>>,
     /// How far from the body's origin anything seen can be, m.
     reach_m: f64,
     buffers: ScanBuffers,
@@ -62,9 +62,12 @@ impl Sonar {
         let rays = config
             .transducers
             .iter()
-            .map(|t| match config.mode {
-                SonarMode::Single => vec![0.0],
-                SonarMode::ClosestRay { resolution_rad } => cone_rays(t.field_of_view_rad, resolution_rad),
+            .map(|t| {
+                let offsets = match config.mode {
+                    SonarMode::Single => vec![0.0],
+                    SonarMode::ClosestRay { resolution_rad } => cone_rays(t.field_of_view_rad, resolution_rad),
+                };
+                offsets.iter().map(|offset| (t.pose.theta_rad + offset).sin_cos()).map(|(s, c)| [c, s]).collect()
             })
             .collect();
         let reach_m =
@@ -124,13 +127,16 @@ impl Sonar {
         scene.prepare_without([body.x_m, body.y_m], self.reach_m, layers, Some(own), &mut self.buffers);
         self.cloud.data.clear();
         let stamp = stamp.to_ros();
+        // One rotation for the whole ring: the rays' directions were turned
+        // into the body frame once, at start.
+        let (sin, cos) = body.theta_rad.sin_cos();
+        let to_world = |[x, y]: [f64; 2]| [cos * x - sin * y, sin * x + cos * y];
         for (i, transducer) in self.config.transducers.iter().enumerate() {
-            let at = body.compose(&transducer.pose);
-            let origin = [at.x_m, at.y_m];
+            let [dx, dy] = to_world([transducer.pose.x_m, transducer.pose.y_m]);
+            let origin = [body.x_m + dx, body.y_m + dy];
             let mut nearest_m = f64::INFINITY;
-            for offset in &self.rays[i] {
-                let (s, c) = (at.theta_rad + offset).sin_cos();
-                if let Some(hit) = scene.cast(&self.buffers, origin, [c, s], transducer.max_range_m, layers) {
+            for &dir in &self.rays[i] {
+                if let Some(hit) = scene.cast(&self.buffers, origin, to_world(dir), transducer.max_range_m, layers) {
                     nearest_m = nearest_m.min(hit.distance_m);
                 }
             }

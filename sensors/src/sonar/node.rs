@@ -57,22 +57,28 @@ impl NodePlugin for SonarServer {
         let (description, keys) = (rebuild.description, rebuild.keys);
         self.update_scene(description);
         let mut old = std::mem::take(&mut self.instances);
-        for Configured { model, plugin, key, body, config } in rebuild.configured::<SonarConfig>() {
+        let configured = rebuild.configured::<SonarConfig>();
+        for Configured { model, plugin, key, body, config } in configured {
+            let topic = |name: &str| keys.ros(&resolve_topic(&model.namespace, name));
+            let range_keys: Vec<String> =
+                (0..config.transducers.len()).map(|i| topic(&config.range_topic(i))).collect();
+            let cloud_key = topic(&config.pointcloud_topic);
+            // Sixteen keys a robot: the runtime watches them by folder.
+            for output in range_keys.iter().chain([&cloud_key]) {
+                rebuild.output(output.clone());
+            }
             // Keep a running ring (its timer and noise stream) when it is unchanged.
             if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.sonar.config() == config) {
                 self.instances.push(old.swap_remove(pos));
                 continue;
             }
-            let topic = |name: &str| keys.ros(&resolve_topic(&model.namespace, name));
-            let range_keys: Vec<String> =
-                (0..config.transducers.len()).map(|i| topic(&config.range_topic(i))).collect();
             tracing::info!("serving Sonar {key}: {} transducers on {}/*", range_keys.len(), topic(&config.topic));
             let seed = plugin_seed(description.seed, &model.name, &plugin.name);
             self.instances.push(Instance {
                 key,
                 body,
                 namespace: model.namespace.clone(),
-                cloud_key: topic(&config.pointcloud_topic),
+                cloud_key,
                 range_keys,
                 sonar: Sonar::new(config, &model.namespace, seed),
             });
