@@ -1,8 +1,8 @@
 //! Determinism: the same world, seed and scripted commands, run in lockstep
-//! once with every plugin type in its own process and once with two laser
-//! shards, two GPS shards and the drive split in two, give bit-identical
-//! odometry, scan and GPS fix streams (all with seeded noise) over 2000
-//! steps.
+//! once with every plugin type in its own process and once with every
+//! sensor but odometry in two shards and the drive split in two, give
+//! bit-identical odometry, scan, GPS, IMU and sonar streams (all with
+//! seeded noise) over 2000 steps.
 
 mod common;
 
@@ -49,7 +49,7 @@ async fn run(layout: &[&[&str]]) -> Streams {
     // Record every odometry and scan message.
     let streams = Arc::new(Mutex::new(Streams::new()));
     let mut recorders = Vec::new();
-    for key in ["*/odometry/filtered", "*/scan", "*/gps/fix"] {
+    for key in ["*/odometry/filtered", "*/scan", "*/gps/fix", "*/imu/filtered", "*/sonar/*"] {
         let streams = streams.clone();
         recorders.push(
             session
@@ -131,7 +131,14 @@ async fn run(layout: &[&[&str]]) -> Streams {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn process_layout_does_not_change_a_single_bit() {
-    let one_each: &[&[&str]] = &[&["flotilla-drive"], &["flotilla-odom"], &["flotilla-laser"], &["flotilla-gps"]];
+    let one_each: &[&[&str]] = &[
+        &["flotilla-drive"],
+        &["flotilla-odom"],
+        &["flotilla-laser"],
+        &["flotilla-gps"],
+        &["flotilla-imu"],
+        &["flotilla-sonar"],
+    ];
     let sharded: &[&[&str]] = &[
         &["flotilla-drive", "--shard", "0/2"],
         &["flotilla-drive", "--shard", "1/2"],
@@ -140,12 +147,16 @@ async fn process_layout_does_not_change_a_single_bit() {
         &["flotilla-laser", "--shard", "1/2"],
         &["flotilla-gps", "--shard", "0/2"],
         &["flotilla-gps", "--shard", "1/2"],
+        &["flotilla-imu", "--shard", "0/2"],
+        &["flotilla-imu", "--shard", "1/2"],
+        &["flotilla-sonar", "--shard", "0/2"],
+        &["flotilla-sonar", "--shard", "1/2"],
     ];
     let a = run(one_each).await;
     let b = run(sharded).await;
 
     let keys: Vec<&String> = a.keys().collect();
-    assert_eq!(keys.len(), 12, "odometry, scan and GPS fix of four robots: {keys:?}");
+    assert_eq!(keys.len(), 4 * (4 + 8), "odometry, scan, GPS, IMU and 8 sonar ranges of four robots: {keys:?}");
     for robot in ROBOTS {
         let scans = &a[&format!("{robot}/scan")];
         let odom = &a[&format!("{robot}/odometry/filtered")];
@@ -153,6 +164,8 @@ async fn process_layout_does_not_change_a_single_bit() {
         assert_eq!(scans.len(), 101, "{robot} scans");
         assert_eq!(odom.len(), 501, "{robot} odometry");
         assert_eq!(a[&format!("{robot}/gps/fix")].len(), 201, "{robot} GPS fixes at 20 Hz");
+        assert_eq!(a[&format!("{robot}/imu/filtered")].len(), 501, "{robot} IMU samples at 50 Hz");
+        assert_eq!(a[&format!("{robot}/sonar/7")].len(), 101, "{robot} sonar readings at 10 Hz");
     }
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (key, stream) in &a {

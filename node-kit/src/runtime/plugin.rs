@@ -179,6 +179,9 @@ pub struct Outbox {
     /// Per folder of announced outputs (`robot1/sonar`), whether any
     /// subscriber matches a key in it (`robot1/sonar/*`).
     folders: HashMap<String, Arc<AtomicBool>>,
+    /// Announced keys whose first message went out while their folder
+    /// showed no subscriber (see [`Outbox::wants`]).
+    first_sent: std::collections::HashSet<String>,
     /// The step actuated, if any.
     actuated: Option<u64>,
     /// The actuation's body commands; the buffer is kept between steps.
@@ -191,20 +194,37 @@ impl Outbox {
         self.items.push((key, payload));
     }
 
-    /// Whether a message on `key` would reach anyone: once the key has a
-    /// publisher, whether any subscriber matches it; before, for a key the
-    /// plugin announced ([`Rebuild::output`]), whether any subscriber
-    /// matches a key of its folder; otherwise true (the first message goes
-    /// out, and its publisher learns of subscribers). A plugin skips
-    /// encoding and queuing what nobody listens to, as Gazebo's sensors do;
-    /// it still updates its model (state, noise), so that a subscriber that
-    /// comes later sees what it would have seen from the start.
+    /// Whether a message on `key` would reach anyone. Once the key has a
+    /// publisher, whether any subscriber matches it. Before, for a key the
+    /// plugin announced ([`Rebuild::output`]): whether any subscriber
+    /// matches a key of its folder, or if none is known yet, whether this
+    /// is the key's first message — which goes out all the same, because
+    /// Zenoh learns of subscribers a moment after a watch is declared, and
+    /// a subscriber there from the start must get the first message. Any
+    /// other key: true (its first message goes out, and its publisher
+    /// learns of subscribers). A plugin skips encoding and queuing what
+    /// nobody listens to, as Gazebo's sensors do; it still updates its
+    /// model (state, noise), so that a subscriber that comes later sees
+    /// what it would have seen from the start.
     pub fn wants(&self, key: &str) -> bool {
         if let Some(matching) = self.subscribed.get(key) {
             return matching.load(Ordering::Relaxed);
         }
-        let folder = folder_of(key);
-        folder.and_then(|f| self.folders.get(f)).is_none_or(|matching| matching.load(Ordering::Relaxed))
+        match folder_of(key).and_then(|f| self.folders.get(f)) {
+            Some(folder) => folder.load(Ordering::Relaxed) || !self.first_sent.contains(key),
+            None => true,
+        }
+    }
+
+    /// Whether a key's folder is watched and shows no subscriber: its
+    /// message goes out without a publisher of its own (a plain put), once.
+    pub(crate) fn unwatched(&mut self, key: &str) -> bool {
+        let quiet =
+            folder_of(key).and_then(|f| self.folders.get(f)).is_some_and(|folder| !folder.load(Ordering::Relaxed));
+        if quiet {
+            self.first_sent.insert(key.to_string());
+        }
+        quiet
     }
 
     /// The body commands to send the world for step `step` (a drive's
@@ -291,6 +311,8 @@ mod tests {
     fn announced_outputs_are_wanted_when_a_key_of_their_folder_has_a_subscriber() {
         let mut out = Outbox::default();
         let folder = out.folder_flag("robot1/sonar");
+        assert!(out.wants("robot1/sonar/3"), "nobody known yet: the first message goes out");
+        assert!(out.unwatched("robot1/sonar/3"), "without a publisher of its own");
         assert!(!out.wants("robot1/sonar/3"), "nobody listens under robot1/sonar");
         assert!(out.wants("robot2/sonar/3"), "not announced: the first message goes out");
         folder.store(true, Ordering::Relaxed);
@@ -299,6 +321,7 @@ mod tests {
         assert!(!out.wants("robot1/sonar/3"), "its own publisher knows better: not this key");
         out.retain_folders(&|_| false);
         assert!(out.wants("robot1/sonar/4"), "forgotten");
+        assert!(!out.unwatched("robot1/sonar/4"), "not watched");
     }
 
     #[test]

@@ -399,6 +399,14 @@ impl Publishers {
         let mut items = outbox.take_items();
         for (key, payload) in items.drain(..) {
             let slot = (key, congestion);
+            if !self.outputs.contains_key(&slot) && outbox.unwatched(&slot.0) {
+                // The first message of a key whose folder shows no
+                // subscriber yet: out without declaring a publisher.
+                if let Err(e) = session.put(&slot.0, payload).congestion_control(congestion).wait() {
+                    tracing::warn!("cannot publish on {}: {e}", slot.0);
+                }
+                continue;
+            }
             if !self.outputs.contains_key(&slot) {
                 match declare_output(session, &slot.0, congestion, outbox) {
                     Ok(publisher) => {
