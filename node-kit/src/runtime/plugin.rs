@@ -173,15 +173,14 @@ impl<'a> Rebuild<'a> {
 #[derive(Default)]
 pub struct Outbox {
     items: Vec<(String, Vec<u8>)>,
-    /// Per key published on so far, whether any subscriber matches it, as
-    /// the runtime's publisher last learned.
+    /// Per key published on so far, whether any subscriber matches it: as
+    /// its own publisher last learned, or for a key whose first message
+    /// went out while its folder showed no subscriber, the folder's flag.
     subscribed: HashMap<String, Arc<AtomicBool>>,
     /// Per folder of announced outputs (`robot1/sonar`), whether any
     /// subscriber matches a key in it (`robot1/sonar/*`).
     folders: HashMap<String, Arc<AtomicBool>>,
-    /// Announced keys whose first message went out while their folder
-    /// showed no subscriber (see [`Outbox::wants`]).
-    first_sent: std::collections::HashSet<String>,
+
     /// The step actuated, if any.
     actuated: Option<u64>,
     /// The actuation's body commands; the buffer is kept between steps.
@@ -194,15 +193,14 @@ impl Outbox {
         self.items.push((key, payload));
     }
 
-    /// Whether a message on `key` would reach anyone. Once the key has a
-    /// publisher, whether any subscriber matches it. Before, for a key the
-    /// plugin announced ([`Rebuild::output`]): whether any subscriber
-    /// matches a key of its folder, or if none is known yet, whether this
-    /// is the key's first message — which goes out all the same, because
-    /// Zenoh learns of subscribers a moment after a watch is declared, and
-    /// a subscriber there from the start must get the first message. Any
-    /// other key: true (its first message goes out, and its publisher
-    /// learns of subscribers). A plugin skips encoding and queuing what
+    /// Whether a message on `key` would reach anyone: true for the key's
+    /// first message (a subscriber there from the start must get it, and
+    /// Zenoh learns of subscribers a moment after anything is declared);
+    /// after it, whether a subscriber matches the key, as the key's own
+    /// publisher learns, or — for a key the plugin announced
+    /// ([`Rebuild::output`]) whose folder showed no subscriber at its first
+    /// message, which then went out without a publisher — as the watch on
+    /// its folder says. A plugin skips encoding and queuing what
     /// nobody listens to, as Gazebo's sensors do; it still updates its
     /// model (state, noise), so that a subscriber that comes later sees
     /// what it would have seen from the start.
@@ -210,21 +208,23 @@ impl Outbox {
         if let Some(matching) = self.subscribed.get(key) {
             return matching.load(Ordering::Relaxed);
         }
-        match folder_of(key).and_then(|f| self.folders.get(f)) {
-            Some(folder) => folder.load(Ordering::Relaxed) || !self.first_sent.contains(key),
-            None => true,
-        }
+        // Not published on yet: the first message goes out.
+        true
     }
 
     /// Whether a key's folder is watched and shows no subscriber: its
     /// message goes out without a publisher of its own (a plain put), once.
+    /// From then on the key follows its folder's flag (one lookup per
+    /// [`Outbox::wants`]), until the folder shows a subscriber and the key
+    /// gets a publisher of its own.
     pub(crate) fn unwatched(&mut self, key: &str) -> bool {
-        let quiet =
-            folder_of(key).and_then(|f| self.folders.get(f)).is_some_and(|folder| !folder.load(Ordering::Relaxed));
-        if quiet {
-            self.first_sent.insert(key.to_string());
+        let Some(folder) = folder_of(key).and_then(|f| self.folders.get(f)) else { return false };
+        if folder.load(Ordering::Relaxed) {
+            return false;
         }
-        quiet
+        let folder = folder.clone();
+        self.subscribed.insert(key.to_string(), folder);
+        true
     }
 
     /// The body commands to send the world for step `step` (a drive's
@@ -270,9 +270,12 @@ impl Outbox {
         self.items = items;
     }
 
-    /// The flag [`Outbox::wants`] reads for `key`, created false.
+    /// A new flag, false, for [`Outbox::wants`] to read for `key` (its
+    /// own publisher's, replacing a folder's it may have followed).
     pub(crate) fn subscribed_flag(&mut self, key: &str) -> Arc<AtomicBool> {
-        self.subscribed.entry(key.to_string()).or_default().clone()
+        let flag = Arc::new(AtomicBool::new(false));
+        self.subscribed.insert(key.to_string(), flag.clone());
+        flag
     }
 
     /// The flag [`Outbox::wants`] reads for keys in `folder`, created false.
