@@ -66,6 +66,8 @@ fn cos_sin(pose: Pose2) -> [f64; 2] {
 #[derive(Debug, Clone)]
 pub struct Scene {
     walls: SegmentGrid,
+    /// The world's layer names the walls were built for.
+    layer_names: Vec<String>,
     bodies: Vec<SceneBody>,
     index: HashMap<BodyId, usize>,
 }
@@ -83,10 +85,24 @@ impl Scene {
             .collect();
         let extent_m = bounding_box(walls.iter().flat_map(|w| [w.a, w.b]))
             .map_or([0.0, 0.0], |(lo, hi)| [hi[0] - lo[0], hi[1] - lo[1]]);
-        let mut scene =
-            Scene { walls: SegmentGrid::new(walls, grid_cell_m(extent_m)), bodies: Vec::new(), index: HashMap::new() };
+        let mut scene = Scene {
+            walls: SegmentGrid::new(walls, grid_cell_m(extent_m)),
+            layer_names: description.layer_names.clone(),
+            bodies: Vec::new(),
+            index: HashMap::new(),
+        };
         scene.set_bodies(description);
         scene
+    }
+
+    /// Keeps the scene in `slot` that of `description`: walls only change
+    /// with the world file, so they are rebuilt only when its layers do;
+    /// otherwise only the bodies are (after a spawn, delete or move).
+    pub fn follow(slot: &mut Option<Scene>, description: &WorldDescription) {
+        match slot {
+            Some(scene) if scene.layer_names == description.layer_names => scene.set_bodies(description),
+            _ => *slot = Some(Scene::new(description)),
+        }
     }
 
     /// Replaces the bodies (after a spawn, delete or move), keeping the walls.

@@ -87,6 +87,15 @@ pub trait NodePlugin: Send + 'static {
     fn set_threads(&mut self, _threads: usize) {}
 }
 
+/// [`NodePlugin::steps_without_output`] for instances due in the given
+/// numbers of steps (1: the next step; see `UpdateTimer::steps_until_due`):
+/// the steps before the first of them is due. With no instance, as many as
+/// there can be (the runtime reports at most
+/// [`MAX_QUIET_STEPS_REPORTED`](super::core::MAX_QUIET_STEPS_REPORTED)).
+pub fn steps_before_first_due(steps_until_due: impl IntoIterator<Item = u64>) -> u64 {
+    steps_until_due.into_iter().min().unwrap_or(u64::MAX) - 1
+}
+
 /// A message on an input that the plugin cannot use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BadInput(pub String);

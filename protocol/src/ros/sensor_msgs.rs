@@ -339,18 +339,26 @@ impl PointCloud2 {
                 data.extend_from_slice(&v.to_le_bytes());
             }
         }
-        let width = (data.len() / 12) as u32;
-        PointCloud2 {
+        let mut cloud = PointCloud2 {
             header,
             height: 1,
-            width,
+            width: 0,
             fields: vec![field("x", 0), field("y", 4), field("z", 8)],
             is_bigendian: false,
             point_step: 12,
-            row_step: 12 * width,
+            row_step: 0,
             data,
             is_dense: true,
-        }
+        };
+        cloud.fit_row_to_data();
+        cloud
+    }
+
+    /// Sets the width and row step of an unordered cloud from its data
+    /// (after points were written into `data` in place).
+    pub fn fit_row_to_data(&mut self) {
+        self.width = self.data.len() as u32 / self.point_step.max(1);
+        self.row_step = self.width * self.point_step;
     }
 
     /// The points of an `x, y, z` float32 cloud made by [`PointCloud2::xyz`].

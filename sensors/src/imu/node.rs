@@ -1,6 +1,6 @@
 //! The IMU node's plugin: every selected `Imu` instance's samples.
 
-use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::imu::ImuConfig;
 use flotilla_protocol::plugins::registry::Role;
@@ -62,8 +62,7 @@ impl NodePlugin for ImuServer {
     }
 
     fn steps_without_output(&self, state: &WorldState) -> u64 {
-        let until_due = self.instances.iter().map(|i| i.imu.steps_until_due(state.time.nanos, state.step_ns));
-        until_due.min().unwrap_or(u64::MAX) - 1
+        steps_before_first_due(self.instances.iter().map(|i| i.imu.steps_until_due(state.time.nanos, state.step_ns)))
     }
 
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {

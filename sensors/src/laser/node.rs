@@ -14,7 +14,7 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Laser;
 use crate::scene::Scene;
-use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
 
 struct Instance {
     key: String,
@@ -46,7 +46,6 @@ impl Instance {
 pub struct LaserServer {
     scene: Option<Scene>,
     instances: Vec<Instance>,
-    layers_revision: Option<Vec<String>>,
     /// Threads that scan at once, the calling one included.
     threads: usize,
 }
@@ -62,7 +61,7 @@ impl LaserServer {
     /// A server whose scans due at one step are split over `threads`
     /// threads (at least one).
     pub fn with_threads(threads: usize) -> LaserServer {
-        LaserServer { scene: None, instances: Vec::new(), layers_revision: None, threads: threads.max(1) }
+        LaserServer { scene: None, instances: Vec::new(), threads: threads.max(1) }
     }
 }
 
@@ -73,13 +72,7 @@ impl NodePlugin for LaserServer {
 
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let (description, keys) = (rebuild.description, rebuild.keys);
-        // Walls only change with the world file; rebuild them only then.
-        if self.layers_revision.as_ref() != Some(&description.layer_names) || self.scene.is_none() {
-            self.scene = Some(Scene::new(description));
-            self.layers_revision = Some(description.layer_names.clone());
-        } else if let Some(scene) = &mut self.scene {
-            scene.set_bodies(description);
-        }
+        Scene::follow(&mut self.scene, description);
         let reflectance = description.layer_bits(&["reflectance".to_string()]).unwrap_or(0);
         let mut old: Vec<Instance> = std::mem::take(&mut self.instances);
         for Configured { model, plugin, key, body, config } in rebuild.configured::<LaserConfig>() {
@@ -113,8 +106,7 @@ impl NodePlugin for LaserServer {
     }
 
     fn steps_without_output(&self, state: &WorldState) -> u64 {
-        let until_due = self.instances.iter().map(|i| i.laser.steps_until_due(state.time.nanos, state.step_ns));
-        until_due.min().unwrap_or(u64::MAX) - 1
+        steps_before_first_due(self.instances.iter().map(|i| i.laser.steps_until_due(state.time.nanos, state.step_ns)))
     }
 
     /// Scans every laser due at this step. Scans only read the scene, so

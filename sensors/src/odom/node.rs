@@ -12,7 +12,7 @@ use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Odom;
-use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
 
 struct Instance {
     key: String,
@@ -62,8 +62,7 @@ impl NodePlugin for OdomServer {
     }
 
     fn steps_without_output(&self, state: &WorldState) -> u64 {
-        let until_due = self.instances.iter().map(|i| i.odom.steps_until_due(state.time.nanos, state.step_ns));
-        until_due.min().unwrap_or(u64::MAX) - 1
+        steps_before_first_due(self.instances.iter().map(|i| i.odom.steps_until_due(state.time.nanos, state.step_ns)))
     }
 
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {

@@ -160,10 +160,8 @@ impl Sonar {
                 }
             }
         }
-        let points = (self.cloud.data.len() / 12) as u32;
         self.cloud.header.stamp = stamp;
-        self.cloud.width = points;
-        self.cloud.row_step = 12 * points;
+        self.cloud.fit_row_to_data();
     }
 
     /// The latest reading of each transducer.

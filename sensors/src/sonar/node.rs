@@ -1,7 +1,6 @@
 //! The sonar node's plugin: every selected `Sonar` instance, read when due.
 
-use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::description::WorldDescription;
+use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::sonar::SonarConfig;
@@ -27,25 +26,7 @@ struct Instance {
 #[derive(Default)]
 pub struct SonarServer {
     scene: Option<Scene>,
-    /// The layer names the scene's walls were built from.
-    scene_layers: Option<Vec<String>>,
     instances: Vec<Instance>,
-}
-
-impl SonarServer {
-    /// Walls only change with the world file: rebuilt only then; bodies
-    /// follow every description.
-    fn update_scene(&mut self, description: &WorldDescription) {
-        match &mut self.scene {
-            Some(scene) if self.scene_layers.as_ref() == Some(&description.layer_names) => {
-                scene.set_bodies(description)
-            }
-            _ => {
-                self.scene = Some(Scene::new(description));
-                self.scene_layers = Some(description.layer_names.clone());
-            }
-        }
-    }
 }
 
 impl NodePlugin for SonarServer {
@@ -55,7 +36,7 @@ impl NodePlugin for SonarServer {
 
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let (description, keys) = (rebuild.description, rebuild.keys);
-        self.update_scene(description);
+        Scene::follow(&mut self.scene, description);
         let mut old = std::mem::take(&mut self.instances);
         let configured = rebuild.configured::<SonarConfig>();
         for Configured { model, plugin, key, body, config } in configured {
@@ -90,8 +71,7 @@ impl NodePlugin for SonarServer {
     }
 
     fn steps_without_output(&self, state: &WorldState) -> u64 {
-        let until_due = self.instances.iter().map(|i| i.sonar.steps_until_due(state.time.nanos, state.step_ns));
-        until_due.min().unwrap_or(u64::MAX) - 1
+        steps_before_first_due(self.instances.iter().map(|i| i.sonar.steps_until_due(state.time.nanos, state.step_ns)))
     }
 
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
