@@ -51,6 +51,12 @@ impl Keys {
     pub fn world_state(&self) -> String {
         format!("{}/world/state", self.root)
     }
+    /// `flotilla/<sim>/world/contacts` — the contacts of the bodies that
+    /// contact plugins watch, one message per step just before the state;
+    /// published only while the world has such bodies.
+    pub fn world_contacts(&self) -> String {
+        format!("{}/world/contacts", self.root)
+    }
     /// `flotilla/<sim>/actuation/<node>` — one drive node's commands.
     pub fn actuation(&self, node: &str) -> String {
         format!("{}/actuation/{node}", self.root)
@@ -142,6 +148,7 @@ mod tests {
     fn internal_keys_follow_the_design() {
         let k = Keys::new("sim7");
         assert_eq!(k.world_state(), "flotilla/sim7/world/state");
+        assert_eq!(k.world_contacts(), "flotilla/sim7/world/contacts");
         assert_eq!(k.actuation("drive-1"), "flotilla/sim7/actuation/drive-1");
         assert_eq!(k.claim_token("robot1/laser/laser", "laser-1"), "flotilla/sim7/claims/robot1/laser/laser/laser-1");
         assert_eq!(k.control("spawn"), "flotilla/sim7/control/spawn");

@@ -79,6 +79,74 @@ pub struct BodyState {
     pub twist: Twist2,
 }
 
+/// The contacts of the bodies that contact plugins (Bumper, BoolSensor)
+/// watch, after one step: published on `flotilla/<sim>/world/contacts`
+/// just before the step's [`WorldState`], at every step while any body is
+/// watched, and never in a world without such plugins.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WorldContacts {
+    /// Revision of the world description the contacts belong to.
+    pub revision: u64,
+    /// The step after which the bodies touch.
+    pub step: u64,
+    /// Simulation time of that step.
+    pub time: SimTime,
+    /// Every touching pair with a watched body, from the watched body's
+    /// side (a pair of two watched bodies appears twice), sorted by body.
+    pub contacts: Vec<Contact>,
+}
+
+impl WireMessage for WorldContacts {
+    const KIND: &'static str = "WorldContacts";
+}
+
+/// What a watched body touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ContactPeer {
+    /// Another model's body (or one of the same model not joined to it).
+    Body(BodyId),
+    /// A layer's walls: the index of the layer entry in the description's
+    /// `layers` (named by its first name).
+    Layer(u32),
+}
+
+/// One touching pair of shapes: a footprint of a watched body and one of
+/// what it touches (Box2D's `b2Contact`, as Flatland's bumper reads it).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Contact {
+    /// The watched body.
+    pub body: BodyId,
+    /// What it touches.
+    pub peer: ContactPeer,
+    /// Unit normal in the world frame, from the body towards the peer;
+    /// zero when a sensor footprint is involved (it overlaps, it does not
+    /// push).
+    pub normal: [f64; 2],
+    /// How many of `points` are used: 0 when a sensor footprint is
+    /// involved, else 1 or 2.
+    pub point_count: u8,
+    /// Where the shapes touch.
+    pub points: [ContactPoint; 2],
+}
+
+/// One point where two shapes touch.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ContactPoint {
+    /// Position in the world frame, m (midway between the two surfaces).
+    pub position_m: [f64; 2],
+    /// Magnitude of the force the solver applied there over the step, N
+    /// (normal and friction impulses over the step size): a ball-park
+    /// figure of the impact, as Flatland says of its own.
+    pub force_n: f64,
+}
+
+impl Contact {
+    /// The points where the shapes touch (none for a sensor footprint).
+    pub fn points(&self) -> &[ContactPoint] {
+        &self.points[..usize::from(self.point_count.min(2))]
+    }
+}
+
 /// A change to the world that nodes must apply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorldEvent {

@@ -1,7 +1,8 @@
 //! Flotilla's sensor processes.
 //!
 //! The models — [`raycast`] (the ray-casting kernel), [`scene`] (walls and
-//! bodies), [`laser::Laser`], [`odom::Odom`], [`gps::Gps`], [`imu::Imu`], [`sonar::Sonar`] — are plain structs with no Zenoh;
+//! bodies), [`laser::Laser`], [`odom::Odom`], [`gps::Gps`], [`imu::Imu`], [`sonar::Sonar`], [`contact`]'s bumper and bool sensor — are
+//! plain structs with no Zenoh;
 //! each `node` module wraps them as a
 //! [`NodePlugin`](flotilla_node_kit::runtime::NodePlugin), which the node
 //! runtime serves.
@@ -12,6 +13,7 @@
 //! 2.8 ns against ChaCha8's 6.1 ns: a laser draws one per beam); `criterion`
 //! for the laser benchmark.
 
+pub mod contact;
 pub mod gps;
 pub mod imu;
 pub mod laser;

@@ -1,7 +1,8 @@
 //! A laser's scan, a sonar reading and a GPS fix allocate nothing once warm: a scan places
 //! the footprints of the robots in range (circles and polygons) and sweeps
 //! the walls in the memory of earlier scans; a sonar reading, in a closest-ray
-//! ring among them, does the same; and a fix reuses its message.
+//! ring among them, does the same; a fix reuses its message; and a bumper
+//! refills its collisions in the buffers of earlier ones.
 //! Counted with a global allocator that counts only on the thread that asks
 //! it to.
 
@@ -179,4 +180,52 @@ fn a_warm_sonar_reading_allocates_nothing() {
     });
     assert!(sonar.cloud().width > 0, "it saw something");
     assert_eq!(allocations, 0, "8 warm readings of 16 transducers");
+}
+
+#[test]
+fn a_warm_bumper_and_bool_sensor_allocate_nothing() {
+    use flotilla_protocol::plugins::bool_sensor::BoolSensorConfig;
+    use flotilla_protocol::plugins::bumper::BumperConfig;
+    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_protocol::time::SimTime;
+    use flotilla_protocol::world_to_nodes::{Contact, ContactPeer, ContactPoint};
+    use flotilla_sensors::contact::bool_sensor::BoolSensor;
+    use flotilla_sensors::contact::bumper::Bumper;
+    use flotilla_sensors::contact::ContactNames;
+
+    let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/bumper/world.yaml");
+    let description = load_world(&world).unwrap().initial_description().unwrap();
+    let robot = &description.models[0];
+    let ctx = PluginContext::of(robot, &description.layer_names);
+    let mut bumper = Bumper::new(BumperConfig::parse(&serde_yaml::from_str("{}").unwrap(), "b", &ctx).unwrap(), robot);
+    let config = BoolSensorConfig::parse(&serde_yaml::from_str("{body: halo, update_rate: 20}").unwrap(), "s", &ctx);
+    let mut sensor = BoolSensor::new(config.unwrap(), robot.bodies[1].id);
+    let names = ContactNames::of(&description);
+    let (base, halo, crate_box) = (robot.bodies[0].id, robot.bodies[1].id, description.models[1].bodies[0].id);
+    let point = ContactPoint { position_m: [6.75, 5.0], force_n: 3.0 };
+    let contacts = [
+        Contact {
+            body: base,
+            peer: ContactPeer::Body(crate_box),
+            normal: [1.0, 0.0],
+            point_count: 2,
+            points: [point; 2],
+        },
+        Contact { body: halo, peer: ContactPeer::Layer(0), normal: [0.0; 2], point_count: 0, points: [point; 2] },
+    ];
+    let mut step = |k: u64| {
+        let n = (k % 3) as usize; // 0, 1 or 2 contacts: entries come and go
+        sensor.observe(&contacts[..n]);
+        let _ = sensor.reading(SimTime::at_step(k, 5_000_000), 5_000_000);
+        bumper.update(&contacts[..n], &names, SimTime::at_step(k, 5_000_000), 5_000_000).map(|m| m.collisions.len())
+    };
+    for k in 0..6 {
+        step(k); // warm: every entry and point buffer used once
+    }
+    let allocations = allocations_in(|| {
+        for k in 6..600 {
+            assert_eq!(step(k), Some((k % 3) as usize));
+        }
+    });
+    assert_eq!(allocations, 0, "594 warm steps of a bumper and a bool sensor");
 }

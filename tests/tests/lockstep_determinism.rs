@@ -2,7 +2,7 @@
 //! once with every plugin type in its own process and once with every
 //! sensor but odometry in two shards and the drive split in two, give
 //! bit-identical odometry, scan, GPS, IMU and sonar streams (all with
-//! seeded noise) over 2000 steps.
+//! seeded noise), bumper and bool sensor streams over 2000 steps.
 
 mod common;
 
@@ -49,7 +49,9 @@ async fn run(layout: &[&[&str]]) -> Streams {
     // Record every odometry and scan message.
     let streams = Arc::new(Mutex::new(Streams::new()));
     let mut recorders = Vec::new();
-    for key in ["*/odometry/filtered", "*/scan", "*/gps/fix", "*/imu/filtered", "*/sonar/*"] {
+    for key in
+        ["*/odometry/filtered", "*/scan", "*/gps/fix", "*/imu/filtered", "*/sonar/*", "*/collisions", "*/bool_sensor"]
+    {
         let streams = streams.clone();
         recorders.push(
             session
@@ -138,6 +140,8 @@ async fn process_layout_does_not_change_a_single_bit() {
         &["flotilla-gps"],
         &["flotilla-imu"],
         &["flotilla-sonar"],
+        &["flotilla-bumper"],
+        &["flotilla-bool-sensor"],
     ];
     let sharded: &[&[&str]] = &[
         &["flotilla-drive", "--shard", "0/2"],
@@ -151,12 +155,20 @@ async fn process_layout_does_not_change_a_single_bit() {
         &["flotilla-imu", "--shard", "1/2"],
         &["flotilla-sonar", "--shard", "0/2"],
         &["flotilla-sonar", "--shard", "1/2"],
+        &["flotilla-bumper", "--shard", "0/2"],
+        &["flotilla-bumper", "--shard", "1/2"],
+        &["flotilla-bool-sensor", "--shard", "0/2"],
+        &["flotilla-bool-sensor", "--shard", "1/2"],
     ];
     let a = run(one_each).await;
     let b = run(sharded).await;
 
     let keys: Vec<&String> = a.keys().collect();
-    assert_eq!(keys.len(), 4 * (4 + 8), "odometry, scan, GPS, IMU and 8 sonar ranges of four robots: {keys:?}");
+    assert_eq!(
+        keys.len(),
+        4 * (4 + 8 + 2),
+        "odometry, scan, GPS, IMU, 8 sonar ranges, collisions and bool sensor of four robots: {keys:?}"
+    );
     for robot in ROBOTS {
         let scans = &a[&format!("{robot}/scan")];
         let odom = &a[&format!("{robot}/odometry/filtered")];
@@ -166,6 +178,8 @@ async fn process_layout_does_not_change_a_single_bit() {
         assert_eq!(a[&format!("{robot}/gps/fix")].len(), 201, "{robot} GPS fixes at 20 Hz");
         assert_eq!(a[&format!("{robot}/imu/filtered")].len(), 501, "{robot} IMU samples at 50 Hz");
         assert_eq!(a[&format!("{robot}/sonar/7")].len(), 101, "{robot} sonar readings at 10 Hz");
+        assert_eq!(a[&format!("{robot}/collisions")].len(), 101, "{robot} bumper messages at 10 Hz");
+        assert_eq!(a[&format!("{robot}/bool_sensor")].len(), 201, "{robot} bool sensor readings at 20 Hz");
     }
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (key, stream) in &a {
@@ -175,6 +189,9 @@ async fn process_layout_does_not_change_a_single_bit() {
             panic!("{key}: message {i} differs between the two process layouts");
         }
     }
+    let bumps: Vec<usize> =
+        ROBOTS.iter().map(|r| a[&format!("{r}/bool_sensor")].iter().filter(|m| m.get(4) == Some(&1)).count()).collect();
+    assert!(bumps[0] > 0, "robot1 drives into the crate ahead of it: {bumps:?}");
     // The robots really moved, and noise is on: the runs are not trivially equal.
     let first = &a["robot1/odometry/filtered"];
     assert_ne!(first[0], first[first.len() - 1]);

@@ -286,3 +286,15 @@ fn model_tf_publisher_worlds_load_and_bad_bodies_are_rejected() {
     assert!(b.message.contains("random_body_1"), "{b}");
     assert_eq!(b.entity, "model \"robot1\" plugin \"model_tf_publisher\"");
 }
+
+#[test]
+fn bumper_worlds_load_and_excluding_a_missing_body_is_rejected_as_flatland_does() {
+    let configs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/bumper");
+    let world = load_world(&configs.join("world.yaml")).unwrap();
+    let types: Vec<&str> = world.models[0].plugins.iter().map(|p| p.plugin_type.as_str()).collect();
+    assert_eq!(types, ["DiffDrive", "Bumper", "Bumper", "BoolSensor"]);
+    let e = load_world(&configs.join("invalid_exclude/world.yaml")).unwrap_err();
+    assert!(e.message.contains("Body with name \"random_body\" does not exist"), "{e}");
+    assert_eq!(e.entity, "model \"robot1\" plugin \"Bumper_B\"");
+    assert!(e.file.ends_with("invalid_exclude/robot.model.yaml"), "{e}");
+}

@@ -242,9 +242,10 @@ async fn measure(
         children.0.push(spawn("wander", "flotilla-wander", &node)?);
         lockstep_participants += shards as usize;
     }
-    if generated.sonar {
+    if generated.pioneer {
         children.0.push(spawn("sonar", "flotilla-sonar", &node)?);
-        lockstep_participants += 1;
+        children.0.push(spawn("bumper", "flotilla-bumper", &node)?);
+        lockstep_participants += 2;
     }
 
     let zenoh = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };

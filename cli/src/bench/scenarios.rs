@@ -27,7 +27,7 @@ pub enum Fleet {
     /// Diff drive, odometry and a 1081-beam laser.
     Wander,
     /// The same plus a Pioneer P3-DX's 16-transducer sonar ring at 10 Hz
-    /// (`-pioneer`).
+    /// and a bumper (`-pioneer`).
     Pioneer,
 }
 
@@ -89,7 +89,7 @@ impl Fleet {
     fn robot(self) -> String {
         match self {
             Fleet::Wander => WANDER_ROBOT.to_string(),
-            Fleet::Pioneer => format!("{WANDER_ROBOT}{PIONEER_SONAR}"),
+            Fleet::Pioneer => format!("{WANDER_ROBOT}{PIONEER_SENSORS}"),
         }
     }
 }
@@ -105,8 +105,9 @@ pub struct Generated {
     pub beams_per_scan: usize,
     /// Scans per sim second of each robot's laser, Hz.
     pub scan_rate_hz: f64,
-    /// Every robot has a sonar ring (a `flotilla-sonar` process serves them).
-    pub sonar: bool,
+    /// Every robot has a sonar ring and a bumper (a `flotilla-sonar` and a
+    /// `flotilla-bumper` process serve them).
+    pub pioneer: bool,
 }
 
 /// The robot every wandering scenario uses: 1081-beam 270° 20 m laser at
@@ -139,13 +140,17 @@ plugins:
     angle: {min: -2.356194490192345, max: 2.356194490192345, increment: 0.004363323129985824}
 ";
 
-/// The sonar a Pioneer fleet adds to [`WANDER_ROBOT`]'s plugins: AMRISim's
-/// P3-DX ring, 16 transducers, 10 readings per sim second.
-const PIONEER_SONAR: &str = "  - type: Sonar
+/// What a Pioneer fleet adds to [`WANDER_ROBOT`]'s plugins: AMRISim's P3-DX
+/// sonar ring, 16 transducers, 10 readings per sim second; and a bumper,
+/// at every step while it touches anything and at 10 Hz otherwise.
+const PIONEER_SENSORS: &str = "  - type: Sonar
     name: sonar
     body: base_link
     ring: p3dx
     update_rate: 10                                # Hz
+  - type: Bumper
+    name: bumper
+    update_rate: 10                                # Hz, when nothing touches
 ";
 
 /// The latency robot: no acceleration limits and odometry every step, so
@@ -210,8 +215,8 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
         );
     }
     write("world.yaml", world.as_bytes())?;
-    let sonar = matches!(scenario, Scenario::Office(_, Fleet::Pioneer) | Scenario::Warehouse(_, Fleet::Pioneer));
-    Ok(Generated { world: dir.join("world.yaml"), robots: poses.len(), beams_per_scan: beams, scan_rate_hz, sonar })
+    let pioneer = matches!(scenario, Scenario::Office(_, Fleet::Pioneer) | Scenario::Warehouse(_, Fleet::Pioneer));
+    Ok(Generated { world: dir.join("world.yaml"), robots: poses.len(), beams_per_scan: beams, scan_rate_hz, pioneer })
 }
 
 fn map_yaml(image: &str, resolution_m: f64, origin_m: [f64; 2]) -> String {
@@ -351,8 +356,10 @@ mod tests {
             let generated = generate(scenario, &dir).unwrap();
             let spec = flotilla_world_file::load_world(&generated.world).unwrap();
             assert_eq!(spec.models.len(), generated.robots, "{scenario}");
-            let sonars = spec.models[0].plugins.iter().filter(|p| p.plugin_type == "Sonar").count();
-            assert_eq!((sonars == 1, generated.sonar), (scenario == Scenario::Office(5, Fleet::Pioneer), sonars == 1));
+            let types: Vec<&str> = spec.models[0].plugins.iter().map(|p| p.plugin_type.as_str()).collect();
+            let pioneer = scenario == Scenario::Office(5, Fleet::Pioneer);
+            assert_eq!(generated.pioneer, pioneer, "{scenario}");
+            assert_eq!(types.contains(&"Sonar") && types.contains(&"Bumper"), pioneer, "{scenario}: {types:?}");
             let _ = std::fs::remove_dir_all(&dir);
         }
     }

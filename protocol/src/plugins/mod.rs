@@ -5,6 +5,8 @@
 //! layers) and rejects unknown entries. The node that serves a plugin type and
 //! `flotilla check` use the same parser, so a world that passes `check` starts.
 
+pub mod bool_sensor;
+pub mod bumper;
 pub mod diff_drive;
 pub mod dynamics_limits;
 pub mod gps;
@@ -81,6 +83,9 @@ pub trait PluginConfig: Sized {
     const ROLES: &'static [registry::Role];
     /// Whether it makes a model a robot (something driven by `cmd_vel`).
     const DRIVES_ROBOT: bool = false;
+    /// Whether its model's bodies are watched for contacts: the world
+    /// publishes their contacts at every step (`world/contacts`).
+    const WATCHES_CONTACTS: bool = false;
     /// The smallest valid entry, for a model whose one body is `base`
     /// (documentation, and the registry's tests).
     const EXAMPLE: &'static str;

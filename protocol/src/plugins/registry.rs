@@ -111,6 +111,9 @@ pub struct PluginType {
     pub roles: &'static [Role],
     /// Whether it makes a model a robot (something driven by `cmd_vel`).
     pub drives_robot: bool,
+    /// Whether its model's bodies are watched for contacts (see
+    /// [`PluginConfig::WATCHES_CONTACTS`]).
+    pub watches_contacts: bool,
     /// The smallest valid entry (see [`PluginConfig::EXAMPLE`]).
     pub example: &'static str,
     validate: ValidateFn,
@@ -129,6 +132,7 @@ impl PluginType {
             name: C::TYPE,
             roles: C::ROLES,
             drives_robot: C::DRIVES_ROBOT,
+            watches_contacts: C::WATCHES_CONTACTS,
             example: C::EXAMPLE,
             validate: validate_as::<C>,
             topics: topics_as::<C>,
@@ -173,6 +177,8 @@ fn topics_as<C: PluginConfig>(
 
 /// Every plugin type Flotilla serves.
 pub const REGISTRY: &[PluginType] = &[
+    PluginType::of::<super::bool_sensor::BoolSensorConfig>(),
+    PluginType::of::<super::bumper::BumperConfig>(),
     PluginType::of::<super::diff_drive::DiffDriveConfig>(),
     PluginType::of::<super::gps::GpsConfig>(),
     PluginType::of::<super::imu::ImuConfig>(),
@@ -184,6 +190,12 @@ pub const REGISTRY: &[PluginType] = &[
 /// The registered plugin type of that name; `None` for types no node serves.
 pub fn plugin_type(name: &str) -> Option<&'static PluginType> {
     REGISTRY.iter().find(|t| t.name == name)
+}
+
+/// Whether a plugin of that type has its model's bodies watched for
+/// contacts (Bumper, BoolSensor).
+pub fn watches_contacts(plugin_type: &str) -> bool {
+    self::plugin_type(plugin_type).is_some_and(|t| t.watches_contacts)
 }
 
 /// Every role of every registered type.
@@ -266,6 +278,8 @@ mod tests {
     fn binaries_find_their_roles() {
         assert_eq!(role_of_binary("flotilla-odom").map(|r| (r.plugin_type, r.aspect)), Some(("DiffDrive", "odom")));
         assert_eq!(binaries_for("DiffDrive"), Some(vec!["flotilla-drive", "flotilla-odom"]));
-        assert_eq!(binaries_for("Bumper"), None);
+        assert_eq!(binaries_for("Bumper"), Some(vec!["flotilla-bumper"]));
+        assert_eq!(binaries_for("Tween"), None);
+        assert!(watches_contacts("Bumper") && watches_contacts("BoolSensor") && !watches_contacts("Laser"));
     }
 }

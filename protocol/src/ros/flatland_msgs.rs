@@ -1,8 +1,10 @@
-//! `flatland_msgs` services: Flatland's model spawning, deleting and moving.
+//! `flatland_msgs`: Flatland's model spawning, deleting and moving
+//! services, and its bumper's collision messages.
 
 use serde::{Deserialize, Serialize};
 
 use super::geometry_msgs::Pose2D;
+use super::std_msgs::Header;
 use super::{RosMessage, RosService};
 
 /// The reply of every Flatland model service.
@@ -94,4 +96,53 @@ impl RosService for MoveModel {
     const TYPE_NAME: &'static str = "flatland_msgs/srv/MoveModel";
     type Request = MoveModelRequest;
     type Response = ModelServiceResponse;
+}
+
+/// `flatland_msgs/msg/Vector2`: a point or direction in the plane, m.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Vector2 {
+    /// x.
+    pub x: f64,
+    /// y.
+    pub y: f64,
+}
+
+impl RosMessage for Vector2 {
+    const TYPE_NAME: &'static str = "flatland_msgs/msg/Vector2";
+}
+
+/// `flatland_msgs/msg/Collision`: one body of a model touching something.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Collision {
+    /// The bumper's model.
+    pub entity_a: String,
+    /// The model's body.
+    pub body_a: String,
+    /// What it touches: a model's name, or a layer's.
+    pub entity_b: String,
+    /// The body touched (a layer's name for a layer).
+    pub body_b: String,
+    /// Force at each contact point, N (a ball-park figure).
+    pub magnitude_forces: Vec<f64>,
+    /// Contact points in the bumper's world frame, m.
+    pub contact_positions: Vec<Vector2>,
+    /// Contact normals, from body A towards body B.
+    pub contact_normals: Vec<Vector2>,
+}
+
+impl RosMessage for Collision {
+    const TYPE_NAME: &'static str = "flatland_msgs/msg/Collision";
+}
+
+/// `flatland_msgs/msg/Collisions`: what a bumper's model touches.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Collisions {
+    /// Sim time, and the bumper's `world_frame_id`.
+    pub header: Header,
+    /// One entry per touching pair of shapes.
+    pub collisions: Vec<Collision>,
+}
+
+impl RosMessage for Collisions {
+    const TYPE_NAME: &'static str = "flatland_msgs/msg/Collisions";
 }

@@ -373,3 +373,38 @@ fn point_cloud2_carries_its_fields_and_raw_points() {
     expected.push(1); // is_dense
     assert_eq!(bytes, expected);
 }
+
+#[test]
+fn collisions_align_each_sequence_and_vector2() {
+    use super::flatland_msgs::{Collision, Collisions, Vector2};
+    let msg = Collisions {
+        header: header(0, "m"),
+        collisions: vec![Collision {
+            entity_a: "a".into(),
+            body_a: "b".into(),
+            entity_b: "c".into(),
+            body_b: "d".into(),
+            magnitude_forces: vec![1.0],
+            contact_positions: vec![Vector2 { x: 0.5, y: 1.0 }],
+            contact_normals: vec![Vector2 { x: 1.0, y: 0.0 }],
+        }],
+    };
+    let bytes = round_trip(&msg);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, b'm', 0]); // header, to 14
+    expected.extend_from_slice(&[0, 0, 1, 0, 0, 0]); // pad to 16, one collision
+    expected.extend_from_slice(&[2, 0, 0, 0, b'a', 0]); // entity_a at 20
+    for name in [b'b', b'c', b'd'] {
+        expected.extend_from_slice(&[0, 0, 2, 0, 0, 0, name, 0]); // pad to 4, body_a / entity_b / body_b
+    }
+    expected.extend_from_slice(&[0, 0, 1, 0, 0, 0]); // pad to 52, one force
+    expected.extend_from_slice(&F64_ONE); // at 56
+    expected.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]); // one position at 64, pad to 72
+    expected.extend_from_slice(&F64_HALF);
+    expected.extend_from_slice(&F64_ONE);
+    expected.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]); // one normal at 88, pad to 96
+    expected.extend_from_slice(&F64_ONE);
+    expected.extend_from_slice(&[0; 8]);
+    assert_eq!(bytes, expected);
+    assert_eq!(bytes.len(), 4 + 112);
+}

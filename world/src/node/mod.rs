@@ -6,8 +6,9 @@
 //! * [`stepper`]: when to step, free of Zenoh (pacing, the lockstep barrier
 //!   and its stall policy, pausing, the external clock, the actuation inbox);
 //! * [`run`] (here): the loop that asks the stepper, steps, and publishes one
-//!   [`WorldState`] and one ROS `clock` per step, and the status summary
-//!   ([`status`]) about twice per wall second.
+//!   [`WorldState`] and one ROS `clock` per step (preceded by the step's
+//!   [`WorldContacts`] in a world with contact plugins), and the status
+//!   summary ([`status`]) about twice per wall second.
 
 mod barrier;
 pub(crate) mod inbox;
@@ -27,7 +28,7 @@ use flotilla_protocol::codec::encode;
 use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::delivery::urgent;
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_protocol::world_to_nodes::{WorldContacts, WorldState};
 use flotilla_protocol::Keys;
 use tokio::sync::Notify;
 use zenoh::qos::CongestionControl;
@@ -144,14 +145,19 @@ pub async fn run(
     Ok(())
 }
 
-/// What the world publishes at every step: the state, and its ROS clock.
+/// What the world publishes at every step: the contacts of watched bodies
+/// (if any), the state, and its ROS clock.
 struct Outputs {
+    contacts: StepPublisher,
     state: StepPublisher,
     clock: zenoh::pubsub::Publisher<'static>,
+    /// The contacts message, its buffer kept between steps.
+    contacts_message: Mutex<WorldContacts>,
 }
 
 impl Outputs {
     async fn declare(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<Outputs> {
+        let contacts = StepPublisher::declare(session, keys.world_contacts()).await?;
         let state = StepPublisher::declare(session, keys.world_state()).await?;
         let clock_key = keys.ros("/clock");
         let clock = session
@@ -159,17 +165,29 @@ impl Outputs {
             .congestion_control(CongestionControl::Block)
             .await
             .map_err(flotilla_node_kit::Error::zenoh("publish on", clock_key))?;
-        Ok(Outputs { state, clock })
+        Ok(Outputs { contacts, state, clock, contacts_message: Mutex::default() })
     }
 
     /// Publishes the simulation's current state (into `state`) and clock.
     async fn publish(&self, shared: &Mutex<Sim>, state: &mut WorldState) -> anyhow::Result<()> {
-        let (bytes, clock, mode) = {
+        let (contacts, bytes, clock, mode) = {
             let mut s = lock(shared);
             s.physics.state_into(state);
             s.published_step = state.step;
-            (encode(state), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock)
+            let contacts = s.physics.watches_contacts().then(|| {
+                let mut message = self.contacts_message.lock().unwrap_or_else(|e| e.into_inner());
+                s.physics.contacts_into(&mut message);
+                encode(&*message)
+            });
+            (contacts, encode(state), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock)
         };
+        // Before the state, on the same session and with the same urgency,
+        // so that a contact plugin has a step's contacts when it answers
+        // the step's state (Zenoh keeps the order of one priority's
+        // messages).
+        if let Some(contacts) = contacts {
+            self.contacts.put(contacts, urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
         // Every node's step starts from this message.
         self.state.put(bytes, urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         // In external mode the clock is someone else's.

@@ -13,8 +13,9 @@ fn groups(layers: LayerBits, collision: bool) -> InteractionGroups {
     InteractionGroups::new(member, filter, InteractionTestMode::And)
 }
 
-/// A layer's static geometry: one fixed body with one polyline of segments.
-pub fn insert_layer(world: &mut PhysicsWorld, layer: &LayerDescription) {
+/// A layer's static geometry: one fixed body with one polyline of
+/// segments, carrying `tag` as its user data.
+pub fn insert_layer(world: &mut PhysicsWorld, layer: &LayerDescription, tag: u128) {
     if layer.segments.is_empty() {
         return;
     }
@@ -27,7 +28,7 @@ pub fn insert_layer(world: &mut PhysicsWorld, layer: &LayerDescription) {
         indices.push([i, i + 1]);
     }
     let collider = ColliderBuilder::polyline(vertices, Some(indices)).collision_groups(groups(layer.bits, true));
-    world.insert(RigidBodyBuilder::fixed(), collider);
+    world.insert(RigidBodyBuilder::fixed().user_data(tag), collider);
 }
 
 fn collider(footprint: &Footprint) -> ColliderBuilder {
@@ -50,8 +51,9 @@ fn collider(footprint: &Footprint) -> ColliderBuilder {
         .collision_groups(groups(footprint.layers, footprint.collision))
 }
 
-/// Inserts a body with its footprints at its description pose.
-pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription) -> RigidBodyHandle {
+/// Inserts a body with its footprints at its description pose, carrying
+/// `tag` as its user data.
+pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription, tag: u128) -> RigidBodyHandle {
     let builder = match body.kind {
         BodyKind::Dynamic => RigidBodyBuilder::dynamic(),
         BodyKind::Static => RigidBodyBuilder::fixed(),
@@ -60,7 +62,8 @@ pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription) -> RigidBod
     let rb = builder
         .pose(Pose::new(Vector::new(body.pose.x_m, body.pose.y_m), body.pose.theta_rad))
         .linear_damping(body.linear_damping)
-        .angular_damping(body.angular_damping);
+        .angular_damping(body.angular_damping)
+        .user_data(tag);
     let handle = world.insert_body(rb);
     for footprint in &body.footprints {
         world.insert_collider(collider(footprint), Some(handle));

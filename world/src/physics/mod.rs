@@ -8,6 +8,7 @@
 //! all have zero density gets Box2D's default mass of 1 kg.
 
 mod build;
+mod contacts;
 mod error;
 
 use std::collections::BTreeMap;
@@ -19,7 +20,7 @@ use flotilla_protocol::drive_to_world::BodyCommand;
 use flotilla_protocol::geometry::{Pose2, Twist2};
 use flotilla_protocol::plugins::registry;
 use flotilla_protocol::time::SimTime;
-use flotilla_protocol::world_to_nodes::{BodyId, BodyState, WorldState};
+use flotilla_protocol::world_to_nodes::{BodyId, BodyState, WorldContacts, WorldState};
 use rapier2d::prelude::*;
 
 use flotilla_world_file::WorldSpec;
@@ -54,6 +55,9 @@ pub struct Physics {
     bodies: BTreeMap<BodyId, BodyEntry>,
     next_body_id: BodyId,
     commands: BTreeMap<BodyId, BodyCommand>,
+    /// The bodies whose contacts are published (those of models with a
+    /// contact plugin), sorted by id.
+    watched: Vec<(BodyId, RigidBodyHandle)>,
     /// The models as loaded, for resets.
     initial_models: Vec<ModelDescription>,
 }
@@ -78,8 +82,8 @@ impl Physics {
         world.gravity = Vector::ZERO;
         world.integration_parameters.dt = step_ns as f64 * 1e-9;
         world.integration_parameters.num_solver_iterations = spec.settings.velocity_iterations as usize;
-        for layer in &spec.layers {
-            build::insert_layer(&mut world, layer);
+        for (index, layer) in spec.layers.iter().enumerate() {
+            build::insert_layer(&mut world, layer, contacts::layer_tag(index));
         }
         let mut physics = Physics {
             world,
@@ -94,6 +98,7 @@ impl Physics {
             bodies: BTreeMap::new(),
             next_body_id: flotilla_world_file::FIRST_BODY_ID,
             commands: BTreeMap::new(),
+            watched: Vec::new(),
             initial_models: spec.models.clone(),
         };
         for model in &spec.models {
@@ -169,9 +174,12 @@ impl Physics {
         for body in &mut model.bodies {
             body.id = self.next_body_id;
             self.next_body_id += 1;
-            let handle = build::insert_body(&mut self.world, body);
+            let handle = build::insert_body(&mut self.world, body, contacts::body_tag(body.id));
             self.bodies.insert(body.id, BodyEntry { handle, kind: body.kind });
             handles.push(handle);
+        }
+        if model.plugins.iter().any(|p| registry::watches_contacts(&p.plugin_type)) {
+            self.watched.extend(model.bodies.iter().map(|b| b.id).zip(handles.iter().copied()));
         }
         let joints = model
             .joints
@@ -194,13 +202,14 @@ impl Physics {
         for joint in entry.joints {
             self.world.remove_impulse_joint(joint);
         }
-        for handle in entry.handles {
+        for &handle in &entry.handles {
             self.world.remove_body_with_colliders(handle, true);
         }
         for body in &entry.description.bodies {
             self.bodies.remove(&body.id);
             self.commands.remove(&body.id);
         }
+        self.watched.retain(|(_, handle)| !entry.handles.contains(handle));
         self.revision += 1;
         Ok(())
     }
@@ -371,6 +380,21 @@ impl Physics {
             let Some(body) = self.world.bodies.get(entry.handle) else { continue };
             out.bodies.push(BodyState { id, pose: body_pose(body), twist: origin_twist(body) });
         }
+    }
+
+    /// Whether any body is watched for contacts (a model has a Bumper or
+    /// a BoolSensor): only then are contacts published.
+    pub fn watches_contacts(&self) -> bool {
+        !self.watched.is_empty()
+    }
+
+    /// Fills `out` with the contacts of the watched bodies after the last
+    /// step (reusing its allocation).
+    pub fn contacts_into(&self, out: &mut WorldContacts) {
+        out.revision = self.revision;
+        out.step = self.step;
+        out.time = self.time();
+        contacts::collect(&self.world, &self.watched, self.step_ns as f64 * 1e-9, &mut out.contacts);
     }
 
     /// The current description: layers, models, bodies at their current poses.

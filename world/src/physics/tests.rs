@@ -112,3 +112,69 @@ fn the_loader_s_initial_description_is_the_one_the_world_serves() {
         assert_eq!(loaded, served, "{world}");
     }
 }
+
+fn configs(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests").join(rel)
+}
+
+fn contacts(p: &Physics) -> Vec<flotilla_protocol::world_to_nodes::Contact> {
+    let mut out = flotilla_protocol::world_to_nodes::WorldContacts::default();
+    p.contacts_into(&mut out);
+    assert_eq!((out.step, out.revision), (p.step_count(), p.revision()));
+    out.contacts
+}
+
+#[test]
+fn watched_bodies_report_what_they_touch_from_their_side() {
+    use flotilla_protocol::world_to_nodes::ContactPeer;
+    let spec = load_world(&configs("bumper/world.yaml")).unwrap();
+    let mut p = Physics::new(&spec).unwrap();
+    assert!(p.watches_contacts(), "the robot has bumpers");
+    let [base, halo] = p.model_body_ids("robot")[..] else { panic!("two bodies") };
+    let crate_box = p.model_body_ids("crate")[0];
+    p.command(BodyCommand { body: base, local_vx_mps: 0.5, local_vy_mps: 0.0, omega_radps: 0.0 });
+    assert!(contacts(&p).is_empty(), "nothing touches at the start");
+
+    // 3.7 s at 0.5 m/s: the halo (0.5 m) overlaps the crate's face at 6.75 m, the base (0.2 m) does not yet.
+    for _ in 0..740 {
+        p.step();
+    }
+    let now = contacts(&p);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!((now[0].body, now[0].peer, now[0].point_count), (halo, ContactPeer::Body(crate_box), 0));
+
+    // 5 s: the base presses on the crate, straight ahead.
+    for _ in 740..1000 {
+        p.step();
+    }
+    let now = contacts(&p);
+    assert_eq!(now.len(), 2, "{now:?}");
+    let pressing = &now[0];
+    assert_eq!((pressing.body, pressing.peer, pressing.point_count), (base, ContactPeer::Body(crate_box), 1));
+    assert!((pressing.normal[0] - 1.0).abs() < 1e-6 && pressing.normal[1].abs() < 1e-6, "{pressing:?}");
+    let point = pressing.points()[0];
+    assert!((point.position_m[0] - 6.75).abs() < 0.01 && (point.position_m[1] - 5.0).abs() < 1e-3, "{point:?}");
+    assert!(point.force_n > 0.0, "the drive pushes: {point:?}");
+    assert_eq!((now[1].body, now[1].point_count), (halo, 0));
+
+    // Against the room's wall at x = 0, driving backwards: the layer is named by its index.
+    p.place_model("robot", flotilla_protocol::geometry::Pose2::new(0.5, 5.0, 0.0)).unwrap();
+    p.command(BodyCommand { body: base, local_vx_mps: -0.5, local_vy_mps: 0.0, omega_radps: 0.0 });
+    for _ in 0..200 {
+        p.step();
+    }
+    let now = contacts(&p);
+    let wall = now.iter().find(|c| c.body == base).expect("the base touches the wall");
+    assert_eq!(wall.peer, ContactPeer::Layer(0));
+    assert!((wall.normal[0] + 1.0).abs() < 1e-6, "towards the wall, behind: {wall:?}");
+    assert!(now.iter().any(|c| c.body == halo && c.peer == ContactPeer::Layer(0)));
+
+    p.remove_model("robot").unwrap();
+    assert!(!p.watches_contacts(), "no contact plugin left");
+}
+
+#[test]
+fn a_world_without_contact_plugins_watches_nothing() {
+    let spec = load_world(&fixture("laser_tests/range_test/world.yaml")).unwrap();
+    assert!(!Physics::new(&spec).unwrap().watches_contacts());
+}
