@@ -13,6 +13,7 @@
 //! 2.8 ns against ChaCha8's 6.1 ns: a laser draws one per beam); `criterion`
 //! for the laser benchmark.
 
+pub mod body_grid;
 pub mod contact;
 pub mod gps;
 pub mod imu;

@@ -7,6 +7,7 @@ use flotilla_protocol::description::{FootprintShape, LayerBits, WorldDescription
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
+use crate::body_grid::BodyGrid;
 use crate::raycast::{bounding_box, scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2, Wall};
 
 /// Grid cell size for wall segments, m: one pixel of a typical 5 cm map, so
@@ -70,6 +71,13 @@ pub struct Scene {
     layer_names: Vec<String>,
     bodies: Vec<SceneBody>,
     index: HashMap<BodyId, usize>,
+    /// The bodies by position, rebuilt whenever they move.
+    near: BodyGrid,
+    /// The largest reach of any body, m.
+    max_reach_m: f64,
+    /// Each body's position for the grid (`None`: nothing to see), kept
+    /// between rebuilds.
+    positions: Vec<Option<Vec2>>,
 }
 
 impl Scene {
@@ -90,6 +98,9 @@ impl Scene {
             layer_names: description.layer_names.clone(),
             bodies: Vec::new(),
             index: HashMap::new(),
+            near: BodyGrid::default(),
+            max_reach_m: 0.0,
+            positions: Vec::new(),
         };
         scene.set_bodies(description);
         scene
@@ -142,6 +153,17 @@ impl Scene {
                 });
             }
         }
+        self.file_bodies();
+    }
+
+    /// Rebuilds the grid of bodies by position (those with something to see).
+    fn file_bodies(&mut self) {
+        self.max_reach_m = self.bodies.iter().map(|b| b.reach_m).fold(0.0, f64::max);
+        self.positions.clear();
+        self.positions.extend(
+            self.bodies.iter().map(|b| (!b.footprints.is_empty()).then_some([b.pose.x_m, b.pose.y_m])),
+        );
+        self.near.rebuild(&self.positions);
     }
 
     /// Moves every body to its pose in `state`.
@@ -153,6 +175,7 @@ impl Scene {
                 body.cos_sin = cos_sin(b.pose);
             }
         }
+        self.file_bodies();
     }
 
     /// The current pose of a body.
@@ -184,17 +207,20 @@ impl Scene {
     ) {
         scan.clear_footprints();
         let skipped = except.and_then(|id| self.index.get(&id).copied());
-        for (i, body) in self.bodies.iter().enumerate() {
+        // Only the bodies filed near the origin: within range plus the
+        // largest reach of any body.
+        self.near.for_each_near(origin, range_m + self.max_reach_m, |i| {
             if Some(i) == skipped {
-                continue;
+                return;
             }
-            // Out of range when farther than range + reach; compared squared
-            // (every body, every scan), with a hair of slack so that rounding
-            // never leaves out a body at the very edge.
+            let body = &self.bodies[i];
+            // Out of range when farther than range + reach; compared squared,
+            // with a hair of slack so that rounding never leaves out a body
+            // at the very edge.
             let (dx, dy) = (body.pose.x_m - origin[0], body.pose.y_m - origin[1]);
             let within = range_m + body.reach_m;
             if dx * dx + dy * dy > within * within * (1.0 + 1e-9) {
-                continue;
+                return;
             }
             for (shape, bits) in &body.footprints {
                 if bits & layers == 0 {
@@ -216,7 +242,7 @@ impl Scene {
                 };
                 scan.footprints.push((placed, *bits));
             }
-        }
+        });
     }
 
     /// The nearest wall, or footprint prepared in `prepared`, on `layers`

@@ -221,6 +221,16 @@ impl Outbox {
         true
     }
 
+    /// Whether nobody listens to any key in `folder`: true only for the
+    /// folder of an announced output ([`Rebuild::output`]) whose watch
+    /// shows no subscriber under it. One lookup for a plugin with many
+    /// keys in one folder (a sonar's one per transducer) instead of a
+    /// [`Outbox::wants`] per key — once each key's first message, which
+    /// goes out regardless, has gone.
+    pub fn nobody_under(&self, folder: &str) -> bool {
+        self.folders.get(folder).is_some_and(|flag| !flag.load(Ordering::Relaxed))
+    }
+
     /// Whether a key's folder is watched and shows no subscriber: its
     /// message goes out without a publisher of its own (a plain put), once.
     /// From then on the key follows its folder's flag (one lookup per
@@ -327,7 +337,10 @@ mod tests {
         assert!(out.unwatched("robot1/sonar/3"), "without a publisher of its own");
         assert!(!out.wants("robot1/sonar/3"), "nobody listens under robot1/sonar");
         assert!(out.wants("robot2/sonar/3"), "not announced: the first message goes out");
+        assert!(out.nobody_under("robot1/sonar"));
+        assert!(!out.nobody_under("robot2/sonar"), "not watched: unknown");
         folder.store(true, Ordering::Relaxed);
+        assert!(!out.nobody_under("robot1/sonar"));
         assert!(out.wants("robot1/sonar/3"), "someone listens to a key of the folder");
         out.subscribed_flag("robot1/sonar/3");
         assert!(!out.wants("robot1/sonar/3"), "its own publisher knows better: not this key");

@@ -18,6 +18,10 @@ struct Instance {
     namespace: String,
     /// One key per transducer.
     range_keys: Vec<String>,
+    /// The folder of the range keys (`robot1/sonar`).
+    range_folder: String,
+    /// Whether every range key has had its first message.
+    ranges_sent: bool,
     cloud_key: String,
     sonar: Sonar,
 }
@@ -60,6 +64,8 @@ impl NodePlugin for SonarServer {
                 body,
                 namespace: model.namespace.clone(),
                 cloud_key,
+                range_folder: topic(&config.topic),
+                ranges_sent: false,
                 range_keys,
                 sonar: Sonar::new(config, &model.namespace, seed),
             });
@@ -89,10 +95,14 @@ impl NodePlugin for SonarServer {
             // Read whether or not anyone listens (the noise stream goes
             // on), encoded only for those who do.
             instance.sonar.sense(scene, instance.body, pose, state.time);
-            for (key, reading) in instance.range_keys.iter().zip(instance.sonar.readings()) {
-                if out.wants(key) {
-                    out.put(key.clone(), ros::encode(reading));
+            // One look for the whole ring while nobody listens under it.
+            if !(instance.ranges_sent && out.nobody_under(&instance.range_folder)) {
+                for (key, reading) in instance.range_keys.iter().zip(instance.sonar.readings()) {
+                    if out.wants(key) {
+                        out.put(key.clone(), ros::encode(reading));
+                    }
                 }
+                instance.ranges_sent = true;
             }
             if out.wants(&instance.cloud_key) {
                 out.put(instance.cloud_key.clone(), ros::encode(instance.sonar.cloud()));
