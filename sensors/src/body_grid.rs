@@ -137,9 +137,7 @@ mod tests {
         for (center, radius) in [([5.3, 7.1], 3.0), ([0.0, 0.0], 1.5), ([39.0, 39.0], 5.0), ([-10.0, 20.0], 10.5)] {
             let found = near(&grid, center, radius);
             let within: Vec<usize> = (0..1600)
-                .filter(|&i| {
-                    positions[i].is_some_and(|p| (p[0] - center[0]).hypot(p[1] - center[1]) <= radius)
-                })
+                .filter(|&i| positions[i].is_some_and(|p| (p[0] - center[0]).hypot(p[1] - center[1]) <= radius))
                 .collect();
             assert!(within.iter().all(|i| found.contains(i)), "{center:?} {radius}: missed some");
             assert!(!found.contains(&41), "a body nothing can see is not filed");

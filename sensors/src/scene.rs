@@ -160,9 +160,8 @@ impl Scene {
     fn file_bodies(&mut self) {
         self.max_reach_m = self.bodies.iter().map(|b| b.reach_m).fold(0.0, f64::max);
         self.positions.clear();
-        self.positions.extend(
-            self.bodies.iter().map(|b| (!b.footprints.is_empty()).then_some([b.pose.x_m, b.pose.y_m])),
-        );
+        self.positions
+            .extend(self.bodies.iter().map(|b| (!b.footprints.is_empty()).then_some([b.pose.x_m, b.pose.y_m])));
         self.near.rebuild(&self.positions);
     }
 

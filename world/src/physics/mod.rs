@@ -349,6 +349,15 @@ impl Physics {
         for command in self.commands.values() {
             let Some(entry) = self.bodies.get(&command.body) else { continue };
             let Some(body) = self.world.bodies.get_mut(entry.handle) else { continue };
+            // A body held at a velocity never sleeps. rapier puts a body to
+            // sleep once its farthest point has moved slowly for 0.5 s, and
+            // sleeping zeroes its velocity for that step: a small robot
+            // turning on the spot at 0.5 rad/s lost one step in 100, 1 % of
+            // its yaw rate (Box2D, whose sleep test has an angular tolerance
+            // of 2°/s, never slept it).
+            let activation = body.activation_mut();
+            activation.normalized_linear_threshold = -1.0;
+            activation.angular_threshold = -1.0;
             let pose = body_pose(body);
             let (s, c) = pose.theta_rad.sin_cos();
             let origin_velocity = Vector::new(

@@ -178,3 +178,30 @@ fn a_world_without_contact_plugins_watches_nothing() {
     let spec = load_world(&fixture("laser_tests/range_test/world.yaml")).unwrap();
     assert!(!Physics::new(&spec).unwrap().watches_contacts());
 }
+
+/// The yaw rate ground truth shows over `steps` steps (from successive
+/// states, unwrapped), in rad per sim second.
+fn yaw_rate(p: &mut Physics, body: flotilla_protocol::world_to_nodes::BodyId, steps: u64) -> f64 {
+    let yaw = |p: &Physics| state(p).bodies.iter().find(|b| b.id == body).unwrap().pose.theta_rad;
+    let (start, mut last, mut turned) = (p.time().as_secs_f64(), yaw(p), 0.0);
+    for _ in 0..steps {
+        p.step();
+        let now = yaw(p);
+        turned += (now - last + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI;
+        last = now;
+    }
+    turned / (p.time().as_secs_f64() - start)
+}
+
+#[test]
+fn the_commanded_yaw_rate_is_the_yaw_rate_of_ground_truth_in_place_and_on_an_arc() {
+    let spec = load_world(&configs("room/world.yaml")).unwrap();
+    let mut p = Physics::new(&spec).unwrap();
+    let id = p.model_body_ids("robot")[0];
+    for (vx, omega) in [(0.0, 0.5), (0.3, 0.5), (0.0, -2.0), (0.2, 1.0)] {
+        p.place_model("robot", flotilla_protocol::geometry::Pose2::new(5.0, 5.0, 0.0)).unwrap();
+        p.command(BodyCommand { body: id, local_vx_mps: vx, local_vy_mps: 0.0, omega_radps: omega });
+        let rate = yaw_rate(&mut p, id, 1000);
+        assert!(((rate - omega) / omega).abs() < 1e-6, "commanded ({vx} m/s, {omega} rad/s): yaw at {rate} rad/s");
+    }
+}
