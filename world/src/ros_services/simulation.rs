@@ -14,7 +14,8 @@ use crate::control::{self, SpawnError};
 use crate::physics::ResetScope;
 use flotilla_protocol::description::{BodyKind, ModelDescription};
 
-/// The world frame: poses in requests must be in it (or give no frame).
+/// The world frame, as replies name it; requests may also say "world" or
+/// nothing, or give an entity's name (see `reference_frame`).
 pub const WORLD_FRAME: &str = "map";
 
 /// How far a quaternion may be from unit length, or tilted out of the plane.
@@ -136,7 +137,7 @@ fn spawn_entity(req: si::SpawnEntityRequest, world: World<'_>) -> (si::SpawnEnti
     if let Err(message) = check_namespace(&req.entity_namespace) {
         return fail(result_code::NAMESPACE_INVALID, message);
     }
-    let pose = match pose_in_world(&req.initial_pose.header.frame_id, &req.initial_pose.pose) {
+    let pose = match pose_in_world(world.physics, &req.initial_pose.header.frame_id, &req.initial_pose.pose) {
         Ok(pose) => pose,
         Err(message) => return fail(result_code::INVALID_POSE, format!("initial_pose: {message}")),
     };
@@ -248,7 +249,7 @@ fn set_entity_state(req: si::SetEntityStateRequest, world: World<'_>) -> (si::Re
     }
     let frame = &req.state.header.frame_id;
     let pose = if req.set_pose {
-        match pose_in_world(frame, &req.state.pose) {
+        match pose_in_world(world.physics, frame, &req.state.pose) {
             Ok(pose) => Some(pose),
             Err(message) => {
                 return done(si::SimResult::fail(result_code::SET_STATE_INVALID_POSE, format!("state.pose: {message}")))
@@ -258,7 +259,12 @@ fn set_entity_state(req: si::SetEntityStateRequest, world: World<'_>) -> (si::Re
         None
     };
     let twist = if req.set_twist {
-        match twist_in_world(frame, &req.state.twist) {
+        // At the pose it is being given, or where it is.
+        let at = match pose {
+            Some(pose) => pose,
+            None => world.physics.model_state(&req.entity).map(|(pose, _)| pose).unwrap_or_default(),
+        };
+        match twist_in_world(world.physics, frame, &req.state.twist, at) {
             Ok(twist) => Some(twist),
             Err(message) => return done(si::SimResult::fail(result_code::OPERATION_FAILED, message)),
         }
@@ -384,10 +390,30 @@ fn not_found(entity: &str) -> si::SimResult {
     si::SimResult::fail(result_code::NOT_FOUND, format!("no entity named {entity:?}"))
 }
 
-/// A 2D pose from a ROS pose in the world frame: finite, a unit quaternion
-/// that only turns about z.
-fn pose_in_world(frame: &str, pose: &Pose) -> Result<Pose2, String> {
-    check_world_frame(frame)?;
+/// Names of the global frame in requests: the standard's default
+/// ("world"), Flotilla's and Flatland's own ("map"), and none.
+const GLOBAL_FRAMES: [&str; 3] = ["", "world", WORLD_FRAME];
+
+/// Where a request's reference frame is, and how it moves: the global
+/// frame, or an existing entity's (its first body, as GetEntityState
+/// reports it): "must be known to the simulator, e.g. of an object
+/// spawned earlier", says SpawnEntity.
+fn reference_frame(physics: &crate::physics::Physics, frame: &str) -> Result<(Pose2, Twist2), String> {
+    let name = frame.trim_start_matches('/');
+    if GLOBAL_FRAMES.contains(&name) {
+        return Ok((Pose2::new(0.0, 0.0, 0.0), Twist2::default()));
+    }
+    physics.model_state(name).map_err(|_| {
+        format!(
+            "frame {frame:?} is neither the world frame (\"world\", \"{WORLD_FRAME}\" or \"\") nor an entity's name"
+        )
+    })
+}
+
+/// A 2D pose from a ROS pose in `frame` (see [`reference_frame`]), in the
+/// world frame: finite, a unit quaternion that only turns about z.
+fn pose_in_world(physics: &crate::physics::Physics, frame: &str, pose: &Pose) -> Result<Pose2, String> {
+    let (reference, _) = reference_frame(physics, frame)?;
     let (p, q) = (&pose.position, &pose.orientation);
     if ![p.x, p.y, p.z, q.x, q.y, q.z, q.w].iter().all(|v| v.is_finite()) {
         return Err(format!("must be finite, got position {p:?}, orientation {q:?}"));
@@ -399,24 +425,26 @@ fn pose_in_world(frame: &str, pose: &Pose) -> Result<Pose2, String> {
     if q.x.abs() > QUATERNION_TOLERANCE || q.y.abs() > QUATERNION_TOLERANCE {
         return Err("the orientation must be a rotation about z only (a 2D world)".into());
     }
-    Ok(Pose2::new(p.x, p.y, q.yaw()))
+    Ok(reference.compose(&Pose2::new(p.x, p.y, q.yaw())))
 }
 
-fn twist_in_world(frame: &str, twist: &Twist) -> Result<Twist2, String> {
-    check_world_frame(frame)?;
+/// A world-frame twist from one observed in `frame` (see
+/// [`reference_frame`]) of a body at `at` (world frame): turned into the
+/// world's axes, plus the frame's own motion at that point (REP 103's
+/// "observed in the frame", common_interfaces PR 240).
+fn twist_in_world(physics: &crate::physics::Physics, frame: &str, twist: &Twist, at: Pose2) -> Result<Twist2, String> {
+    let (reference, moving) = reference_frame(physics, frame)?;
     let (l, a) = (&twist.linear, &twist.angular);
     if ![l.x, l.y, a.z].iter().all(|v| v.is_finite()) {
         return Err(format!("state.twist must be finite, got {twist:?}"));
     }
-    Ok(Twist2 { vx_mps: l.x, vy_mps: l.y, omega_radps: a.z })
-}
-
-fn check_world_frame(frame: &str) -> Result<(), String> {
-    if frame.is_empty() || frame.trim_start_matches('/') == WORLD_FRAME {
-        Ok(())
-    } else {
-        Err(format!("frame {frame:?} is not the world frame; use \"{WORLD_FRAME}\" or \"\""))
-    }
+    let (sin, cos) = reference.theta_rad.sin_cos();
+    let (rx, ry) = (at.x_m - reference.x_m, at.y_m - reference.y_m);
+    Ok(Twist2 {
+        vx_mps: moving.vx_mps + cos * l.x - sin * l.y - moving.omega_radps * ry,
+        vy_mps: moving.vy_mps + sin * l.x + cos * l.y + moving.omega_radps * rx,
+        omega_radps: moving.omega_radps + a.z,
+    })
 }
 
 /// ROS namespace rules: `/`-separated tokens of letters, digits and `_`,

@@ -233,3 +233,77 @@ fn features_list_what_is_served() {
     assert!(!features.features.features.contains(&feature::SIMULATION_RESET_TIME));
     assert_eq!(features.features.spawn_formats, vec!["yaml"]);
 }
+
+fn state_of(sim: &mut Sim, entity: &str) -> EntityState {
+    let got: GetEntityStateResponse =
+        reply(&sim.call(Service::GetEntityState, &EntityRequest { entity: entity.into() }));
+    assert_eq!(got.result, SimResult::ok());
+    got.state
+}
+
+#[test]
+fn the_global_frame_is_world_map_or_nothing_everywhere_a_request_takes_a_frame() {
+    let mut sim = Sim::new();
+    for (i, frame) in ["world", "/world", "map", "/map", ""].into_iter().enumerate() {
+        let name = format!("crate{i}");
+        let mut request = spawn_request(&name, "box.model.yaml", 1.0 + i as f64);
+        request.initial_pose.header.frame_id = frame.into();
+        let response: SpawnEntityResponse = reply(&sim.call(Service::SpawnEntity, &request));
+        assert_eq!(response.result, SimResult::ok(), "spawn in {frame:?}");
+        assert!((state_of(&mut sim, &name).pose.position.x - (1.0 + i as f64)).abs() < 1e-9, "{frame:?}");
+
+        let mut set = SetEntityStateRequest { entity: "robot".into(), set_pose: true, ..Default::default() };
+        set.state.header.frame_id = frame.into();
+        set.state.pose.position = Point { x: 4.0, y: 3.0 + i as f64, z: 0.0 };
+        set.state.pose.orientation = Quaternion::from_yaw(0.25);
+        assert_eq!(reply::<ResultResponse>(&sim.call(Service::SetEntityState, &set)).result, SimResult::ok());
+        let now = state_of(&mut sim, "robot");
+        assert!((now.pose.position.y - (3.0 + i as f64)).abs() < 1e-9, "set in {frame:?}: {now:?}");
+        assert_eq!(now.header.frame_id, "map");
+    }
+}
+
+#[test]
+fn an_entity_s_name_is_a_frame_for_spawning_and_setting_state() {
+    let mut sim = Sim::new();
+    // The robot stands at (5, 5) facing +x; turn it to face +y.
+    let mut face_north = SetEntityStateRequest { entity: "robot".into(), set_pose: true, ..Default::default() };
+    face_north.state.pose.position = Point { x: 5.0, y: 5.0, z: 0.0 };
+    face_north.state.pose.orientation = Quaternion::from_yaw(std::f64::consts::FRAC_PI_2);
+    assert_eq!(reply::<ResultResponse>(&sim.call(Service::SetEntityState, &face_north)).result, SimResult::ok());
+
+    // 1 m ahead of the robot, turned 0.5 rad further: (5, 6) facing π/2 + 0.5.
+    let mut ahead = spawn_request("crate", "box.model.yaml", 1.0);
+    ahead.initial_pose.header.frame_id = "robot".into();
+    ahead.initial_pose.pose.position.y = 0.0;
+    let response: SpawnEntityResponse = reply(&sim.call(Service::SpawnEntity, &ahead));
+    assert_eq!(response.result, SimResult::ok());
+    let placed = state_of(&mut sim, "crate");
+    assert!((placed.pose.position.x - 5.0).abs() < 1e-9 && (placed.pose.position.y - 6.0).abs() < 1e-9, "{placed:?}");
+    assert!((placed.pose.orientation.yaw() - (std::f64::consts::FRAC_PI_2 + 0.5)).abs() < 1e-9);
+
+    // The robot 2 m to the crate's left, moving at 1 m/s along the crate's x axis.
+    let mut beside =
+        SetEntityStateRequest { entity: "robot".into(), set_pose: true, set_twist: true, ..Default::default() };
+    beside.state.header.frame_id = "crate".into();
+    beside.state.pose.position = Point { x: 0.0, y: 2.0, z: 0.0 };
+    beside.state.pose.orientation = Quaternion::from_yaw(0.0);
+    beside.state.twist.linear.x = 1.0;
+    assert_eq!(reply::<ResultResponse>(&sim.call(Service::SetEntityState, &beside)).result, SimResult::ok());
+    let moved = state_of(&mut sim, "robot");
+    let heading = std::f64::consts::FRAC_PI_2 + 0.5;
+    let (sin, cos) = heading.sin_cos();
+    assert!((moved.pose.position.x - (5.0 - 2.0 * sin)).abs() < 1e-9, "{moved:?}");
+    assert!((moved.pose.position.y - (6.0 + 2.0 * cos)).abs() < 1e-9, "{moved:?}");
+    assert!((moved.twist.linear.x - cos).abs() < 1e-9 && (moved.twist.linear.y - sin).abs() < 1e-9, "{moved:?}");
+
+    // A frame that is neither the world's nor an entity's is refused.
+    let mut nowhere = spawn_request("x", "box.model.yaml", 1.0);
+    nowhere.initial_pose.header.frame_id = "odom".into();
+    let refused: SpawnEntityResponse = reply(&sim.call(Service::SpawnEntity, &nowhere));
+    assert_eq!(refused.result.result, result_code::INVALID_POSE);
+    assert!(refused.result.error_message.contains("\"odom\""), "{refused:?}");
+    beside.state.header.frame_id = "odom".into();
+    let refused: ResultResponse = reply(&sim.call(Service::SetEntityState, &beside));
+    assert_eq!(refused.result.result, result_code::SET_STATE_INVALID_POSE);
+}
