@@ -69,6 +69,8 @@ pub struct Scene {
     walls: SegmentGrid,
     /// The world's layer names the walls were built for.
     layer_names: Vec<String>,
+    /// The walls' cell size asked for (`None`: sized for fans).
+    cell_m: Option<f64>,
     bodies: Vec<SceneBody>,
     index: HashMap<BodyId, usize>,
     /// The bodies by position, rebuilt whenever they move.
@@ -81,8 +83,17 @@ pub struct Scene {
 }
 
 impl Scene {
-    /// Builds the scene of a description (bodies at their description poses).
+    /// Builds the scene of a description (bodies at their description
+    /// poses), its walls in cells sized for a laser's fans (see
+    /// [`GRID_CELL_M`]).
     pub fn new(description: &WorldDescription) -> Scene {
+        Scene::with_cells(description, None)
+    }
+
+    /// [`Scene::new`] with walls in cells of `cell_m` (`None`: sized for
+    /// fans). Short single rays, as a sonar casts, walk fewer and larger
+    /// cells faster than the fine ones a fan's sweep wants.
+    pub fn with_cells(description: &WorldDescription, cell_m: Option<f64>) -> Scene {
         let walls: Vec<Wall> = description
             .layers
             .iter()
@@ -94,8 +105,9 @@ impl Scene {
         let extent_m = bounding_box(walls.iter().flat_map(|w| [w.a, w.b]))
             .map_or([0.0, 0.0], |(lo, hi)| [hi[0] - lo[0], hi[1] - lo[1]]);
         let mut scene = Scene {
-            walls: SegmentGrid::new(walls, grid_cell_m(extent_m)),
+            walls: SegmentGrid::new(walls, cell_m.unwrap_or_else(|| grid_cell_m(extent_m))),
             layer_names: description.layer_names.clone(),
+            cell_m,
             bodies: Vec::new(),
             index: HashMap::new(),
             near: BodyGrid::default(),
@@ -106,13 +118,16 @@ impl Scene {
         scene
     }
 
-    /// Keeps the scene in `slot` that of `description`: walls only change
-    /// with the world file, so they are rebuilt only when its layers do;
-    /// otherwise only the bodies are (after a spawn, delete or move).
-    pub fn follow(slot: &mut Option<Scene>, description: &WorldDescription) {
+    /// Keeps the scene in `slot` that of `description`, its walls in cells
+    /// of `cell_m` (see [`Scene::with_cells`]): walls only change with the
+    /// world file, so they are rebuilt only when its layers do; otherwise
+    /// only the bodies are (after a spawn, delete or move).
+    pub fn follow(slot: &mut Option<Scene>, description: &WorldDescription, cell_m: Option<f64>) {
         match slot {
-            Some(scene) if scene.layer_names == description.layer_names => scene.set_bodies(description),
-            _ => *slot = Some(Scene::new(description)),
+            Some(scene) if scene.layer_names == description.layer_names && scene.cell_m == cell_m => {
+                scene.set_bodies(description)
+            }
+            _ => *slot = Some(Scene::with_cells(description, cell_m)),
         }
     }
 

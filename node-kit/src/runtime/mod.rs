@@ -30,5 +30,5 @@ mod state_gate;
 mod static_tf;
 
 pub use cli::main;
-pub use plugin::{steps_before_first_due, Answering, BadInput, Input, NodePlugin, Outbox, Rebuild};
+pub use plugin::{steps_before_first_due, Answering, BadInput, Input, Interest, NodePlugin, Outbox, Rebuild};
 pub use serve::serve;

@@ -189,11 +189,23 @@ pub struct Outbox {
     /// Per folder of announced outputs (`robot1/sonar`), whether any
     /// subscriber matches a key in it (`robot1/sonar/*`).
     folders: HashMap<String, Arc<AtomicBool>>,
+    /// Bumped whenever a flag of `subscribed` or `folders` is added,
+    /// replaced or dropped: an [`Interest`] taken earlier is then looked
+    /// up again.
+    generation: u64,
 
     /// The step actuated, if any.
     actuated: Option<u64>,
     /// The actuation's body commands; the buffer is kept between steps.
     commands: Vec<BodyCommand>,
+}
+
+/// Where [`Outbox::wants_cached`] and [`Outbox::nobody_under_cached`]
+/// keep the flag of one key or folder between calls.
+#[derive(Debug, Default, Clone)]
+pub struct Interest {
+    generation: Option<u64>,
+    flag: Option<Arc<AtomicBool>>,
 }
 
 impl Outbox {
@@ -231,6 +243,28 @@ impl Outbox {
         self.folders.get(folder).is_some_and(|flag| !flag.load(Ordering::Relaxed))
     }
 
+    /// [`Outbox::wants`] for a key the caller asks about again and again
+    /// (every reading of a 1000-robot fleet's sonar): `interest` keeps
+    /// the flag the answer is read from, looked up again only when the
+    /// outbox's flags changed, so that a warm call hashes nothing.
+    pub fn wants_cached(&self, key: &str, interest: &mut Interest) -> bool {
+        if interest.generation != Some(self.generation) {
+            interest.flag = self.subscribed.get(key).cloned();
+            interest.generation = Some(self.generation);
+        }
+        interest.flag.as_ref().is_none_or(|flag| flag.load(Ordering::Relaxed))
+    }
+
+    /// [`Outbox::nobody_under`] with the folder's flag kept in `interest`
+    /// (see [`Outbox::wants_cached`]).
+    pub fn nobody_under_cached(&self, folder: &str, interest: &mut Interest) -> bool {
+        if interest.generation != Some(self.generation) {
+            interest.flag = self.folders.get(folder).cloned();
+            interest.generation = Some(self.generation);
+        }
+        interest.flag.as_ref().is_some_and(|flag| !flag.load(Ordering::Relaxed))
+    }
+
     /// Whether a key's folder is watched and shows no subscriber: its
     /// message goes out without a publisher of its own (a plain put), once.
     /// From then on the key follows its folder's flag (one lookup per
@@ -243,6 +277,7 @@ impl Outbox {
         }
         let folder = folder.clone();
         self.subscribed.insert(key.to_string(), folder);
+        self.generation += 1;
         true
     }
 
@@ -294,17 +329,20 @@ impl Outbox {
     pub(crate) fn subscribed_flag(&mut self, key: &str) -> Arc<AtomicBool> {
         let flag = Arc::new(AtomicBool::new(false));
         self.subscribed.insert(key.to_string(), flag.clone());
+        self.generation += 1;
         flag
     }
 
     /// The flag [`Outbox::wants`] reads for keys in `folder`, created false.
     pub(crate) fn folder_flag(&mut self, folder: &str) -> Arc<AtomicBool> {
+        self.generation += 1;
         self.folders.entry(folder.to_string()).or_default().clone()
     }
 
     /// Forgets the folders not in `keep`.
     pub(crate) fn retain_folders(&mut self, keep: &dyn Fn(&str) -> bool) {
         self.folders.retain(|folder, _| keep(folder));
+        self.generation += 1;
     }
 }
 
@@ -347,6 +385,26 @@ mod tests {
         out.retain_folders(&|_| false);
         assert!(out.wants("robot1/sonar/4"), "forgotten");
         assert!(!out.unwatched("robot1/sonar/4"), "not watched");
+    }
+
+    #[test]
+    fn cached_interests_follow_every_change_of_the_flags() {
+        let mut out = Outbox::default();
+        let (mut key, mut folder) = (Interest::default(), Interest::default());
+        assert!(out.wants_cached("robot1/sonar_pointcloud2", &mut key), "no publisher yet");
+        assert!(!out.nobody_under_cached("robot1/sonar", &mut folder), "not watched");
+        let watch = out.folder_flag("robot1/sonar");
+        assert!(out.nobody_under_cached("robot1/sonar", &mut folder), "watched, nobody there");
+        let own = out.subscribed_flag("robot1/sonar_pointcloud2");
+        assert!(!out.wants_cached("robot1/sonar_pointcloud2", &mut key), "its publisher sees nobody");
+        own.store(true, Ordering::Relaxed);
+        watch.store(true, Ordering::Relaxed);
+        assert!(out.wants_cached("robot1/sonar_pointcloud2", &mut key), "read through the kept flag");
+        assert!(!out.nobody_under_cached("robot1/sonar", &mut folder));
+        out.subscribed_flag("robot1/sonar_pointcloud2"); // a new publisher, a new flag (false)
+        assert!(!out.wants_cached("robot1/sonar_pointcloud2", &mut key), "the new flag, not the kept one");
+        out.retain_folders(&|_| false);
+        assert!(!out.nobody_under_cached("robot1/sonar", &mut folder), "no longer watched");
     }
 
     #[test]

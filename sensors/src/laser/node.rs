@@ -72,7 +72,7 @@ impl NodePlugin for LaserServer {
 
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let (description, keys) = (rebuild.description, rebuild.keys);
-        Scene::follow(&mut self.scene, description);
+        Scene::follow(&mut self.scene, description, None);
         let reflectance = description.layer_bits(&["reflectance".to_string()]).unwrap_or(0);
         let mut old: Vec<Instance> = std::mem::take(&mut self.instances);
         for Configured { model, plugin, key, body, config } in rebuild.configured::<LaserConfig>() {

@@ -1,6 +1,6 @@
 //! The sonar node's plugin: every selected `Sonar` instance, read when due.
 
-use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, Interest, NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::sonar::SonarConfig;
@@ -22,7 +22,11 @@ struct Instance {
     range_folder: String,
     /// Whether every range key has had its first message.
     ranges_sent: bool,
+    /// Whether anyone listens under the range folder, and to the cloud:
+    /// flags kept between readings (no hashing per reading).
+    ranges_interest: Interest,
     cloud_key: String,
+    cloud_interest: Interest,
     sonar: Sonar,
 }
 
@@ -40,7 +44,7 @@ impl NodePlugin for SonarServer {
 
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let (description, keys) = (rebuild.description, rebuild.keys);
-        Scene::follow(&mut self.scene, description);
+        Scene::follow(&mut self.scene, description, Some(super::WALL_CELL_M));
         let mut old = std::mem::take(&mut self.instances);
         let configured = rebuild.configured::<SonarConfig>();
         for Configured { model, plugin, key, body, config } in configured {
@@ -66,6 +70,8 @@ impl NodePlugin for SonarServer {
                 cloud_key,
                 range_folder: topic(&config.topic),
                 ranges_sent: false,
+                ranges_interest: Interest::default(),
+                cloud_interest: Interest::default(),
                 range_keys,
                 sonar: Sonar::new(config, &model.namespace, seed),
             });
@@ -96,7 +102,8 @@ impl NodePlugin for SonarServer {
             // on), encoded only for those who do.
             instance.sonar.sense(scene, instance.body, pose, state.time);
             // One look for the whole ring while nobody listens under it.
-            if !(instance.ranges_sent && out.nobody_under(&instance.range_folder)) {
+            if !(instance.ranges_sent && out.nobody_under_cached(&instance.range_folder, &mut instance.ranges_interest))
+            {
                 for (key, reading) in instance.range_keys.iter().zip(instance.sonar.readings()) {
                     if out.wants(key) {
                         out.put(key.clone(), ros::encode(reading));
@@ -104,7 +111,7 @@ impl NodePlugin for SonarServer {
                 }
                 instance.ranges_sent = true;
             }
-            if out.wants(&instance.cloud_key) {
+            if out.wants_cached(&instance.cloud_key, &mut instance.cloud_interest) {
                 out.put(instance.cloud_key.clone(), ros::encode(instance.sonar.cloud()));
             }
         }

@@ -59,7 +59,7 @@ fn sonar(description: &WorldDescription, yaml: &str) -> Sonar {
 fn scene_with(description: &WorldDescription, robot: BodyId, pose: Pose2) -> Scene {
     let mut state = WorldState::at_rest(description, 0);
     state.bodies.iter_mut().find(|b| b.id == robot).unwrap().pose = pose;
-    let mut scene = Scene::new(description);
+    let mut scene = Scene::with_cells(description, Some(super::WALL_CELL_M));
     scene.update(&state);
     scene
 }
