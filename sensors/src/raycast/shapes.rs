@@ -121,6 +121,9 @@ impl Shape {
                     return None; // starts inside
                 }
                 let b = s[0] * dir[0] + s[1] * dir[1];
+                if b > 0.0 {
+                    return None; // outside and heading away: no root ahead (saves the root)
+                }
                 let disc = b * b - c;
                 if disc < 0.0 {
                     return None;
