@@ -6,6 +6,7 @@
 
 mod latency;
 mod procstat;
+mod repeat;
 mod scenarios;
 mod traffic;
 
@@ -55,6 +56,10 @@ pub struct BenchArgs {
     /// already scans on every core.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     laser_shards: u64,
+    /// Measure the scenario this many times (each run with fresh
+    /// processes) and report each figure's median and range.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    repeat: u64,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     json: bool,
@@ -165,16 +170,27 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     // On Ctrl-C or SIGTERM (a `timeout`, a CI job cancelled) the measurement
     // is dropped, and with it the node processes it started: none is left
     // running.
-    let report = runtime.block_on(async {
-        tokio::select! {
-            report = measure(&args, clock, &dir, &generated) => report,
-            _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
+    let mut runs = Vec::new();
+    for run in 1..=args.repeat {
+        let report = runtime.block_on(async {
+            tokio::select! {
+                report = measure(&args, clock, &dir, &generated) => report,
+                _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
+            }
+        })?;
+        if args.repeat > 1 && !args.json {
+            println!("run {run} of {}: {:.2}× real time", args.repeat, report.rtf);
         }
-    })?;
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        print_report(&report, &dir);
+        runs.push(report);
+    }
+    match (args.repeat, args.json) {
+        (1, true) => println!("{}", serde_json::to_string(&runs[0])?),
+        (1, false) => print_report(&runs[0], &dir),
+        (_, true) => println!("{}", serde_json::to_string(&repeat::summarise(runs))?),
+        (_, false) => {
+            repeat::print(&repeat::summarise(runs));
+            println!("scenario and logs: {}", dir.display());
+        }
     }
     Ok(())
 }
