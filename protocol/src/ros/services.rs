@@ -30,6 +30,10 @@ pub enum Service {
     GetEntities,
     /// `get_entity_state`.
     GetEntityState,
+    /// `get_entities_states`.
+    GetEntitiesStates,
+    /// `get_entity_info`.
+    GetEntityInfo,
     /// `set_entity_state`.
     SetEntityState,
     /// `get_simulation_state`.
@@ -44,7 +48,7 @@ pub enum Service {
 
 impl Service {
     /// Every service.
-    pub const ALL: [Service; 16] = [
+    pub const ALL: [Service; 18] = [
         Service::SpawnModel,
         Service::DeleteModel,
         Service::MoveModel,
@@ -56,6 +60,8 @@ impl Service {
         Service::DeleteEntity,
         Service::GetEntities,
         Service::GetEntityState,
+        Service::GetEntitiesStates,
+        Service::GetEntityInfo,
         Service::SetEntityState,
         Service::GetSimulationState,
         Service::SetSimulationState,
@@ -77,6 +83,8 @@ impl Service {
             Service::DeleteEntity => "/delete_entity",
             Service::GetEntities => "/get_entities",
             Service::GetEntityState => "/get_entity_state",
+            Service::GetEntitiesStates => "/get_entities_states",
+            Service::GetEntityInfo => "/get_entity_info",
             Service::SetEntityState => "/set_entity_state",
             Service::GetSimulationState => "/get_simulation_state",
             Service::SetSimulationState => "/set_simulation_state",
@@ -97,6 +105,8 @@ impl Service {
             Service::DeleteEntity => si::DeleteEntity::TYPE_NAME,
             Service::GetEntities => si::GetEntities::TYPE_NAME,
             Service::GetEntityState => si::GetEntityState::TYPE_NAME,
+            Service::GetEntitiesStates => si::GetEntitiesStates::TYPE_NAME,
+            Service::GetEntityInfo => si::GetEntityInfo::TYPE_NAME,
             Service::SetEntityState => si::SetEntityState::TYPE_NAME,
             Service::GetSimulationState => si::GetSimulationState::TYPE_NAME,
             Service::SetSimulationState => si::SetSimulationState::TYPE_NAME,

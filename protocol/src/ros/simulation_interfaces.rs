@@ -79,6 +79,8 @@ pub mod feature {
     pub const ENTITY_STATE_GETTING: u16 = 10;
     /// SetEntityState.
     pub const ENTITY_STATE_SETTING: u16 = 11;
+    /// GetEntityInfo.
+    pub const ENTITY_INFO_GETTING: u16 = 12;
     /// ResetSimulation.
     pub const SIMULATION_RESET: u16 = 20;
     /// ResetSimulation with SCOPE_TIME.
@@ -265,7 +267,8 @@ service!(
     SpawnEntity, "SpawnEntity", SpawnEntityRequest, SpawnEntityResponse
 );
 
-/// A request naming one entity (`DeleteEntity`, `GetEntityState`).
+/// A request naming one entity (`DeleteEntity`, `GetEntityState`,
+/// `GetEntityInfo`: the same CDR).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct EntityRequest {
     /// The entity's unique name.
@@ -297,6 +300,55 @@ message!(GetEntitiesResponse, "srv/GetEntities_Response");
 service!(
     /// Lists entities.
     GetEntities, "GetEntities", GetEntitiesRequest, GetEntitiesResponse
+);
+
+/// `GetEntitiesStates` request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetEntitiesStatesRequest {
+    /// Which entities.
+    pub filters: EntityFilters,
+}
+message!(GetEntitiesStatesRequest, "srv/GetEntitiesStates_Request");
+
+/// `GetEntitiesStates` response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetEntitiesStatesResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// Names of the matching entities.
+    pub entities: Vec<String>,
+    /// Their states, in the same order.
+    pub states: Vec<EntityState>,
+}
+message!(GetEntitiesStatesResponse, "srv/GetEntitiesStates_Response");
+service!(
+    /// Lists entities with their states.
+    GetEntitiesStates, "GetEntitiesStates", GetEntitiesStatesRequest, GetEntitiesStatesResponse
+);
+
+/// `simulation_interfaces/msg/EntityInfo`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EntityInfo {
+    /// Major category.
+    pub category: EntityCategory,
+    /// Human-readable description.
+    pub description: String,
+    /// Tags.
+    pub tags: Vec<String>,
+}
+
+/// `GetEntityInfo` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetEntityInfoResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// Valid when the result is OK.
+    pub info: EntityInfo,
+}
+message!(GetEntityInfoResponse, "srv/GetEntityInfo_Response");
+service!(
+    /// An entity's category and description.
+    GetEntityInfo, "GetEntityInfo", EntityRequest, GetEntityInfoResponse
 );
 
 /// `GetEntityState` response.

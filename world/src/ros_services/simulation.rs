@@ -43,6 +43,12 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
         Service::GetEntityState => call::<si::GetEntityState>(bytes, world, get_entity_state, |e| {
             si::GetEntityStateResponse { result: failed(e), state: Default::default() }
         }),
+        Service::GetEntitiesStates => call::<si::GetEntitiesStates>(bytes, world, get_entities_states, |e| {
+            si::GetEntitiesStatesResponse { result: failed(e), entities: vec![], states: vec![] }
+        }),
+        Service::GetEntityInfo => call::<si::GetEntityInfo>(bytes, world, get_entity_info, |e| {
+            si::GetEntityInfoResponse { result: failed(e), info: Default::default() }
+        }),
         Service::SetEntityState => call::<si::SetEntityState>(bytes, world, set_entity_state, result_only),
         Service::GetSimulationState => call::<si::GetSimulationState>(bytes, world, get_simulation_state, |e| {
             si::GetSimulationStateResponse { state: Default::default(), result: failed(e) }
@@ -93,6 +99,7 @@ fn features(
         feature::ENTITY_CATEGORIES,
         feature::ENTITY_STATE_GETTING,
         feature::ENTITY_STATE_SETTING,
+        feature::ENTITY_INFO_GETTING,
         feature::SIMULATION_RESET,
         feature::SIMULATION_RESET_STATE,
         feature::SIMULATION_RESET_SPAWNED,
@@ -179,30 +186,61 @@ fn delete_entity(req: si::EntityRequest, world: World<'_>) -> (si::ResultRespons
 }
 
 fn get_entities(req: si::GetEntitiesRequest, world: World<'_>) -> (si::GetEntitiesResponse, Option<WorldChange>) {
-    let fail = |code: u8, message: String| {
-        (si::GetEntitiesResponse { result: si::SimResult::fail(code, message), entities: vec![] }, None)
+    let response = match matching(&req.filters, world.physics) {
+        Ok(entities) => si::GetEntitiesResponse { result: si::SimResult::ok(), entities },
+        Err(result) => si::GetEntitiesResponse { result, entities: vec![] },
     };
-    let filters = req.filters;
+    (response, None)
+}
+
+fn get_entities_states(
+    req: si::GetEntitiesStatesRequest,
+    world: World<'_>,
+) -> (si::GetEntitiesStatesResponse, Option<WorldChange>) {
+    let entities = match matching(&req.filters, world.physics) {
+        Ok(entities) => entities,
+        Err(result) => return (si::GetEntitiesStatesResponse { result, entities: vec![], states: vec![] }, None),
+    };
+    let states = entities.iter().filter_map(|name| entity_state(world.physics, name)).collect();
+    (si::GetEntitiesStatesResponse { result: si::SimResult::ok(), entities, states }, None)
+}
+
+/// The names of the entities `filters` select, in load / spawn order; the
+/// filters Flotilla cannot apply are refused.
+fn matching(filters: &si::EntityFilters, physics: &crate::physics::Physics) -> Result<Vec<String>, si::SimResult> {
     if !filters.tags.tags.is_empty() {
-        return fail(result_code::FEATURE_UNSUPPORTED, "Flotilla entities have no tags".into());
+        return Err(si::SimResult::fail(result_code::FEATURE_UNSUPPORTED, "Flotilla entities have no tags"));
     }
     if filters.bounds.kind != 0 {
-        return fail(result_code::FEATURE_UNSUPPORTED, "bounds filters are not supported".into());
+        return Err(si::SimResult::fail(result_code::FEATURE_UNSUPPORTED, "bounds filters are not supported"));
     }
-    let pattern = match regex::Regex::new(&filters.filter) {
-        Ok(pattern) => pattern,
-        Err(e) => return fail(result_code::OPERATION_FAILED, format!("filter {:?}: {e}", filters.filter)),
-    };
-    let entities = world
-        .physics
+    let pattern = regex::Regex::new(&filters.filter)
+        .map_err(|e| si::SimResult::fail(result_code::OPERATION_FAILED, format!("filter {:?}: {e}", filters.filter)))?;
+    Ok(physics
         .models()
         .filter(|model| pattern.is_match(&model.name))
         .filter(|model| {
             filters.categories.is_empty() || filters.categories.iter().any(|c| c.category == category(model))
         })
         .map(|model| model.name.clone())
-        .collect();
-    (si::GetEntitiesResponse { result: si::SimResult::ok(), entities }, None)
+        .collect())
+}
+
+fn get_entity_info(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityInfoResponse, Option<WorldChange>) {
+    let Some(model) = world.physics.models().find(|m| m.name == req.entity) else {
+        return (si::GetEntityInfoResponse { result: not_found(&req.entity), info: Default::default() }, None);
+    };
+    let plugins: Vec<&str> = model.plugins.iter().map(|p| p.plugin_type.as_str()).collect();
+    let description = format!(
+        "{} from {}: {} bod{}{}",
+        model.name,
+        model.model_path,
+        model.bodies.len(),
+        if model.bodies.len() == 1 { "y" } else { "ies" },
+        if plugins.is_empty() { String::new() } else { format!(", plugins {}", plugins.join(", ")) }
+    );
+    let info = si::EntityInfo { category: si::EntityCategory { category: category(model) }, description, tags: vec![] };
+    (si::GetEntityInfoResponse { result: si::SimResult::ok(), info }, None)
 }
 
 /// A robot has a drive; a model whose bodies are all static is a static
@@ -218,12 +256,19 @@ fn category(model: &ModelDescription) -> u8 {
 }
 
 fn get_entity_state(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityStateResponse, Option<WorldChange>) {
-    let Ok((pose, twist)) = world.physics.model_state(&req.entity) else {
-        return (si::GetEntityStateResponse { result: not_found(&req.entity), state: Default::default() }, None);
+    let response = match entity_state(world.physics, &req.entity) {
+        Some(state) => si::GetEntityStateResponse { result: si::SimResult::ok(), state },
+        None => si::GetEntityStateResponse { result: not_found(&req.entity), state: Default::default() },
     };
-    let time = world.physics.time();
-    let state = si::EntityState {
-        header: Header { stamp: time.to_ros(), frame_id: WORLD_FRAME.into() },
+    (response, None)
+}
+
+/// An entity's ground truth now: its first body's pose and twist, in the
+/// world frame; `None` for no such entity.
+fn entity_state(physics: &crate::physics::Physics, entity: &str) -> Option<si::EntityState> {
+    let (pose, twist) = physics.model_state(entity).ok()?;
+    Some(si::EntityState {
+        header: Header { stamp: physics.time().to_ros(), frame_id: WORLD_FRAME.into() },
         pose: Pose {
             position: Point { x: pose.x_m, y: pose.y_m, z: 0.0 },
             orientation: Quaternion::from_yaw(pose.theta_rad),
@@ -233,8 +278,7 @@ fn get_entity_state(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityS
             angular: Vector3 { x: 0.0, y: 0.0, z: twist.omega_radps },
         },
         acceleration: Default::default(),
-    };
-    (si::GetEntityStateResponse { result: si::SimResult::ok(), state }, None)
+    })
 }
 
 fn set_entity_state(req: si::SetEntityStateRequest, world: World<'_>) -> (si::ResultResponse, Option<WorldChange>) {

@@ -307,3 +307,54 @@ fn an_entity_s_name_is_a_frame_for_spawning_and_setting_state() {
     let refused: ResultResponse = reply(&sim.call(Service::SetEntityState, &beside));
     assert_eq!(refused.result.result, result_code::SET_STATE_INVALID_POSE);
 }
+
+#[test]
+fn get_entities_states_lists_the_matching_entities_with_their_states() {
+    let mut sim = Sim::new();
+    let spawned: SpawnEntityResponse =
+        reply(&sim.call(Service::SpawnEntity, &spawn_request("crate1", "box.model.yaml", 3.0)));
+    assert_eq!(spawned.result, SimResult::ok());
+
+    let all: GetEntitiesStatesResponse =
+        reply(&sim.call(Service::GetEntitiesStates, &GetEntitiesStatesRequest::default()));
+    assert_eq!(all.result, SimResult::ok());
+    assert_eq!(all.entities, vec!["robot", "crate1"]);
+    assert_eq!(all.states.len(), 2);
+    assert_eq!((all.states[0].pose.position.x, all.states[0].pose.position.y), (5.0, 5.0));
+    assert_eq!(all.states[1], state_of(&mut sim, "crate1"), "as GetEntityState says");
+
+    let mut robots = GetEntitiesStatesRequest::default();
+    robots.filters.categories = vec![EntityCategory { category: 1 }];
+    let robots: GetEntitiesStatesResponse = reply(&sim.call(Service::GetEntitiesStates, &robots));
+    assert_eq!(robots.entities, vec!["robot"]);
+
+    let mut bad = GetEntitiesStatesRequest::default();
+    bad.filters.filter = "(".into();
+    let bad: GetEntitiesStatesResponse = reply(&sim.call(Service::GetEntitiesStates, &bad));
+    assert_eq!(bad.result.result, result_code::OPERATION_FAILED);
+    assert!(bad.entities.is_empty() && bad.states.is_empty());
+}
+
+#[test]
+fn get_entity_info_gives_the_category_and_what_the_model_is() {
+    let mut sim = Sim::new();
+    let info: GetEntityInfoResponse =
+        reply(&sim.call(Service::GetEntityInfo, &EntityRequest { entity: "robot".into() }));
+    assert_eq!(info.result, SimResult::ok());
+    assert_eq!(info.info.category.category, 1, "a robot: it has a drive");
+    assert!(info.info.description.contains("robot.model.yaml") && info.info.description.contains("DiffDrive"));
+    assert!(info.info.tags.is_empty());
+    let spawned: SpawnEntityResponse =
+        reply(&sim.call(Service::SpawnEntity, &spawn_request("crate1", "box.model.yaml", 3.0)));
+    assert_eq!(spawned.result, SimResult::ok());
+    let info: GetEntityInfoResponse =
+        reply(&sim.call(Service::GetEntityInfo, &EntityRequest { entity: "crate1".into() }));
+    assert_eq!(info.info.category.category, 5, "a static object");
+    let missing: GetEntityInfoResponse =
+        reply(&sim.call(Service::GetEntityInfo, &EntityRequest { entity: "ghost".into() }));
+    assert_eq!(missing.result.result, result_code::NOT_FOUND);
+
+    let features: GetSimulatorFeaturesResponse =
+        reply(&sim.call(Service::GetSimulatorFeatures, &EmptyMessage::default()));
+    assert!(features.features.features.contains(&feature::ENTITY_INFO_GETTING));
+}
