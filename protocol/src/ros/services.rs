@@ -34,6 +34,10 @@ pub enum Service {
     GetEntitiesStates,
     /// `get_entity_info`.
     GetEntityInfo,
+    /// `get_entity_bounds`.
+    GetEntityBounds,
+    /// `get_current_world`.
+    GetCurrentWorld,
     /// `set_entity_state`.
     SetEntityState,
     /// `get_simulation_state`.
@@ -48,7 +52,7 @@ pub enum Service {
 
 impl Service {
     /// Every service.
-    pub const ALL: [Service; 18] = [
+    pub const ALL: [Service; 20] = [
         Service::SpawnModel,
         Service::DeleteModel,
         Service::MoveModel,
@@ -62,6 +66,8 @@ impl Service {
         Service::GetEntityState,
         Service::GetEntitiesStates,
         Service::GetEntityInfo,
+        Service::GetEntityBounds,
+        Service::GetCurrentWorld,
         Service::SetEntityState,
         Service::GetSimulationState,
         Service::SetSimulationState,
@@ -85,6 +91,8 @@ impl Service {
             Service::GetEntityState => "/get_entity_state",
             Service::GetEntitiesStates => "/get_entities_states",
             Service::GetEntityInfo => "/get_entity_info",
+            Service::GetEntityBounds => "/get_entity_bounds",
+            Service::GetCurrentWorld => "/get_current_world",
             Service::SetEntityState => "/set_entity_state",
             Service::GetSimulationState => "/get_simulation_state",
             Service::SetSimulationState => "/set_simulation_state",
@@ -107,6 +115,8 @@ impl Service {
             Service::GetEntityState => si::GetEntityState::TYPE_NAME,
             Service::GetEntitiesStates => si::GetEntitiesStates::TYPE_NAME,
             Service::GetEntityInfo => si::GetEntityInfo::TYPE_NAME,
+            Service::GetEntityBounds => si::GetEntityBounds::TYPE_NAME,
+            Service::GetCurrentWorld => si::GetCurrentWorld::TYPE_NAME,
             Service::SetEntityState => si::SetEntityState::TYPE_NAME,
             Service::GetSimulationState => si::GetSimulationState::TYPE_NAME,
             Service::SetSimulationState => si::SetSimulationState::TYPE_NAME,

@@ -81,6 +81,10 @@ pub mod feature {
     pub const ENTITY_STATE_SETTING: u16 = 11;
     /// GetEntityInfo.
     pub const ENTITY_INFO_GETTING: u16 = 12;
+    /// GetEntityBounds.
+    pub const ENTITY_BOUNDS: u16 = 5;
+    /// GetCurrentWorld.
+    pub const WORLD_INFO_GETTING: u16 = 44;
     /// ResetSimulation.
     pub const SIMULATION_RESET: u16 = 20;
     /// ResetSimulation with SCOPE_TIME.
@@ -171,6 +175,14 @@ pub struct TagsFilter {
     pub tags: Vec<String>,
     /// 0: any tag matches, 1: all must.
     pub filter_mode: u8,
+}
+
+/// `Bounds` types.
+pub mod bounds_type {
+    /// No bounds: unbounded.
+    pub const EMPTY: u8 = 0;
+    /// An axis-aligned box: upper right and lower left corners.
+    pub const BOX: u8 = 1;
 }
 
 /// `simulation_interfaces/msg/Bounds`.
@@ -349,6 +361,47 @@ message!(GetEntityInfoResponse, "srv/GetEntityInfo_Response");
 service!(
     /// An entity's category and description.
     GetEntityInfo, "GetEntityInfo", EntityRequest, GetEntityInfoResponse
+);
+
+/// `GetEntityBounds` response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetEntityBoundsResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// Valid when the result is OK.
+    pub bounds: Bounds,
+}
+message!(GetEntityBoundsResponse, "srv/GetEntityBounds_Response");
+service!(
+    /// An entity's bounding box.
+    GetEntityBounds, "GetEntityBounds", EntityRequest, GetEntityBoundsResponse
+);
+
+/// `simulation_interfaces/msg/WorldResource`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct WorldResource {
+    /// World name.
+    pub name: String,
+    /// Where it was loaded from.
+    pub world_resource: Resource,
+    /// Description.
+    pub description: String,
+    /// Tags.
+    pub tags: Vec<String>,
+}
+
+/// `GetCurrentWorld` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetCurrentWorldResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// The world loaded.
+    pub world: WorldResource,
+}
+message!(GetCurrentWorldResponse, "srv/GetCurrentWorld_Response");
+service!(
+    /// The world loaded.
+    GetCurrentWorld, "GetCurrentWorld", EmptyMessage, GetCurrentWorldResponse
 );
 
 /// `GetEntityState` response.

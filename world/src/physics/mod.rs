@@ -274,6 +274,12 @@ impl Physics {
         Ok((body_pose(body), origin_twist(body)))
     }
 
+    /// The current pose of each body of a model, in the model's body order.
+    pub fn body_poses(&self, name: &str) -> Result<Vec<Pose2>, PhysicsError> {
+        let entry = &self.models[self.model_index(name)?];
+        Ok(entry.handles.iter().filter_map(|h| self.world.bodies.get(*h)).map(body_pose).collect())
+    }
+
     /// Sets the world-frame velocity of every body of a model, once: the
     /// bodies then move freely (or as their drive commands).
     pub fn set_model_twist(&mut self, name: &str, twist: Twist2) -> Result<(), PhysicsError> {

@@ -12,7 +12,7 @@ use flotilla_protocol::world_to_nodes::WorldChange;
 use super::{request, Answer, Service, World};
 use crate::control::{self, SpawnError};
 use crate::physics::ResetScope;
-use flotilla_protocol::description::{BodyKind, ModelDescription};
+use flotilla_protocol::description::{BodyKind, FootprintShape, ModelDescription};
 
 /// The world frame, as replies name it; requests may also say "world" or
 /// nothing, or give an entity's name (see `reference_frame`).
@@ -48,6 +48,12 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
         }),
         Service::GetEntityInfo => call::<si::GetEntityInfo>(bytes, world, get_entity_info, |e| {
             si::GetEntityInfoResponse { result: failed(e), info: Default::default() }
+        }),
+        Service::GetEntityBounds => call::<si::GetEntityBounds>(bytes, world, get_entity_bounds, |e| {
+            si::GetEntityBoundsResponse { result: failed(e), bounds: Default::default() }
+        }),
+        Service::GetCurrentWorld => call::<si::GetCurrentWorld>(bytes, world, get_current_world, |e| {
+            si::GetCurrentWorldResponse { result: failed(e), world: Default::default() }
         }),
         Service::SetEntityState => call::<si::SetEntityState>(bytes, world, set_entity_state, result_only),
         Service::GetSimulationState => call::<si::GetSimulationState>(bytes, world, get_simulation_state, |e| {
@@ -100,6 +106,8 @@ fn features(
         feature::ENTITY_STATE_GETTING,
         feature::ENTITY_STATE_SETTING,
         feature::ENTITY_INFO_GETTING,
+        feature::ENTITY_BOUNDS,
+        feature::WORLD_INFO_GETTING,
         feature::SIMULATION_RESET,
         feature::SIMULATION_RESET_STATE,
         feature::SIMULATION_RESET_SPAWNED,
@@ -253,6 +261,62 @@ fn category(model: &ModelDescription) -> u8 {
     } else {
         CATEGORY_DYNAMIC_OBJECT
     }
+}
+
+/// The entity's axis-aligned box in its first body's frame (REP 103's
+/// canonical link), over every footprint but sensors (which detect, not
+/// occupy), its bodies where they are now; empty bounds for an entity with
+/// no such footprint.
+fn get_entity_bounds(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityBoundsResponse, Option<WorldChange>) {
+    let (Some(model), Ok(poses)) =
+        (world.physics.models().find(|m| m.name == req.entity), world.physics.body_poses(&req.entity))
+    else {
+        return (si::GetEntityBoundsResponse { result: not_found(&req.entity), bounds: Default::default() }, None);
+    };
+    let canonical = poses.first().copied().unwrap_or_default().inverse();
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    let mut take = |[x, y]: [f64; 2], r: f64| {
+        lo = [lo[0].min(x - r), lo[1].min(y - r)];
+        hi = [hi[0].max(x + r), hi[1].max(y + r)];
+    };
+    for (body, pose) in model.bodies.iter().zip(&poses) {
+        let in_canonical = canonical.compose(pose);
+        for footprint in body.footprints.iter().filter(|f| !f.sensor) {
+            match &footprint.shape {
+                FootprintShape::Circle { center, radius } => take(in_canonical.transform_point(*center), *radius),
+                FootprintShape::Polygon { points } => {
+                    points.iter().for_each(|p| take(in_canonical.transform_point(*p), 0.0));
+                }
+            }
+        }
+    }
+    let bounds = if lo[0].is_finite() {
+        si::Bounds {
+            kind: si::bounds_type::BOX,
+            points: vec![Vector3 { x: hi[0], y: hi[1], z: 0.0 }, Vector3 { x: lo[0], y: lo[1], z: 0.0 }],
+        }
+    } else {
+        si::Bounds { kind: si::bounds_type::EMPTY, points: vec![] }
+    };
+    (si::GetEntityBoundsResponse { result: si::SimResult::ok(), bounds }, None)
+}
+
+/// The world file loaded: its name is the file's stem, its resource the path.
+fn get_current_world(
+    _: flotilla_protocol::ros::std_srvs::EmptyMessage,
+    world: World<'_>,
+) -> (si::GetCurrentWorldResponse, Option<WorldChange>) {
+    let path = world.physics.world_path();
+    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    let models = world.physics.model_count();
+    let description = format!(
+        "Flatland world: layers {}; {models} model{}",
+        world.physics.layer_names().join(", "),
+        if models == 1 { "" } else { "s" }
+    );
+    let resource = si::Resource { uri: path.to_string_lossy().into_owned(), resource_string: String::new() };
+    let current = si::WorldResource { name, world_resource: resource, description, tags: vec![] };
+    (si::GetCurrentWorldResponse { result: si::SimResult::ok(), world: current }, None)
 }
 
 fn get_entity_state(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityStateResponse, Option<WorldChange>) {

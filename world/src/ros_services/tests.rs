@@ -358,3 +358,37 @@ fn get_entity_info_gives_the_category_and_what_the_model_is() {
         reply(&sim.call(Service::GetSimulatorFeatures, &EmptyMessage::default()));
     assert!(features.features.features.contains(&feature::ENTITY_INFO_GETTING));
 }
+
+#[test]
+fn get_entity_bounds_is_the_box_of_the_footprints_in_the_entity_s_own_frame() {
+    let mut sim = Sim::new();
+    let bounds_of = |sim: &mut Sim, entity: &str| -> GetEntityBoundsResponse {
+        reply(&sim.call(Service::GetEntityBounds, &EntityRequest { entity: entity.into() }))
+    };
+    let robot = bounds_of(&mut sim, "robot");
+    assert_eq!(robot.result, SimResult::ok());
+    assert_eq!(robot.bounds.kind, bounds_type::BOX);
+    let corners: Vec<(f64, f64)> = robot.bounds.points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(corners, vec![(0.2, 0.2), (-0.2, -0.2)], "upper right, then lower left: a 0.2 m circle");
+
+    // A 0.5 m crate turned 0.5 rad: still ±0.25 m in its own frame.
+    let spawned: SpawnEntityResponse =
+        reply(&sim.call(Service::SpawnEntity, &spawn_request("crate1", "box.model.yaml", 3.0)));
+    assert_eq!(spawned.result, SimResult::ok());
+    let crate_bounds = bounds_of(&mut sim, "crate1");
+    let corners: Vec<(f64, f64)> = crate_bounds.bounds.points.iter().map(|p| (p.x, p.y)).collect();
+    for ((x, y), (ex, ey)) in corners.into_iter().zip([(0.25, 0.25), (-0.25, -0.25)]) {
+        assert!((x - ex).abs() < 1e-9 && (y - ey).abs() < 1e-9, "{crate_bounds:?}");
+    }
+    assert_eq!(bounds_of(&mut sim, "ghost").result.result, result_code::NOT_FOUND);
+}
+
+#[test]
+fn get_current_world_names_the_world_file() {
+    let mut sim = Sim::new();
+    let current: GetCurrentWorldResponse = reply(&sim.call(Service::GetCurrentWorld, &EmptyMessage::default()));
+    assert_eq!(current.result, SimResult::ok());
+    assert_eq!(current.world.name, "world");
+    assert!(current.world.world_resource.uri.ends_with("room/world.yaml"), "{current:?}");
+    assert!(current.world.description.contains("walls") && current.world.description.contains("1 model"));
+}
