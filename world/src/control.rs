@@ -71,6 +71,11 @@ impl ModelDirs {
         Ok(ModelDirs { dirs })
     }
 
+    /// The allowed directories (canonical).
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
     /// The model file at `path` if it exists inside an allowed directory.
     pub fn check(&self, path: &Path) -> Result<PathBuf, SpawnError> {
         let canonical =

@@ -38,6 +38,8 @@ pub enum Service {
     GetEntityBounds,
     /// `get_current_world`.
     GetCurrentWorld,
+    /// `get_spawnables`.
+    GetSpawnables,
     /// `set_entity_state`.
     SetEntityState,
     /// `get_simulation_state`.
@@ -52,7 +54,7 @@ pub enum Service {
 
 impl Service {
     /// Every service.
-    pub const ALL: [Service; 20] = [
+    pub const ALL: [Service; 21] = [
         Service::SpawnModel,
         Service::DeleteModel,
         Service::MoveModel,
@@ -68,6 +70,7 @@ impl Service {
         Service::GetEntityInfo,
         Service::GetEntityBounds,
         Service::GetCurrentWorld,
+        Service::GetSpawnables,
         Service::SetEntityState,
         Service::GetSimulationState,
         Service::SetSimulationState,
@@ -93,6 +96,7 @@ impl Service {
             Service::GetEntityInfo => "/get_entity_info",
             Service::GetEntityBounds => "/get_entity_bounds",
             Service::GetCurrentWorld => "/get_current_world",
+            Service::GetSpawnables => "/get_spawnables",
             Service::SetEntityState => "/set_entity_state",
             Service::GetSimulationState => "/get_simulation_state",
             Service::SetSimulationState => "/set_simulation_state",
@@ -117,6 +121,7 @@ impl Service {
             Service::GetEntityInfo => si::GetEntityInfo::TYPE_NAME,
             Service::GetEntityBounds => si::GetEntityBounds::TYPE_NAME,
             Service::GetCurrentWorld => si::GetCurrentWorld::TYPE_NAME,
+            Service::GetSpawnables => si::GetSpawnables::TYPE_NAME,
             Service::SetEntityState => si::SetEntityState::TYPE_NAME,
             Service::GetSimulationState => si::GetSimulationState::TYPE_NAME,
             Service::SetSimulationState => si::SetSimulationState::TYPE_NAME,

@@ -85,6 +85,8 @@ pub mod feature {
     pub const ENTITY_BOUNDS: u16 = 5;
     /// GetCurrentWorld.
     pub const WORLD_INFO_GETTING: u16 = 44;
+    /// GetSpawnables.
+    pub const SPAWNABLES: u16 = 14;
     /// ResetSimulation.
     pub const SIMULATION_RESET: u16 = 20;
     /// ResetSimulation with SCOPE_TIME.
@@ -402,6 +404,40 @@ message!(GetCurrentWorldResponse, "srv/GetCurrentWorld_Response");
 service!(
     /// The world loaded.
     GetCurrentWorld, "GetCurrentWorld", EmptyMessage, GetCurrentWorldResponse
+);
+
+/// `GetSpawnables` request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetSpawnablesRequest {
+    /// More places to look (for Flotilla: directories inside the allowed
+    /// model directories).
+    pub sources: Vec<String>,
+}
+message!(GetSpawnablesRequest, "srv/GetSpawnables_Request");
+
+/// `simulation_interfaces/msg/Spawnable`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Spawnable {
+    /// What SpawnEntity takes to spawn it.
+    pub entity_resource: Resource,
+    /// What it is.
+    pub description: String,
+    /// A box around it, in its own frame.
+    pub spawn_bounds: Bounds,
+}
+
+/// `GetSpawnables` response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetSpawnablesResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// What can be spawned.
+    pub spawnables: Vec<Spawnable>,
+}
+message!(GetSpawnablesResponse, "srv/GetSpawnables_Response");
+service!(
+    /// What SpawnEntity can spawn.
+    GetSpawnables, "GetSpawnables", GetSpawnablesRequest, GetSpawnablesResponse
 );
 
 /// `GetEntityState` response.

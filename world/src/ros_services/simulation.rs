@@ -12,7 +12,7 @@ use flotilla_protocol::world_to_nodes::WorldChange;
 use super::{request, Answer, Service, World};
 use crate::control::{self, SpawnError};
 use crate::physics::ResetScope;
-use flotilla_protocol::description::{BodyKind, FootprintShape, ModelDescription};
+use flotilla_protocol::description::{BodyDescription, BodyKind, FootprintShape, ModelDescription};
 
 /// The world frame, as replies name it; requests may also say "world" or
 /// nothing, or give an entity's name (see `reference_frame`).
@@ -54,6 +54,9 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
         }),
         Service::GetCurrentWorld => call::<si::GetCurrentWorld>(bytes, world, get_current_world, |e| {
             si::GetCurrentWorldResponse { result: failed(e), world: Default::default() }
+        }),
+        Service::GetSpawnables => call::<si::GetSpawnables>(bytes, world, get_spawnables, |e| {
+            si::GetSpawnablesResponse { result: failed(e), spawnables: vec![] }
         }),
         Service::SetEntityState => call::<si::SetEntityState>(bytes, world, set_entity_state, result_only),
         Service::GetSimulationState => call::<si::GetSimulationState>(bytes, world, get_simulation_state, |e| {
@@ -108,6 +111,7 @@ fn features(
         feature::ENTITY_INFO_GETTING,
         feature::ENTITY_BOUNDS,
         feature::WORLD_INFO_GETTING,
+        feature::SPAWNABLES,
         feature::SIMULATION_RESET,
         feature::SIMULATION_RESET_STATE,
         feature::SIMULATION_RESET_SPAWNED,
@@ -238,17 +242,21 @@ fn get_entity_info(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityIn
     let Some(model) = world.physics.models().find(|m| m.name == req.entity) else {
         return (si::GetEntityInfoResponse { result: not_found(&req.entity), info: Default::default() }, None);
     };
+    let description = format!("{} from {}", model.name, describe(model));
+    let info = si::EntityInfo { category: si::EntityCategory { category: category(model) }, description, tags: vec![] };
+    (si::GetEntityInfoResponse { result: si::SimResult::ok(), info }, None)
+}
+
+/// What a model is: its file, bodies and plugin types.
+fn describe(model: &ModelDescription) -> String {
     let plugins: Vec<&str> = model.plugins.iter().map(|p| p.plugin_type.as_str()).collect();
-    let description = format!(
-        "{} from {}: {} bod{}{}",
-        model.name,
+    format!(
+        "{}: {} bod{}{}",
         model.model_path,
         model.bodies.len(),
         if model.bodies.len() == 1 { "y" } else { "ies" },
         if plugins.is_empty() { String::new() } else { format!(", plugins {}", plugins.join(", ")) }
-    );
-    let info = si::EntityInfo { category: si::EntityCategory { category: category(model) }, description, tags: vec![] };
-    (si::GetEntityInfoResponse { result: si::SimResult::ok(), info }, None)
+    )
 }
 
 /// A robot has a drive; a model whose bodies are all static is a static
@@ -273,13 +281,22 @@ fn get_entity_bounds(req: si::EntityRequest, world: World<'_>) -> (si::GetEntity
     else {
         return (si::GetEntityBoundsResponse { result: not_found(&req.entity), bounds: Default::default() }, None);
     };
+    let bounds = footprint_bounds(&model.bodies, &poses);
+    (si::GetEntityBoundsResponse { result: si::SimResult::ok(), bounds }, None)
+}
+
+/// The axis-aligned box (upper right, then lower left corner) of every
+/// footprint but sensors (which detect, not occupy) of `bodies` at `poses`
+/// (world frame), in the frame of the first body (REP 103's canonical
+/// link); empty bounds when there is no such footprint.
+fn footprint_bounds(bodies: &[BodyDescription], poses: &[Pose2]) -> si::Bounds {
     let canonical = poses.first().copied().unwrap_or_default().inverse();
     let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
     let mut take = |[x, y]: [f64; 2], r: f64| {
         lo = [lo[0].min(x - r), lo[1].min(y - r)];
         hi = [hi[0].max(x + r), hi[1].max(y + r)];
     };
-    for (body, pose) in model.bodies.iter().zip(&poses) {
+    for (body, pose) in bodies.iter().zip(poses) {
         let in_canonical = canonical.compose(pose);
         for footprint in body.footprints.iter().filter(|f| !f.sensor) {
             match &footprint.shape {
@@ -290,15 +307,63 @@ fn get_entity_bounds(req: si::EntityRequest, world: World<'_>) -> (si::GetEntity
             }
         }
     }
-    let bounds = if lo[0].is_finite() {
+    if lo[0].is_finite() {
         si::Bounds {
             kind: si::bounds_type::BOX,
             points: vec![Vector3 { x: hi[0], y: hi[1], z: 0.0 }, Vector3 { x: lo[0], y: lo[1], z: 0.0 }],
         }
     } else {
         si::Bounds { kind: si::bounds_type::EMPTY, points: vec![] }
-    };
-    (si::GetEntityBoundsResponse { result: si::SimResult::ok(), bounds }, None)
+    }
+}
+
+/// Every Flatland model file in the allowed model directories (and in the
+/// `sources` directories inside them), with what it is and its bounds; a
+/// YAML file that is not a model (a world, a map) is not listed, and a
+/// source that is not such a directory is named in the result's message.
+fn get_spawnables(req: si::GetSpawnablesRequest, world: World<'_>) -> (si::GetSpawnablesResponse, Option<WorldChange>) {
+    let allowed = &world.run.model_dirs;
+    let mut dirs: Vec<std::path::PathBuf> = allowed.dirs().to_vec();
+    let mut unknown = Vec::new();
+    for source in &req.sources {
+        let path = flotilla_world_file::resolve_path(world.physics.world_path(), source);
+        match allowed.check(&path) {
+            Ok(dir) if dir.is_dir() => dirs.push(dir),
+            _ => unknown.push(format!("{source:?}")),
+        }
+    }
+    let mut files: Vec<std::path::PathBuf> = dirs
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flat_map(|entries| entries.flatten().map(|entry| entry.path()))
+        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    files.sort();
+    files.dedup();
+    let layer_names = world.physics.layer_names().to_vec();
+    let spawnables = files
+        .iter()
+        .filter_map(|path| {
+            let model = flotilla_world_file::load_model(path, "spawnable", "", Pose2::default(), &layer_names).ok()?;
+            let poses: Vec<Pose2> = model.bodies.iter().map(|b| b.pose).collect();
+            Some(si::Spawnable {
+                entity_resource: si::Resource {
+                    uri: path.to_string_lossy().into_owned(),
+                    resource_string: String::new(),
+                },
+                description: describe(&model),
+                spawn_bounds: footprint_bounds(&model.bodies, &poses),
+            })
+        })
+        .collect();
+    let mut result = si::SimResult::ok();
+    if !unknown.is_empty() {
+        result.error_message = format!(
+            "sources not searched (not directories inside the allowed model directories): {}",
+            unknown.join(", ")
+        );
+    }
+    (si::GetSpawnablesResponse { result, spawnables }, None)
 }
 
 /// The world file loaded: its name is the file's stem, its resource the path.

@@ -392,3 +392,24 @@ fn get_current_world_names_the_world_file() {
     assert!(current.world.world_resource.uri.ends_with("room/world.yaml"), "{current:?}");
     assert!(current.world.description.contains("walls") && current.world.description.contains("1 model"));
 }
+
+#[test]
+fn get_spawnables_lists_the_model_files_spawn_entity_takes() {
+    let mut sim = Sim::new();
+    let request = GetSpawnablesRequest { sources: vec![".".into(), "../bumper".into()] };
+    let found: GetSpawnablesResponse = reply(&sim.call(Service::GetSpawnables, &request));
+    assert_eq!(found.result.result, result_code::OK);
+    assert!(found.result.error_message.contains("\"../bumper\""), "outside the allowed directories: {found:?}");
+    let files: Vec<&str> =
+        found.spawnables.iter().map(|s| s.entity_resource.uri.rsplit('/').next().unwrap_or_default()).collect();
+    assert_eq!(files, ["box.model.yaml", "ramp.model.yaml", "robot.model.yaml"], "no world, no map, no repeats");
+    let crate_box = &found.spawnables[0];
+    assert!(crate_box.description.contains("1 body"), "{crate_box:?}");
+    let corners: Vec<(f64, f64)> = crate_box.spawn_bounds.points.iter().map(|p| (p.x, p.y)).collect();
+    assert_eq!(corners, vec![(0.25, 0.25), (-0.25, -0.25)]);
+
+    // What it lists, SpawnEntity spawns.
+    let spawn = spawn_request("from_list", &crate_box.entity_resource.uri, 3.0);
+    let spawned: SpawnEntityResponse = reply(&sim.call(Service::SpawnEntity, &spawn));
+    assert_eq!(spawned.result, SimResult::ok());
+}
