@@ -24,6 +24,8 @@ pub enum Service {
     GetSimulatorFeatures,
     /// `spawn_entity`.
     SpawnEntity,
+    /// `spawn_entities`.
+    SpawnEntities,
     /// `delete_entity`.
     DeleteEntity,
     /// `get_entities`.
@@ -54,7 +56,7 @@ pub enum Service {
 
 impl Service {
     /// Every service.
-    pub const ALL: [Service; 21] = [
+    pub const ALL: [Service; 22] = [
         Service::SpawnModel,
         Service::DeleteModel,
         Service::MoveModel,
@@ -63,6 +65,7 @@ impl Service {
         Service::TogglePause,
         Service::GetSimulatorFeatures,
         Service::SpawnEntity,
+        Service::SpawnEntities,
         Service::DeleteEntity,
         Service::GetEntities,
         Service::GetEntityState,
@@ -89,6 +92,7 @@ impl Service {
             Service::TogglePause => "/toggle_pause",
             Service::GetSimulatorFeatures => "/get_simulator_features",
             Service::SpawnEntity => "/spawn_entity",
+            Service::SpawnEntities => "/spawn_entities",
             Service::DeleteEntity => "/delete_entity",
             Service::GetEntities => "/get_entities",
             Service::GetEntityState => "/get_entity_state",
@@ -114,6 +118,7 @@ impl Service {
             Service::Pause | Service::Resume | Service::TogglePause => std_srvs::Empty::TYPE_NAME,
             Service::GetSimulatorFeatures => si::GetSimulatorFeatures::TYPE_NAME,
             Service::SpawnEntity => si::SpawnEntity::TYPE_NAME,
+            Service::SpawnEntities => si::SpawnEntities::TYPE_NAME,
             Service::DeleteEntity => si::DeleteEntity::TYPE_NAME,
             Service::GetEntities => si::GetEntities::TYPE_NAME,
             Service::GetEntityState => si::GetEntityState::TYPE_NAME,

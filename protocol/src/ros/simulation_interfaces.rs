@@ -87,6 +87,8 @@ pub mod feature {
     pub const WORLD_INFO_GETTING: u16 = 44;
     /// GetSpawnables.
     pub const SPAWNABLES: u16 = 14;
+    /// SpawnEntities.
+    pub const SPAWNING_ENTITIES: u16 = 50;
     /// ResetSimulation.
     pub const SIMULATION_RESET: u16 = 20;
     /// ResetSimulation with SCOPE_TIME.
@@ -280,6 +282,33 @@ service!(
     /// Spawns an entity.
     SpawnEntity, "SpawnEntity", SpawnEntityRequest, SpawnEntityResponse
 );
+
+/// `SpawnEntities` request: a `simulation_interfaces/msg/SpawnEntity` per
+/// entity, the same fields as a SpawnEntity request.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SpawnEntitiesRequest {
+    /// One request per entity, spawned in order.
+    pub spawn_requests: Vec<SpawnEntityRequest>,
+}
+message!(SpawnEntitiesRequest, "srv/SpawnEntities_Request");
+
+/// `SpawnEntities` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SpawnEntitiesResponse {
+    /// OK, or ENTITIES_SPAWN_FAILED when any spawn failed.
+    pub result: SimResult,
+    /// Per request, a `simulation_interfaces/msg/SpawnResult` (the same
+    /// fields as a SpawnEntity response).
+    pub results: Vec<SpawnEntityResponse>,
+}
+message!(SpawnEntitiesResponse, "srv/SpawnEntities_Response");
+service!(
+    /// Spawns several entities.
+    SpawnEntities, "SpawnEntities", SpawnEntitiesRequest, SpawnEntitiesResponse
+);
+
+/// `SpawnEntities`'s code when any of its spawns failed.
+pub const ENTITIES_SPAWN_FAILED: u8 = 150;
 
 /// A request naming one entity (`DeleteEntity`, `GetEntityState`,
 /// `GetEntityInfo`: the same CDR).

@@ -288,9 +288,11 @@ async fn ros_services(wiring: &Wiring, published: watch::Receiver<u64>) -> Resul
             crate::ros_services::answer(service, request, World { physics: &mut s.physics, run: &mut s.run })
         };
         wake.notify_one();
-        if let Some(change) = answer.change.clone() {
+        if !answer.changes.is_empty() {
             let revision = lock(&shared).physics.revision();
-            announce(&session, &keys, revision, change);
+            for change in answer.changes.iter().cloned() {
+                announce(&session, &keys, revision, change);
+            }
         }
         answer
     };

@@ -31,7 +31,7 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
         Ok(control_request) => {
             let (reply, change) = control::handle(world.physics, world.run, control_request);
             let result = if reply.success { Ok(()) } else { Err(reply.message) };
-            Answer::reply(&ModelServiceResponse::from_result(result)).with_change(change)
+            Answer::reply(&ModelServiceResponse::from_result(result)).with_changes(change)
         }
         Err(message) => Answer::reply(&ModelServiceResponse::from_result(Err(message))),
     }
@@ -41,7 +41,7 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
 /// field, so a garbled request gets a Zenoh error reply.
 fn empty_service(service: Service, bytes: &[u8], world: World<'_>) -> Answer {
     if let Err(message) = request::<Empty>(bytes) {
-        return Answer { reply: Err(message), change: None, after_step: None };
+        return Answer { reply: Err(message), changes: Vec::new(), after_step: None };
     }
     let pause = match service {
         Service::Pause => true,

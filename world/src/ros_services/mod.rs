@@ -25,8 +25,8 @@ pub struct Answer {
     /// The CDR reply, or a Zenoh error reply for a request whose response
     /// type has no way to say "failed" (std_srvs/Empty).
     pub reply: Result<Vec<u8>, String>,
-    /// The change to announce on `world/events`.
-    pub change: Option<WorldChange>,
+    /// The changes to announce on `world/events`, in order.
+    pub changes: Vec<WorldChange>,
     /// Hold the reply until the world has published this step
     /// (StepSimulation returns once stepping is complete).
     pub after_step: Option<u64>,
@@ -34,11 +34,11 @@ pub struct Answer {
 
 impl Answer {
     fn reply<T: RosMessage>(response: &T) -> Answer {
-        Answer { reply: Ok(ros::encode(response)), change: None, after_step: None }
+        Answer { reply: Ok(ros::encode(response)), changes: Vec::new(), after_step: None }
     }
 
-    fn with_change(mut self, change: Option<WorldChange>) -> Answer {
-        self.change = change;
+    fn with_changes(mut self, changes: impl IntoIterator<Item = WorldChange>) -> Answer {
+        self.changes.extend(changes);
         self
     }
 }
@@ -49,6 +49,14 @@ pub struct World<'a> {
     pub physics: &'a mut Physics,
     /// Pause, stepping and spawn policy.
     pub run: &'a mut RunState,
+}
+
+impl World<'_> {
+    /// The same world, borrowed again: for a service that runs another's
+    /// handler several times.
+    pub fn reborrow(&mut self) -> World<'_> {
+        World { physics: self.physics, run: self.run }
+    }
 }
 
 /// Answers one call of `service` with `request` (CDR bytes).

@@ -35,6 +35,13 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
             result: failed(e),
             entity_name: String::new(),
         }),
+        Service::SpawnEntities => match request::<si::SpawnEntities>(bytes) {
+            Ok(req) => {
+                let (response, changes) = spawn_entities(req, world);
+                Answer::reply(&response).with_changes(changes)
+            }
+            Err(message) => Answer::reply(&si::SpawnEntitiesResponse { result: failed(message), results: vec![] }),
+        },
         Service::DeleteEntity => call::<si::DeleteEntity>(bytes, world, delete_entity, result_only),
         Service::GetEntities => call::<si::GetEntities>(bytes, world, get_entities, |e| si::GetEntitiesResponse {
             result: failed(e),
@@ -80,7 +87,7 @@ fn call<S: RosService>(
     match request::<S>(bytes) {
         Ok(req) => {
             let (response, change) = handler(req, world);
-            Answer::reply(&response).with_change(change)
+            Answer::reply(&response).with_changes(change)
         }
         Err(message) => Answer::reply(&on_bad_request(message)),
     }
@@ -112,6 +119,7 @@ fn features(
         feature::ENTITY_BOUNDS,
         feature::WORLD_INFO_GETTING,
         feature::SPAWNABLES,
+        feature::SPAWNING_ENTITIES,
         feature::SIMULATION_RESET,
         feature::SIMULATION_RESET_STATE,
         feature::SIMULATION_RESET_SPAWNED,
@@ -182,6 +190,32 @@ fn spawn_entity(req: si::SpawnEntityRequest, world: World<'_>) -> (si::SpawnEnti
             fail(code, error.to_string())
         }
     }
+}
+
+/// Each request as SpawnEntity would, in order (an entity spawned earlier
+/// in the list is a frame for the later ones); the ones that fail leave
+/// the others spawned, and make the result ENTITIES_SPAWN_FAILED.
+fn spawn_entities(
+    req: si::SpawnEntitiesRequest,
+    mut world: World<'_>,
+) -> (si::SpawnEntitiesResponse, Vec<WorldChange>) {
+    let mut changes = Vec::new();
+    let mut results = Vec::with_capacity(req.spawn_requests.len());
+    for request in req.spawn_requests {
+        let (response, change) = spawn_entity(request, world.reborrow());
+        changes.extend(change);
+        results.push(response);
+    }
+    let failures = results.iter().filter(|r| r.result.result != result_code::OK).count();
+    let result = if failures == 0 {
+        si::SimResult::ok()
+    } else {
+        si::SimResult::fail(
+            si::ENTITIES_SPAWN_FAILED,
+            format!("{failures} of {} spawns failed; see each result", results.len()),
+        )
+    };
+    (si::SpawnEntitiesResponse { result, results }, changes)
 }
 
 fn delete_entity(req: si::EntityRequest, world: World<'_>) -> (si::ResultResponse, Option<WorldChange>) {

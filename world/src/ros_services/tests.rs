@@ -69,7 +69,7 @@ fn spawn_entity_then_get_entities_finds_it_and_delete_entity_removes_it() {
     let response: SpawnEntityResponse = reply(&spawned);
     assert_eq!(response.result, SimResult::ok());
     assert_eq!(response.entity_name, "crate1");
-    assert_eq!(spawned.change, Some(WorldChange::ModelSpawned { model: "crate1".into() }));
+    assert_eq!(spawned.changes, vec![WorldChange::ModelSpawned { model: "crate1".into() }]);
 
     let listed: GetEntitiesResponse = reply(&sim.call(Service::GetEntities, &GetEntitiesRequest::default()));
     assert_eq!(listed.entities, vec!["robot", "crate1"]);
@@ -91,7 +91,7 @@ fn every_failure_has_its_standard_code_and_changes_nothing() {
     let mut sim = Sim::new();
     let spawn_code = |sim: &mut Sim, request: SpawnEntityRequest| {
         let answer = sim.call(Service::SpawnEntity, &request);
-        assert_eq!(answer.change, None);
+        assert!(answer.changes.is_empty());
         reply::<SpawnEntityResponse>(&answer).result.result
     };
     assert_eq!(spawn_code(&mut sim, spawn_request("robot", "box.model.yaml", 3.0)), result_code::NAME_NOT_UNIQUE);
@@ -203,7 +203,7 @@ fn set_entity_state_teleports_and_reset_puts_everything_back() {
     request.state.pose = Pose { position: Point { x: 2.0, y: 8.0, z: 0.0 }, orientation: Quaternion::from_yaw(1.0) };
     let moved = sim.call(Service::SetEntityState, &request);
     assert_eq!(reply::<ResultResponse>(&moved).result, SimResult::ok());
-    assert!(matches!(moved.change, Some(WorldChange::ModelMoved { .. })));
+    assert!(matches!(moved.changes[..], [WorldChange::ModelMoved { .. }]));
     let (pose, _) = sim.physics.model_state("robot").unwrap();
     assert!((pose.x_m - 2.0).abs() < 1e-9 && (pose.y_m - 8.0).abs() < 1e-9 && (pose.theta_rad - 1.0).abs() < 1e-9);
 
@@ -216,7 +216,7 @@ fn set_entity_state_teleports_and_reset_puts_everything_back() {
     assert_eq!(time_only.result.result, result_code::FEATURE_UNSUPPORTED);
     let reset = sim.call(Service::ResetSimulation, &ResetSimulationRequest { scope: reset_scope::ALL });
     assert_eq!(reply::<ResultResponse>(&reset).result, SimResult::ok());
-    assert_eq!(reset.change, Some(WorldChange::WorldReset));
+    assert_eq!(reset.changes, vec![WorldChange::WorldReset]);
     assert_eq!(sim.models(), vec!["robot"]);
     let (pose, _) = sim.physics.model_state("robot").unwrap();
     assert!((pose.x_m - 5.0).abs() < 1e-9 && (pose.y_m - 5.0).abs() < 1e-9 && pose.theta_rad.abs() < 1e-9);
@@ -412,4 +412,39 @@ fn get_spawnables_lists_the_model_files_spawn_entity_takes() {
     let spawn = spawn_request("from_list", &crate_box.entity_resource.uri, 3.0);
     let spawned: SpawnEntityResponse = reply(&sim.call(Service::SpawnEntity, &spawn));
     assert_eq!(spawned.result, SimResult::ok());
+}
+
+#[test]
+fn spawn_entities_spawns_each_in_order_and_reports_each_failure() {
+    let mut sim = Sim::new();
+    let mut second = spawn_request("crate2", "box.model.yaml", 1.0);
+    second.initial_pose.header.frame_id = "crate1".into(); // spawned just before, in the same call
+    second.initial_pose.pose.position.y = 0.0;
+    let request = SpawnEntitiesRequest {
+        spawn_requests: vec![
+            spawn_request("crate1", "box.model.yaml", 3.0),
+            second,
+            spawn_request("robot", "box.model.yaml", 3.0), // taken
+        ],
+    };
+    let answer = sim.call(Service::SpawnEntities, &request);
+    let response: SpawnEntitiesResponse = reply(&answer);
+    assert_eq!(response.result.result, ENTITIES_SPAWN_FAILED);
+    let codes: Vec<u8> = response.results.iter().map(|r| r.result.result).collect();
+    assert_eq!(codes, [result_code::OK, result_code::OK, result_code::NAME_NOT_UNIQUE]);
+    assert_eq!(
+        answer.changes,
+        vec![
+            WorldChange::ModelSpawned { model: "crate1".into() },
+            WorldChange::ModelSpawned { model: "crate2".into() }
+        ]
+    );
+    // crate1 at (3, 2) facing 0.5 rad; crate2 1 m ahead of it.
+    let placed = state_of(&mut sim, "crate2");
+    assert!((placed.pose.position.x - (3.0 + 0.5f64.cos())).abs() < 1e-9, "{placed:?}");
+    assert!((placed.pose.position.y - (2.0 + 0.5f64.sin())).abs() < 1e-9, "{placed:?}");
+
+    let all_good = SpawnEntitiesRequest { spawn_requests: vec![spawn_request("crate3", "box.model.yaml", 7.0)] };
+    let response: SpawnEntitiesResponse = reply(&sim.call(Service::SpawnEntities, &all_good));
+    assert_eq!(response.result, SimResult::ok());
 }
