@@ -36,6 +36,8 @@ pub enum Service {
     GetEntitiesStates,
     /// `get_entity_info`.
     GetEntityInfo,
+    /// `set_entity_info`.
+    SetEntityInfo,
     /// `get_entity_bounds`.
     GetEntityBounds,
     /// `get_current_world`.
@@ -56,7 +58,7 @@ pub enum Service {
 
 impl Service {
     /// Every service.
-    pub const ALL: [Service; 22] = [
+    pub const ALL: [Service; 23] = [
         Service::SpawnModel,
         Service::DeleteModel,
         Service::MoveModel,
@@ -71,6 +73,7 @@ impl Service {
         Service::GetEntityState,
         Service::GetEntitiesStates,
         Service::GetEntityInfo,
+        Service::SetEntityInfo,
         Service::GetEntityBounds,
         Service::GetCurrentWorld,
         Service::GetSpawnables,
@@ -98,6 +101,7 @@ impl Service {
             Service::GetEntityState => "/get_entity_state",
             Service::GetEntitiesStates => "/get_entities_states",
             Service::GetEntityInfo => "/get_entity_info",
+            Service::SetEntityInfo => "/set_entity_info",
             Service::GetEntityBounds => "/get_entity_bounds",
             Service::GetCurrentWorld => "/get_current_world",
             Service::GetSpawnables => "/get_spawnables",
@@ -124,6 +128,7 @@ impl Service {
             Service::GetEntityState => si::GetEntityState::TYPE_NAME,
             Service::GetEntitiesStates => si::GetEntitiesStates::TYPE_NAME,
             Service::GetEntityInfo => si::GetEntityInfo::TYPE_NAME,
+            Service::SetEntityInfo => si::SetEntityInfo::TYPE_NAME,
             Service::GetEntityBounds => si::GetEntityBounds::TYPE_NAME,
             Service::GetCurrentWorld => si::GetCurrentWorld::TYPE_NAME,
             Service::GetSpawnables => si::GetSpawnables::TYPE_NAME,

@@ -81,6 +81,10 @@ pub mod feature {
     pub const ENTITY_STATE_SETTING: u16 = 11;
     /// GetEntityInfo.
     pub const ENTITY_INFO_GETTING: u16 = 12;
+    /// SetEntityInfo.
+    pub const ENTITY_INFO_SETTING: u16 = 13;
+    /// Tags in EntityFilters.
+    pub const ENTITY_TAGS: u16 = 4;
     /// GetEntityBounds.
     pub const ENTITY_BOUNDS: u16 = 5;
     /// GetCurrentWorld.
@@ -393,6 +397,28 @@ service!(
     /// An entity's category and description.
     GetEntityInfo, "GetEntityInfo", EntityRequest, GetEntityInfoResponse
 );
+
+/// `SetEntityInfo` request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SetEntityInfoRequest {
+    /// The entity.
+    pub entity: String,
+    /// Its new info, replacing the current.
+    pub info: EntityInfo,
+}
+message!(SetEntityInfoRequest, "srv/SetEntityInfo_Request");
+service!(
+    /// Sets an entity's category, description and tags.
+    SetEntityInfo, "SetEntityInfo", SetEntityInfoRequest, ResultResponse
+);
+
+/// `TagsFilter` modes.
+pub mod tags_filter_mode {
+    /// Any of the tags.
+    pub const ANY: u8 = 0;
+    /// All of the tags.
+    pub const ALL: u8 = 1;
+}
 
 /// `GetEntityBounds` response.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -34,6 +34,19 @@ struct ModelEntry {
     description: ModelDescription,
     handles: Vec<RigidBodyHandle>,
     joints: Vec<ImpulseJointHandle>,
+    labels: EntityLabels,
+}
+
+/// What a user said a model is (simulation_interfaces' SetEntityInfo),
+/// beyond what its file says; kept until the model is deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EntityLabels {
+    /// Its category, if set (otherwise derived from the model).
+    pub category: Option<u8>,
+    /// Its description, if set.
+    pub description: Option<String>,
+    /// Its tags.
+    pub tags: Vec<String>,
 }
 
 struct BodyEntry {
@@ -190,7 +203,7 @@ impl Physics {
                 build::insert_joint(&mut self.world, joint, a, b)
             })
             .collect();
-        self.models.push(ModelEntry { description: model, handles, joints });
+        self.models.push(ModelEntry { description: model, handles, joints, labels: EntityLabels::default() });
         self.revision += 1;
         Ok(())
     }
@@ -272,6 +285,18 @@ impl Physics {
             .and_then(|h| self.world.bodies.get(*h))
             .ok_or_else(|| PhysicsError::NoBody(name.to_string()))?;
         Ok((body_pose(body), origin_twist(body)))
+    }
+
+    /// A model's labels (see [`EntityLabels`]).
+    pub fn labels(&self, name: &str) -> Result<&EntityLabels, PhysicsError> {
+        Ok(&self.models[self.model_index(name)?].labels)
+    }
+
+    /// Replaces a model's labels.
+    pub fn set_labels(&mut self, name: &str, labels: EntityLabels) -> Result<(), PhysicsError> {
+        let index = self.model_index(name)?;
+        self.models[index].labels = labels;
+        Ok(())
     }
 
     /// The current pose of each body of a model, in the model's body order.

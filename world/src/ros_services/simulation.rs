@@ -11,7 +11,7 @@ use flotilla_protocol::world_to_nodes::WorldChange;
 
 use super::{request, Answer, Service, World};
 use crate::control::{self, SpawnError};
-use crate::physics::ResetScope;
+use crate::physics::{EntityLabels, ResetScope};
 use flotilla_protocol::description::{BodyDescription, BodyKind, FootprintShape, ModelDescription};
 
 /// The world frame, as replies name it; requests may also say "world" or
@@ -22,7 +22,9 @@ pub const WORLD_FRAME: &str = "map";
 const QUATERNION_TOLERANCE: f64 = 1e-3;
 
 /// Entity categories (simulation_interfaces/msg/EntityCategory).
+const CATEGORY_OBJECT: u8 = 0;
 const CATEGORY_ROBOT: u8 = 1;
+const CATEGORY_HUMAN: u8 = 2;
 const CATEGORY_DYNAMIC_OBJECT: u8 = 4;
 const CATEGORY_STATIC_OBJECT: u8 = 5;
 
@@ -56,6 +58,7 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
         Service::GetEntityInfo => call::<si::GetEntityInfo>(bytes, world, get_entity_info, |e| {
             si::GetEntityInfoResponse { result: failed(e), info: Default::default() }
         }),
+        Service::SetEntityInfo => call::<si::SetEntityInfo>(bytes, world, set_entity_info, result_only),
         Service::GetEntityBounds => call::<si::GetEntityBounds>(bytes, world, get_entity_bounds, |e| {
             si::GetEntityBoundsResponse { result: failed(e), bounds: Default::default() }
         }),
@@ -116,6 +119,8 @@ fn features(
         feature::ENTITY_STATE_GETTING,
         feature::ENTITY_STATE_SETTING,
         feature::ENTITY_INFO_GETTING,
+        feature::ENTITY_INFO_SETTING,
+        feature::ENTITY_TAGS,
         feature::ENTITY_BOUNDS,
         feature::WORLD_INFO_GETTING,
         feature::SPAWNABLES,
@@ -254,8 +259,17 @@ fn get_entities_states(
 /// The names of the entities `filters` select, in load / spawn order; the
 /// filters Flotilla cannot apply are refused.
 fn matching(filters: &si::EntityFilters, physics: &crate::physics::Physics) -> Result<Vec<String>, si::SimResult> {
-    if !filters.tags.tags.is_empty() {
-        return Err(si::SimResult::fail(result_code::FEATURE_UNSUPPORTED, "Flotilla entities have no tags"));
+    let tags = &filters.tags;
+    let tags_match = |labels: &EntityLabels| match tags.filter_mode {
+        _ if tags.tags.is_empty() => true,
+        si::tags_filter_mode::ALL => tags.tags.iter().all(|t| labels.tags.contains(t)),
+        _ => tags.tags.iter().any(|t| labels.tags.contains(t)),
+    };
+    if tags.filter_mode > si::tags_filter_mode::ALL {
+        return Err(si::SimResult::fail(
+            result_code::OPERATION_FAILED,
+            format!("tags.filter_mode {} is neither ANY (0) nor ALL (1)", tags.filter_mode),
+        ));
     }
     if filters.bounds.kind != 0 {
         return Err(si::SimResult::fail(result_code::FEATURE_UNSUPPORTED, "bounds filters are not supported"));
@@ -266,7 +280,10 @@ fn matching(filters: &si::EntityFilters, physics: &crate::physics::Physics) -> R
         .models()
         .filter(|model| pattern.is_match(&model.name))
         .filter(|model| {
-            filters.categories.is_empty() || filters.categories.iter().any(|c| c.category == category(model))
+            let labels = physics.labels(&model.name).cloned().unwrap_or_default();
+            let category = category(model, &labels);
+            (filters.categories.is_empty() || filters.categories.iter().any(|c| c.category == category))
+                && tags_match(&labels)
         })
         .map(|model| model.name.clone())
         .collect())
@@ -276,9 +293,35 @@ fn get_entity_info(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityIn
     let Some(model) = world.physics.models().find(|m| m.name == req.entity) else {
         return (si::GetEntityInfoResponse { result: not_found(&req.entity), info: Default::default() }, None);
     };
-    let description = format!("{} from {}", model.name, describe(model));
-    let info = si::EntityInfo { category: si::EntityCategory { category: category(model) }, description, tags: vec![] };
+    let labels = world.physics.labels(&req.entity).cloned().unwrap_or_default();
+    let description = labels.description.clone().unwrap_or_else(|| format!("{} from {}", model.name, describe(model)));
+    let category = si::EntityCategory { category: category(model, &labels) };
+    let info = si::EntityInfo { category, description, tags: labels.tags };
     (si::GetEntityInfoResponse { result: si::SimResult::ok(), info }, None)
+}
+
+/// Replaces an entity's category, description and tags (an empty
+/// description puts back the one Flotilla gives).
+fn set_entity_info(req: si::SetEntityInfoRequest, world: World<'_>) -> (si::ResultResponse, Option<WorldChange>) {
+    const KNOWN: [u8; 5] =
+        [CATEGORY_OBJECT, CATEGORY_ROBOT, CATEGORY_HUMAN, CATEGORY_DYNAMIC_OBJECT, CATEGORY_STATIC_OBJECT];
+    if !world.physics.has_model(&req.entity) {
+        return done(not_found(&req.entity));
+    }
+    let category = req.info.category.category;
+    if !KNOWN.contains(&category) {
+        return done(si::SimResult::fail(
+            result_code::OPERATION_FAILED,
+            format!("category {category} is not one of EntityCategory's (0, 1, 2, 4, 5)"),
+        ));
+    }
+    let description = (!req.info.description.is_empty()).then_some(req.info.description);
+    let labels = EntityLabels { category: Some(category), description, tags: req.info.tags };
+    let result = match world.physics.set_labels(&req.entity, labels) {
+        Ok(()) => si::SimResult::ok(),
+        Err(e) => si::SimResult::fail(result_code::OPERATION_FAILED, e.to_string()),
+    };
+    done(result)
 }
 
 /// What a model is: its file, bodies and plugin types.
@@ -293,10 +336,13 @@ fn describe(model: &ModelDescription) -> String {
     )
 }
 
-/// A robot has a drive; a model whose bodies are all static is a static
-/// object; anything else moves.
-fn category(model: &ModelDescription) -> u8 {
-    if model.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str())) {
+/// The category a user set (SetEntityInfo), or else: a robot has a drive,
+/// a model whose bodies are all static is a static object, anything else
+/// moves.
+fn category(model: &ModelDescription, labels: &EntityLabels) -> u8 {
+    if let Some(category) = labels.category {
+        category
+    } else if model.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str())) {
         CATEGORY_ROBOT
     } else if model.bodies.iter().all(|b| b.kind == BodyKind::Static) {
         CATEGORY_STATIC_OBJECT

@@ -448,3 +448,48 @@ fn spawn_entities_spawns_each_in_order_and_reports_each_failure() {
     let response: SpawnEntitiesResponse = reply(&sim.call(Service::SpawnEntities, &all_good));
     assert_eq!(response.result, SimResult::ok());
 }
+
+#[test]
+fn set_entity_info_labels_an_entity_and_get_entities_filters_on_its_tags() {
+    let mut sim = Sim::new();
+    for name in ["crate1", "crate2"] {
+        let spawned: SpawnEntityResponse =
+            reply(&sim.call(Service::SpawnEntity, &spawn_request(name, "box.model.yaml", 3.0)));
+        assert_eq!(spawned.result, SimResult::ok());
+    }
+    let label = |entity: &str, category: u8, tags: &[&str]| SetEntityInfoRequest {
+        entity: entity.into(),
+        info: EntityInfo {
+            category: EntityCategory { category },
+            description: format!("{entity}, labelled"),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+        },
+    };
+    let set = |sim: &mut Sim, request: SetEntityInfoRequest| -> SimResult {
+        reply::<ResultResponse>(&sim.call(Service::SetEntityInfo, &request)).result
+    };
+    assert_eq!(set(&mut sim, label("crate1", 2, &["pallet", "red"])), SimResult::ok());
+    assert_eq!(set(&mut sim, label("crate2", 5, &["pallet"])), SimResult::ok());
+    assert_eq!(set(&mut sim, label("ghost", 5, &[])).result, result_code::NOT_FOUND);
+    assert_eq!(set(&mut sim, label("crate2", 3, &[])).result, result_code::OPERATION_FAILED, "no category 3");
+
+    let info: GetEntityInfoResponse =
+        reply(&sim.call(Service::GetEntityInfo, &EntityRequest { entity: "crate1".into() }));
+    assert_eq!(info.info.category.category, 2, "a human now, as set");
+    assert_eq!(info.info.description, "crate1, labelled");
+    assert_eq!(info.info.tags, ["pallet", "red"]);
+
+    let entities = |sim: &mut Sim, tags: &[&str], filter_mode: u8, categories: Vec<u8>| -> Vec<String> {
+        let mut request = GetEntitiesRequest::default();
+        request.filters.tags = TagsFilter { tags: tags.iter().map(|t| t.to_string()).collect(), filter_mode };
+        request.filters.categories = categories.into_iter().map(|category| EntityCategory { category }).collect();
+        let response: GetEntitiesResponse = reply(&sim.call(Service::GetEntities, &request));
+        assert_eq!(response.result, SimResult::ok());
+        response.entities
+    };
+    assert_eq!(entities(&mut sim, &["pallet"], tags_filter_mode::ANY, vec![]), ["crate1", "crate2"]);
+    assert_eq!(entities(&mut sim, &["pallet", "red"], tags_filter_mode::ALL, vec![]), ["crate1"]);
+    assert_eq!(entities(&mut sim, &["red", "blue"], tags_filter_mode::ANY, vec![]), ["crate1"]);
+    assert_eq!(entities(&mut sim, &[], tags_filter_mode::ANY, vec![2]), ["crate1"], "the category set");
+    assert_eq!(entities(&mut sim, &[], tags_filter_mode::ANY, vec![1]), ["robot"], "the category derived");
+}
