@@ -5,19 +5,19 @@
 //! cmd_vel → odometry latency in realtime mode.
 
 mod latency;
+mod processes;
 mod procstat;
 mod repeat;
 mod scenarios;
 mod traffic;
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
-use flotilla_node_kit::args::{loopback_peer_args, Role, ZenohArgs};
+use anyhow::bail;
+use flotilla_node_kit::args::{Role, ZenohArgs};
 use flotilla_node_kit::client::{call_control, wait_for_description};
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::control::{ClockMode, ControlRequest};
@@ -26,6 +26,7 @@ use flotilla_protocol::world_to_nodes::WorldStatus;
 use flotilla_protocol::Keys;
 use serde::Serialize;
 
+use processes::Children;
 pub use scenarios::Scenario;
 
 /// Traffic is counted over this share of `--duration` after the timed run,
@@ -132,26 +133,6 @@ pub struct Report {
     pub cpus: usize,
 }
 
-/// Child processes, stopped (SIGTERM, then SIGKILL) when dropped.
-struct Children(Vec<(String, Child)>);
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for (_, child) in &mut self.0 {
-            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        for (_, child) in &mut self.0 {
-            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
 /// Runs `flotilla bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if !(args.duration_s.is_finite() && args.duration_s > 0.0) {
@@ -204,65 +185,7 @@ async fn measure(
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let sim = format!("bench{}", std::process::id());
-    let log = |name: &str| -> anyhow::Result<std::fs::File> {
-        std::fs::File::create(dir.join(format!("{name}.log"))).with_context(|| format!("log of {name}"))
-    };
-    let spawn = |name: &str, binary: &str, extra: &[String]| -> anyhow::Result<(String, Child)> {
-        let file = log(name)?;
-        let child = Command::new(crate::launch::sibling(binary)?)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(file.try_clone()?)
-            .stderr(file)
-            .spawn()
-            .with_context(|| format!("starting {binary}"))?;
-        Ok((name.to_string(), child))
-    };
-    let mut world_args = vec![
-        generated.world.to_string_lossy().into_owned(),
-        "--sim".into(),
-        sim.clone(),
-        "--listen".into(),
-        endpoint.clone(),
-        "--clock".into(),
-        clock.to_string(),
-    ];
-    // Paused until every node is up, in both modes: otherwise a fast world
-    // runs thousands of steps ahead while the nodes are still starting.
-    world_args.push("--start-paused".into());
-    let mut node = vec!["--sim".to_string(), sim.clone()];
-    node.extend(loopback_peer_args(&endpoint));
-    let mut children = Children(vec![spawn("world", "flotilla-world", &world_args)?]);
-    for role in ["drive", "odom"] {
-        children.0.push(spawn(role, &format!("flotilla-{role}"), &node)?);
-    }
-    let mut lockstep_participants = 2;
-    if generated.beams_per_scan > 0 {
-        let shards = args.laser_shards;
-        for i in 0..shards {
-            let (name, mut laser_args) = (laser_process_name(i, shards), node.clone());
-            if shards > 1 {
-                // The cores shared out: more scanning threads than cores
-                // only add switches (measured 7 % slower in lockstep).
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let threads = (cores / shards as usize).max(1);
-                laser_args.extend([
-                    "--shard".to_string(),
-                    format!("{i}/{shards}"),
-                    "--threads".into(),
-                    threads.to_string(),
-                ]);
-            }
-            children.0.push(spawn(&name, "flotilla-laser", &laser_args)?);
-        }
-        children.0.push(spawn("wander", "flotilla-wander", &node)?);
-        lockstep_participants += shards as usize;
-    }
-    if generated.pioneer {
-        children.0.push(spawn("sonar", "flotilla-sonar", &node)?);
-        children.0.push(spawn("bumper", "flotilla-bumper", &node)?);
-        lockstep_participants += 2;
-    }
+    let (mut children, lockstep_participants) = processes::start(args, clock, dir, generated, &sim, &endpoint)?;
 
     let zenoh = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };
     let session = zenoh::open(zenoh.zenoh_config(Role::Node)?).await.map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -272,45 +195,8 @@ async fn measure(
         .map_err(|e| anyhow::anyhow!("the world did not come up (logs in {}): {e}", dir.display()))?;
     let step_ms = description.step_ns as f64 * 1e-6;
 
-    let status = Arc::new(std::sync::Mutex::new(None::<WorldStatus>));
-    let _status = {
-        let status = status.clone();
-        session
-            .declare_subscriber(keys.status())
-            .callback(move |sample| {
-                if let Ok(s) = decode::<WorldStatus>(&sample.payload().to_bytes()) {
-                    *status.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
-                }
-            })
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-    };
-    // Progress is what the whole pipeline has delivered, not how far the
-    // world has stepped: in fast mode the world does not wait, so it runs
-    // ahead of sensors that cannot keep up. With lasers, the stamp of the
-    // last scan of robot1 (the laser node handles every robot of a state
-    // together); without, the clock.
-    let sim_ns = Arc::new(AtomicU64::new(0));
-    let _progress = {
-        let sim_ns = sim_ns.clone();
-        let with_laser = generated.beams_per_scan > 0;
-        let key = if with_laser { keys.ros("/robot1/scan") } else { keys.ros("/clock") };
-        session
-            .declare_subscriber(key)
-            .callback(move |sample| {
-                let bytes = sample.payload().to_bytes();
-                let stamp = if with_laser {
-                    ros::decode::<LaserScan>(&bytes).map(|s| s.header.stamp).ok()
-                } else {
-                    ros::decode::<Clock>(&bytes).map(|c| c.clock).ok()
-                };
-                if let Some(t) = stamp {
-                    sim_ns.fetch_max(t.sec as u64 * 1_000_000_000 + u64::from(t.nanosec), Ordering::Relaxed);
-                }
-            })
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-    };
+    let watch = Watch::start(&session, &keys, generated.beams_per_scan > 0).await?;
+    let (status, sim_ns) = (&watch.status, &watch.sim_ns);
 
     let deadline = Instant::now() + Duration::from_secs_f64(args.timeout_s);
     let check = |children: &mut Children| -> anyhow::Result<()> {
@@ -342,7 +228,7 @@ async fn measure(
         .await
         .map_err(|e| anyhow::anyhow!("resuming the world: {e}"))?;
     let warmup_ns = (args.warmup_s * 1e9) as u64;
-    wait_for_sim(&sim_ns, warmup_ns, &mut children, &check).await?;
+    wait_for_sim(sim_ns, warmup_ns, &mut children, &check).await?;
 
     let pids: Vec<(String, u32)> = children.0.iter().map(|(n, c)| (n.clone(), c.id())).collect();
     let sample_all = || -> anyhow::Result<Vec<procstat::ProcSample>> {
@@ -359,7 +245,7 @@ async fn measure(
         Some(latency::measure(&session, &cmd_vel, &odometry, samples, period, step).await?)
     } else {
         let target = sim_0 + (args.duration_s * 1e9) as u64;
-        wait_for_sim(&sim_ns, target, &mut children, &check).await?;
+        wait_for_sim(sim_ns, target, &mut children, &check).await?;
         None
     };
     let (wall_1, sim_1, procs_1) = (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?);
@@ -372,7 +258,7 @@ async fn measure(
     let traffic_window_ns = (args.duration_s * TRAFFIC_WINDOW_SHARE * 1e9).max(MIN_TRAFFIC_WINDOW_S * 1e9) as u64;
     let (traffic_wall_0, traffic_sim_0, traffic_0) =
         (Instant::now(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
-    wait_for_sim(&sim_ns, traffic_sim_0 + traffic_window_ns, &mut children, &check).await?;
+    wait_for_sim(sim_ns, traffic_sim_0 + traffic_window_ns, &mut children, &check).await?;
     let (traffic_wall, traffic_sim_1, traffic_1) =
         (traffic_wall_0.elapsed().as_secs_f64(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
 
@@ -423,6 +309,59 @@ async fn measure(
     })
 }
 
+/// What the bench watches while a scenario runs: the world's status (is
+/// everything claimed and in the barrier?) and the sim time the whole
+/// pipeline has delivered.
+struct Watch {
+    status: Arc<std::sync::Mutex<Option<WorldStatus>>>,
+    sim_ns: Arc<AtomicU64>,
+    _subscribers: [zenoh::pubsub::Subscriber<()>; 2],
+}
+
+impl Watch {
+    async fn start(session: &zenoh::Session, keys: &Keys, with_laser: bool) -> anyhow::Result<Watch> {
+        let status = Arc::new(std::sync::Mutex::new(None::<WorldStatus>));
+        let status_subscriber = {
+            let status = status.clone();
+            session
+                .declare_subscriber(keys.status())
+                .callback(move |sample| {
+                    if let Ok(s) = decode::<WorldStatus>(&sample.payload().to_bytes()) {
+                        *status.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+                    }
+                })
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+        };
+        // Progress is what the whole pipeline has delivered, not how far the
+        // world has stepped: in fast mode the world does not wait, so it runs
+        // ahead of sensors that cannot keep up. With lasers, the stamp of the
+        // last scan of robot1 (the laser node handles every robot of a state
+        // together); without, the clock.
+        let sim_ns = Arc::new(AtomicU64::new(0));
+        let progress = {
+            let sim_ns = sim_ns.clone();
+            let key = if with_laser { keys.ros("/robot1/scan") } else { keys.ros("/clock") };
+            session
+                .declare_subscriber(key)
+                .callback(move |sample| {
+                    let bytes = sample.payload().to_bytes();
+                    let stamp = if with_laser {
+                        ros::decode::<LaserScan>(&bytes).map(|s| s.header.stamp).ok()
+                    } else {
+                        ros::decode::<Clock>(&bytes).map(|c| c.clock).ok()
+                    };
+                    if let Some(t) = stamp {
+                        sim_ns.fetch_max(t.sec as u64 * 1_000_000_000 + u64::from(t.nanosec), Ordering::Relaxed);
+                    }
+                })
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+        };
+        Ok(Watch { status, sim_ns, _subscribers: [status_subscriber, progress] })
+    }
+}
+
 /// Waits until the pipeline has delivered sim time `target_ns` (as counted
 /// in `sim_ns`), with `check` on the children every 10 ms.
 async fn wait_for_sim(
@@ -439,14 +378,6 @@ async fn wait_for_sim(
 }
 
 /// `laser` alone, `laser.0` … `laser.{n-1}` when sharded.
-fn laser_process_name(shard: u64, shards: u64) -> String {
-    if shards == 1 {
-        "laser".to_string()
-    } else {
-        format!("laser.{shard}")
-    }
-}
-
 fn print_report(r: &Report, dir: &std::path::Path) {
     println!(
         "{} ({} robots), clock {}: {:.2} sim s in {:.2} wall s = {:.2}× real time on {} CPUs",

@@ -1,0 +1,112 @@
+//! The processes of one measurement: the world, paused until every node
+//! is up, and one process per node role the scenario needs, each logging
+//! to its own file; all stopped when the measurement is dropped.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use flotilla_node_kit::args::loopback_peer_args;
+use flotilla_protocol::control::ClockMode;
+
+use super::{scenarios, BenchArgs};
+
+/// Child processes, stopped (SIGTERM, then SIGKILL) when dropped.
+pub(super) struct Children(pub(super) Vec<(String, Child)>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.0 {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for (_, child) in &mut self.0 {
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Starts the world and every node of `generated` for simulation `sim` on
+/// `endpoint`; returns them with how many lockstep participants they make.
+pub(super) fn start(
+    args: &BenchArgs,
+    clock: ClockMode,
+    dir: &std::path::Path,
+    generated: &scenarios::Generated,
+    sim: &str,
+    endpoint: &str,
+) -> anyhow::Result<(Children, usize)> {
+    let log = |name: &str| -> anyhow::Result<std::fs::File> {
+        std::fs::File::create(dir.join(format!("{name}.log"))).with_context(|| format!("log of {name}"))
+    };
+    let spawn = |name: &str, binary: &str, extra: &[String]| -> anyhow::Result<(String, Child)> {
+        let file = log(name)?;
+        let child = Command::new(crate::launch::sibling(binary)?)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .spawn()
+            .with_context(|| format!("starting {binary}"))?;
+        Ok((name.to_string(), child))
+    };
+    let mut world_args = vec![
+        generated.world.to_string_lossy().into_owned(),
+        "--sim".into(),
+        sim.to_string(),
+        "--listen".into(),
+        endpoint.to_string(),
+        "--clock".into(),
+        clock.to_string(),
+    ];
+    // Paused until every node is up, in both modes: otherwise a fast world
+    // runs thousands of steps ahead while the nodes are still starting.
+    world_args.push("--start-paused".into());
+    let mut node = vec!["--sim".to_string(), sim.to_string()];
+    node.extend(loopback_peer_args(endpoint));
+    let mut children = Children(vec![spawn("world", "flotilla-world", &world_args)?]);
+    for role in ["drive", "odom"] {
+        children.0.push(spawn(role, &format!("flotilla-{role}"), &node)?);
+    }
+    let mut lockstep_participants = 2;
+    if generated.beams_per_scan > 0 {
+        let shards = args.laser_shards;
+        for i in 0..shards {
+            let (name, mut laser_args) = (laser_process_name(i, shards), node.clone());
+            if shards > 1 {
+                // The cores shared out: more scanning threads than cores
+                // only add switches (measured 7 % slower in lockstep).
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let threads = (cores / shards as usize).max(1);
+                laser_args.extend([
+                    "--shard".to_string(),
+                    format!("{i}/{shards}"),
+                    "--threads".into(),
+                    threads.to_string(),
+                ]);
+            }
+            children.0.push(spawn(&name, "flotilla-laser", &laser_args)?);
+        }
+        children.0.push(spawn("wander", "flotilla-wander", &node)?);
+        lockstep_participants += shards as usize;
+    }
+    if generated.pioneer {
+        children.0.push(spawn("sonar", "flotilla-sonar", &node)?);
+        children.0.push(spawn("bumper", "flotilla-bumper", &node)?);
+        lockstep_participants += 2;
+    }
+    Ok((children, lockstep_participants))
+}
+
+fn laser_process_name(shard: u64, shards: u64) -> String {
+    if shards == 1 {
+        "laser".to_string()
+    } else {
+        format!("laser.{shard}")
+    }
+}
