@@ -2,6 +2,7 @@
 //!
 //! * `run` — launch and supervise every node a world needs;
 //! * `check` — validate a world and every plugin configuration without running;
+//! * `snapshot` — draw the running world into a PNG;
 //! * `spawn`, `delete`, `move`, `pause`, `resume`, `step` — drive the world's
 //!   control services.
 //!
@@ -12,6 +13,7 @@ mod bench;
 mod check;
 mod control;
 mod launch;
+mod snapshot;
 mod status_line;
 
 use std::path::PathBuf;
@@ -36,6 +38,8 @@ enum Command {
     /// measure it: real-time factor, beams/s, CPU and memory per process,
     /// traffic, latency.
     Bench(bench::BenchArgs),
+    /// Draw the running world (walls, bodies, the latest laser hits) into a PNG.
+    Snapshot(snapshot::SnapshotArgs),
     /// Validate a world file, its maps, models and plugin configurations.
     Check {
         /// The Flatland world file.
@@ -116,6 +120,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Run(args) => launch::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Snapshot(args) => snapshot::run(args),
         Command::Check { world } => check::check(&world),
         Command::Spawn { model, name, ns, pose, node } => {
             control::spawn(&node, model, name, ns, flotilla_protocol::geometry::Pose2::new(pose[0], pose[1], pose[2]))
