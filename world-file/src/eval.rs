@@ -1,234 +1,213 @@
-//! The subset of Flatland's Lua `$eval` that its documentation shows:
-//! numbers, strings, `true`/`false`/`nil`, `env(NAME[, DEFAULT])`,
-//! `param(NAME[, DEFAULT])`, `..` concatenation, `+ - * /` with parentheses,
-//! and an optional leading `return`. Anything else is a clear error rather
-//! than a silent guess. The result is read back as a YAML scalar, so
-//! `env("FLAG")` with `FLAG=true` gives a boolean, as in Flatland.
+//! Flatland's `$eval`: a Lua chunk (Lua 5.1, as Flatland links), compiled
+//! from source into the binary (mlua's vendored Lua: nothing to install),
+//! with Flatland's `env()` and `param()` helpers and its rules:
+//!
+//! * a chunk without `return ` gets one in front;
+//! * the first value returned is the result: a number or string becomes
+//!   its Lua text (a number with 14 significant digits), a boolean
+//!   `true`/`false`, nil the empty string;
+//! * the text is then read as a YAML scalar, so `1234` is a number and
+//!   `true` a boolean, as yaml-cpp reads Flatland's string nodes (a text of
+//!   several lines stays a string).
+//!
+//! Sandboxed, unlike Flatland's: only the base, string, table and math
+//! libraries, without `dofile`, `loadfile`, `load`, `loadstring`,
+//! `require`, `module`, `getfenv`/`setfenv`, `collectgarbage` and `print`;
+//! at most [`MAX_INSTRUCTIONS`] instructions and [`MAX_MEMORY_BYTES`] of
+//! memory, so a world file can neither read files, run programs nor hang or
+//! exhaust the loader. Where Flatland logs a failing chunk and leaves the
+//! `$eval` text in place, Flotilla refuses the file with Lua's message.
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use mlua::{HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Value as LuaValue, VmState};
 use serde_yaml::Value;
 
-#[derive(Debug, Clone, PartialEq)]
-enum Lua {
-    Nil,
-    Bool(bool),
-    Num(f64),
-    Str(String),
+/// Instructions one `$eval` may run.
+pub const MAX_INSTRUCTIONS: u64 = 10_000_000;
+/// Memory one `$eval` may hold, bytes.
+pub const MAX_MEMORY_BYTES: usize = 16 << 20;
+/// How often the instruction budget is checked, instructions.
+const HOOK_EVERY: u32 = 10_000;
+
+/// What `param(NAME)` reads: ROS-style parameter names (`/robot/speed`)
+/// with scalar values. A Flotilla world has no ROS parameter server; these
+/// come from the YAML file named by `FLOTILLA_PARAMS` (see the README).
+pub type Params = BTreeMap<String, Value>;
+
+/// The environment variable naming the parameters file.
+pub const PARAMS_VAR: &str = "FLOTILLA_PARAMS";
+
+/// The parameters of the YAML file `FLOTILLA_PARAMS` names (a mapping of
+/// parameter names to numbers, strings or booleans); none when unset.
+pub fn params_from_env() -> Result<Params, String> {
+    let Ok(path) = std::env::var(PARAMS_VAR) else { return Ok(Params::new()) };
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{PARAMS_VAR}={path}: {e}"))?;
+    let params: Params = serde_yaml::from_str(&text)
+        .map_err(|e| format!("{PARAMS_VAR}={path}: not a mapping of parameter names to values: {e}"))?;
+    if let Some((name, _)) = params.iter().find(|(_, v)| !(v.is_number() || v.is_string() || v.is_bool())) {
+        return Err(format!("{PARAMS_VAR}={path}: parameter {name:?} is not a number, string or boolean"));
+    }
+    Ok(params)
 }
 
-/// Evaluates an expression; the error says what was not understood.
-pub fn evaluate(source: &str) -> Result<Value, String> {
+/// Evaluates one `$eval` chunk; the error is Lua's, or says which limit
+/// was hit.
+pub fn evaluate(source: &str, params: &Params) -> Result<Value, String> {
     let source = source.trim();
-    let source = source.strip_prefix("return").map(str::trim_start).unwrap_or(source);
-    let mut parser = Parser { chars: source.chars().collect(), pos: 0 };
-    let value = parser.concat()?;
-    parser.skip_ws();
-    if parser.pos != parser.chars.len() {
-        return Err(format!(
-            "unsupported syntax at {:?} (Flotilla evaluates literals, env(), param(), .. and + - * /)",
-            parser.chars[parser.pos..].iter().collect::<String>()
-        ));
-    }
-    Ok(match value {
-        Lua::Nil => Value::Null,
-        Lua::Bool(b) => Value::Bool(b),
-        Lua::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => Value::from(n as i64),
-        Lua::Num(n) => Value::from(n),
-        Lua::Str(s) if s.is_empty() => Value::String(s),
-        Lua::Str(s) => serde_yaml::from_str::<Value>(&s)
-            .ok()
-            .filter(|v| !v.is_mapping() && !v.is_sequence())
-            .unwrap_or(Value::String(s)),
-    })
-}
-
-struct Parser {
-    chars: Vec<char>,
-    pos: usize,
-}
-
-impl Parser {
-    fn skip_ws(&mut self) {
-        while self.chars.get(self.pos).is_some_and(|c| c.is_whitespace()) {
-            self.pos += 1;
+    let chunk = if source.contains("return ") { source.to_string() } else { format!("return {source}") };
+    let lua = sandbox(params).map_err(|e| format!("cannot set up Lua: {e}"))?;
+    let values: MultiValue = lua.load(&chunk).set_name("$eval").eval().map_err(|e| describe(&e))?;
+    let text = match values.into_iter().next().unwrap_or(LuaValue::Nil) {
+        LuaValue::Nil => return Ok(Value::String(String::new())),
+        LuaValue::Boolean(b) => return Ok(Value::Bool(b)),
+        value @ (LuaValue::Integer(_) | LuaValue::Number(_) | LuaValue::String(_)) => {
+            lua.coerce_string(value).ok().flatten().map(|s| s.to_string_lossy()).unwrap_or_default()
         }
-    }
+        other => return Err(format!("the result is a {}, not a number, string, boolean or nil", other.type_name())),
+    };
+    Ok(scalar(text))
+}
 
-    fn eat(&mut self, token: &str) -> bool {
-        self.skip_ws();
-        let end = self.pos + token.chars().count();
-        if end <= self.chars.len() && self.chars[self.pos..end].iter().copied().eq(token.chars()) {
-            self.pos = end;
-            true
+/// The text as yaml-cpp would read a scalar node holding it.
+fn scalar(text: String) -> Value {
+    if text.is_empty() || text.contains('\n') {
+        return Value::String(text);
+    }
+    serde_yaml::from_str::<Value>(&text)
+        .ok()
+        .filter(|v| !v.is_mapping() && !v.is_sequence() && !v.is_null())
+        .unwrap_or(Value::String(text))
+}
+
+/// Lua's message without mlua's stack traceback.
+fn describe(error: &mlua::Error) -> String {
+    let text = error.to_string();
+    text.split("\nstack traceback:").next().unwrap_or(&text).trim().to_string()
+}
+
+/// A Lua state with the safe libraries, the helpers and the limits.
+fn sandbox(params: &Params) -> mlua::Result<Lua> {
+    let lua = Lua::new_with(StdLib::STRING | StdLib::TABLE | StdLib::MATH, LuaOptions::default())?;
+    lua.set_memory_limit(MAX_MEMORY_BYTES)?;
+    let globals = lua.globals();
+    for unsafe_name in [
+        "dofile",
+        "loadfile",
+        "load",
+        "loadstring",
+        "require",
+        "module",
+        "getfenv",
+        "setfenv",
+        "collectgarbage",
+        "print",
+    ] {
+        globals.set(unsafe_name, LuaValue::Nil)?;
+    }
+    let spent = Arc::new(AtomicU64::new(0));
+    lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_, _| {
+        if spent.fetch_add(u64::from(HOOK_EVERY), Ordering::Relaxed) + u64::from(HOOK_EVERY) > MAX_INSTRUCTIONS {
+            Err(mlua::Error::runtime(format!("stopped after {MAX_INSTRUCTIONS} instructions (an endless loop?)")))
         } else {
-            false
+            Ok(VmState::Continue)
         }
-    }
-
-    fn concat(&mut self) -> Result<Lua, String> {
-        let mut left = self.sum()?;
-        while self.eat("..") {
-            let right = self.sum()?;
-            left = Lua::Str(format!("{}{}", to_text(&left), to_text(&right)));
-        }
-        Ok(left)
-    }
-
-    fn sum(&mut self) -> Result<Lua, String> {
-        let mut left = self.product()?;
-        loop {
-            self.skip_ws();
-            let op = match self.chars.get(self.pos) {
-                Some('+') => '+',
-                Some('-') => '-',
-                _ => return Ok(left),
-            };
-            self.pos += 1;
-            let right = self.product()?;
-            left = Lua::Num(match op {
-                '+' => number(&left)? + number(&right)?,
-                _ => number(&left)? - number(&right)?,
-            });
-        }
-    }
-
-    fn product(&mut self) -> Result<Lua, String> {
-        let mut left = self.unary()?;
-        loop {
-            self.skip_ws();
-            let op = match self.chars.get(self.pos) {
-                Some('*') => '*',
-                Some('/') => '/',
-                _ => return Ok(left),
-            };
-            self.pos += 1;
-            let right = self.unary()?;
-            left = Lua::Num(match op {
-                '*' => number(&left)? * number(&right)?,
-                _ => number(&left)? / number(&right)?,
-            });
-        }
-    }
-
-    fn unary(&mut self) -> Result<Lua, String> {
-        if self.eat("-") {
-            return Ok(Lua::Num(-number(&self.unary()?)?));
-        }
-        self.atom()
-    }
-
-    fn atom(&mut self) -> Result<Lua, String> {
-        self.skip_ws();
-        let Some(&c) = self.chars.get(self.pos) else { return Err("expression ends too early".into()) };
-        if c == '(' {
-            self.pos += 1;
-            let v = self.concat()?;
-            if !self.eat(")") {
-                return Err("missing )".into());
-            }
-            return Ok(v);
-        }
-        if c == '"' || c == '\'' {
-            self.pos += 1;
-            let start = self.pos;
-            while self.chars.get(self.pos).is_some_and(|&d| d != c) {
-                self.pos += 1;
-            }
-            if self.pos >= self.chars.len() {
-                return Err("unterminated string".into());
-            }
-            let s: String = self.chars[start..self.pos].iter().collect();
-            self.pos += 1;
-            return Ok(Lua::Str(s));
-        }
-        if c.is_ascii_digit() || c == '.' {
-            let start = self.pos;
-            while self.chars.get(self.pos).is_some_and(|d| d.is_ascii_alphanumeric() || *d == '.') {
-                self.pos += 1;
-            }
-            let text: String = self.chars[start..self.pos].iter().collect();
-            return text.parse::<f64>().map(Lua::Num).map_err(|_| format!("not a number: {text}"));
-        }
-        if c.is_ascii_alphabetic() || c == '_' {
-            let start = self.pos;
-            while self.chars.get(self.pos).is_some_and(|d| d.is_ascii_alphanumeric() || *d == '_') {
-                self.pos += 1;
-            }
-            let word: String = self.chars[start..self.pos].iter().collect();
-            return match word.as_str() {
-                "true" => Ok(Lua::Bool(true)),
-                "false" => Ok(Lua::Bool(false)),
-                "nil" => Ok(Lua::Nil),
-                "env" | "param" => self.call(&word),
-                other => Err(format!("unknown name {other:?}")),
-            };
-        }
-        Err(format!("unexpected {c:?}"))
-    }
-
-    fn call(&mut self, function: &str) -> Result<Lua, String> {
-        if !self.eat("(") {
-            return Err(format!("{function} must be called as {function}(...)"));
-        }
-        let name = self.concat()?;
-        let default = if self.eat(",") { Some(self.concat()?) } else { None };
-        if !self.eat(")") {
-            return Err(format!("missing ) after {function}(...)"));
-        }
-        let name = to_text(&name);
-        Ok(match function {
-            "env" => match std::env::var(&name) {
-                Ok(v) => Lua::Str(v),
-                Err(_) => default.unwrap_or(Lua::Str(String::new())),
-            },
-            // There is no ROS parameter server behind a Flotilla world: a
-            // param() always yields its default, as Flatland does when the
-            // parameter is not set.
-            _ => default.unwrap_or(Lua::Str(String::new())),
+    });
+    // env(NAME[, DEFAULT]): the variable, as a number when it reads as one;
+    // unset, the default, or nil.
+    let env = lua.create_function(|lua, (name, default): (String, Option<LuaValue>)| match std::env::var(&name) {
+        Ok(text) => match text.trim().parse::<f64>() {
+            Ok(number) => Ok(LuaValue::Number(number)),
+            Err(_) => Ok(LuaValue::String(lua.create_string(&text)?)),
+        },
+        Err(_) => Ok(default.unwrap_or(LuaValue::Nil)),
+    })?;
+    globals.set("env", env)?;
+    // param(NAME[, DEFAULT]): the parameter (a boolean as "true"/"false",
+    // as Flatland); unset, the default, or nil.
+    let params = params.clone();
+    let param = lua.create_function(move |lua, (name, default): (String, Option<LuaValue>)| {
+        Ok(match params.get(&name) {
+            Some(Value::Number(n)) => LuaValue::Number(n.as_f64().unwrap_or(f64::NAN)),
+            Some(Value::String(s)) => LuaValue::String(lua.create_string(s)?),
+            Some(Value::Bool(b)) => LuaValue::String(lua.create_string(if *b { "true" } else { "false" })?),
+            _ => default.unwrap_or(LuaValue::Nil),
         })
-    }
-}
-
-fn number(v: &Lua) -> Result<f64, String> {
-    match v {
-        Lua::Num(n) => Ok(*n),
-        Lua::Str(s) => s.trim().parse().map_err(|_| format!("cannot do arithmetic on the string {s:?}")),
-        other => Err(format!("cannot do arithmetic on {other:?}")),
-    }
-}
-
-fn to_text(v: &Lua) -> String {
-    match v {
-        Lua::Nil => "nil".into(),
-        Lua::Bool(b) => b.to_string(),
-        Lua::Num(n) if n.fract() == 0.0 => format!("{}", *n as i64),
-        Lua::Num(n) => n.to_string(),
-        Lua::Str(s) => s.clone(),
-    }
+    })?;
+    globals.set("param", param)?;
+    Ok(lua)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn flatland_documented_examples() {
-        assert_eq!(evaluate(r#"env("FLOTILLA_TEST_UNSET_VAR")"#).unwrap(), Value::from(""));
-        assert_eq!(evaluate(r#"env("FLOTILLA_TEST_UNSET_VAR", false)"#).unwrap(), Value::Bool(false));
-        assert_eq!(evaluate(r#"param("/test/param", 0)/2.0"#).unwrap(), Value::from(0));
-        assert_eq!(evaluate(r#"param("/test/param", 5)/2.0 + 1"#).unwrap(), Value::from(3.5));
-        assert_eq!(evaluate(r#"return 2 * (3 + 4)"#).unwrap(), Value::from(14));
-        assert_eq!(evaluate(r#""a" .. 1"#).unwrap(), Value::from("a1"));
+    fn eval(source: &str) -> Result<Value, String> {
+        let params: Params = serde_yaml::from_str("{/string: Foo, /int: 7, /float: 10.5}").unwrap();
+        evaluate(source, &params)
     }
 
     #[test]
-    fn environment_values_read_back_as_yaml_scalars() {
-        // PATH is always set; a numeric or boolean variable would come back typed.
-        assert!(matches!(evaluate(r#"env("PATH")"#).unwrap(), Value::String(_)));
+    fn flatland_s_own_preprocessor_cases() {
+        // flatland_server/test/yaml_preprocessor/yaml/eval.strings.yaml, with
+        // VALIDSTRING=Bar and VALIDNUMBER=123.4 as its launch file sets them
+        // (read here through PATH-like variables this test sets itself).
+        std::env::set_var("FLOTILLA_TEST_VALIDSTRING", "Bar");
+        std::env::set_var("FLOTILLA_TEST_VALIDNUMBER", "123.4");
+        let cases: [(&str, Value); 26] = [
+            (r#"return "Hello World""#, "Hello World".into()),
+            (r#"return string.gsub("Hello banana", "banana", "World")"#, "Hello World".into()),
+            (r#"string.gsub("Hello banana", "banana", "World")"#, "Hello World".into()),
+            ("1234", 1234.into()),
+            ("12.34", 12.34.into()),
+            (r#""B""#, "B".into()),
+            ("[[Some\nmultiline\nstring\n]]", "Some\nmultiline\nstring\n".into()),
+            (r#"env("FLOTILLA_TEST_VALIDSTRING")"#, "Bar".into()),
+            (r#"env("FLOTILLA_TEST_VALIDNUMBER")"#, 123.4.into()),
+            (r#"env("FLOTILLA_TEST_VALIDSTRING","YYY")"#, "Bar".into()),
+            (r#"env("FLOTILLA_TEST_VALIDNUMBER","333.3")"#, 123.4.into()),
+            (r#"env("FLOTILLA_TEST_INVALID")"#, "".into()),
+            (r#"env("FLOTILLA_TEST_INVALID","444.4")"#, 444.4.into()),
+            (r#"env("FLOTILLA_TEST_INVALID","ZZZ")"#, "ZZZ".into()),
+            (r#"env("FLOTILLA_TEST_INVALID", true)"#, true.into()),
+            (r#"param("/string")"#, "Foo".into()),
+            (r#"param("/int")"#, 7.into()),
+            (r#"param("/string","AAA")"#, "Foo".into()),
+            (r#"param("/float","111")"#, 10.5.into()),
+            (r#"param("/invalid")"#, "".into()),
+            (r#"param("/invalid","222")+1"#, 223.into()),
+            (r#"param("/invalid","BBB").."C""#, "BBBC".into()),
+            (r#"param("/invalid", true)"#, true.into()),
+            ("true", true.into()),
+            // Lua 5.1 writes numbers with 14 significant digits, as in Flatland.
+            ("math.sqrt(2)", "1.4142135623731".parse::<f64>().unwrap().into()),
+            ("2^2", 4.into()),
+        ];
+        for (source, expected) in cases {
+            assert_eq!(eval(source), Ok(expected), "$eval {source}");
+        }
+        assert_eq!(eval("(function(x) return x * 3 end)(5)"), Ok(15.into()), "functions");
     }
 
     #[test]
-    fn unsupported_lua_is_an_error() {
-        assert!(evaluate("if x then return 1 end").is_err());
-        assert!(evaluate("os.exit()").is_err());
+    fn the_sandbox_refuses_files_programs_and_endless_loops() {
+        for escape in [
+            r#"os.execute("true")"#,
+            r#"io.open("/etc/passwd")"#,
+            r#"dofile("/etc/passwd")"#,
+            r#"loadstring("return 1")()"#,
+            r#"require("os")"#,
+        ] {
+            let error = eval(escape).unwrap_err();
+            assert!(error.contains("nil"), "{escape}: {error}");
+        }
+        let error = eval("return (function() while true do end end)()").unwrap_err();
+        assert!(error.contains("instructions"), "{error}");
+        let error = eval("return string.rep('x', 64 * 1024 * 1024)").unwrap_err();
+        assert!(error.to_lowercase().contains("memory"), "{error}");
+        assert!(eval("return {1, 2}").unwrap_err().contains("table"));
+        assert!(eval("return 1 +").is_err(), "a syntax error");
     }
 }

@@ -1,10 +1,9 @@
 //! Flatland's YAML preprocessor: `$include FILE` replaces a scalar with the
 //! contents of another YAML file; a `$[include] FILE` item in a sequence is
 //! replaced by every document of a multi-document file. Paths are relative to
-//! the file being processed. `$eval` (Lua in Flatland) is evaluated for the
-//! forms documented by Flatland: `env("NAME")`, `env("NAME", default)`,
-//! `param("NAME", default)` (no ROS parameter server here, so the default),
-//! literals, and `+ - * /` arithmetic over them.
+//! the file being processed. `$eval` runs a sandboxed Lua chunk as
+//! Flatland does (see [`super::eval`]), with `param()` reading the file
+//! named by `FLOTILLA_PARAMS`, if set.
 
 use std::path::Path;
 
@@ -55,7 +54,8 @@ fn scalar(s: String, file: &Path, depth: usize) -> Result<Value, LoadError> {
         }
     }
     if let Some(rest) = trimmed.strip_prefix("$eval") {
-        return eval::evaluate(rest.trim())
+        let params = eval::params_from_env().map_err(|e| LoadError::new(file, "", e))?;
+        return eval::evaluate(rest.trim(), &params)
             .map_err(|e| LoadError::new(file, "", format!("$eval {:?}: {e}", rest.trim())));
     }
     Ok(Value::String(s))
