@@ -56,9 +56,17 @@ pub fn params_from_env() -> Result<Params, String> {
 /// Evaluates one `$eval` chunk; the error is Lua's, or says which limit
 /// was hit.
 pub fn evaluate(source: &str, params: &Params) -> Result<Value, String> {
+    evaluate_in(source, params, Arc::new(|name: &str| std::env::var(name).ok()))
+}
+
+/// Where `env()` reads variables from.
+type Environment = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// [`evaluate`] with `env()` reading `environment`.
+fn evaluate_in(source: &str, params: &Params, environment: Environment) -> Result<Value, String> {
     let source = source.trim();
     let chunk = if source.contains("return ") { source.to_string() } else { format!("return {source}") };
-    let lua = sandbox(params).map_err(|e| format!("cannot set up Lua: {e}"))?;
+    let lua = sandbox(params, environment).map_err(|e| format!("cannot set up Lua: {e}"))?;
     let values: MultiValue = lua.load(&chunk).set_name("$eval").eval().map_err(|e| describe(&e))?;
     let text = match values.into_iter().next().unwrap_or(LuaValue::Nil) {
         LuaValue::Nil => return Ok(Value::String(String::new())),
@@ -89,7 +97,7 @@ fn describe(error: &mlua::Error) -> String {
 }
 
 /// A Lua state with the safe libraries, the helpers and the limits.
-fn sandbox(params: &Params) -> mlua::Result<Lua> {
+fn sandbox(params: &Params, environment: Environment) -> mlua::Result<Lua> {
     let lua = Lua::new_with(StdLib::STRING | StdLib::TABLE | StdLib::MATH, LuaOptions::default())?;
     lua.set_memory_limit(MAX_MEMORY_BYTES)?;
     let globals = lua.globals();
@@ -117,13 +125,14 @@ fn sandbox(params: &Params) -> mlua::Result<Lua> {
     });
     // env(NAME[, DEFAULT]): the variable, as a number when it reads as one;
     // unset, the default, or nil.
-    let env = lua.create_function(|lua, (name, default): (String, Option<LuaValue>)| match std::env::var(&name) {
-        Ok(text) => match text.trim().parse::<f64>() {
-            Ok(number) => Ok(LuaValue::Number(number)),
-            Err(_) => Ok(LuaValue::String(lua.create_string(&text)?)),
-        },
-        Err(_) => Ok(default.unwrap_or(LuaValue::Nil)),
-    })?;
+    let env =
+        lua.create_function(move |lua, (name, default): (String, Option<LuaValue>)| match environment(&name) {
+            Some(text) => match text.trim().parse::<f64>() {
+                Ok(number) => Ok(LuaValue::Number(number)),
+                Err(_) => Ok(LuaValue::String(lua.create_string(&text)?)),
+            },
+            None => Ok(default.unwrap_or(LuaValue::Nil)),
+        })?;
     globals.set("env", env)?;
     // param(NAME[, DEFAULT]): the parameter (a boolean as "true"/"false",
     // as Flatland); unset, the default, or nil.
@@ -144,18 +153,21 @@ fn sandbox(params: &Params) -> mlua::Result<Lua> {
 mod tests {
     use super::*;
 
+    /// Flatland's test setting: parameters /string, /int, /float and the
+    /// variables VALIDSTRING=Bar, VALIDNUMBER=123.4.
     fn eval(source: &str) -> Result<Value, String> {
         let params: Params = serde_yaml::from_str("{/string: Foo, /int: 7, /float: 10.5}").unwrap();
-        evaluate(source, &params)
+        let environment = |name: &str| match name {
+            "VALIDSTRING" => Some("Bar".to_string()),
+            "VALIDNUMBER" => Some("123.4".to_string()),
+            _ => None,
+        };
+        evaluate_in(source, &params, Arc::new(environment))
     }
 
     #[test]
     fn flatland_s_own_preprocessor_cases() {
-        // flatland_server/test/yaml_preprocessor/yaml/eval.strings.yaml, with
-        // VALIDSTRING=Bar and VALIDNUMBER=123.4 as its launch file sets them
-        // (read here through PATH-like variables this test sets itself).
-        std::env::set_var("FLOTILLA_TEST_VALIDSTRING", "Bar");
-        std::env::set_var("FLOTILLA_TEST_VALIDNUMBER", "123.4");
+        // flatland_server/test/yaml_preprocessor/yaml/eval.strings.yaml
         let cases: [(&str, Value); 26] = [
             (r#"return "Hello World""#, "Hello World".into()),
             (r#"return string.gsub("Hello banana", "banana", "World")"#, "Hello World".into()),
@@ -164,14 +176,14 @@ mod tests {
             ("12.34", 12.34.into()),
             (r#""B""#, "B".into()),
             ("[[Some\nmultiline\nstring\n]]", "Some\nmultiline\nstring\n".into()),
-            (r#"env("FLOTILLA_TEST_VALIDSTRING")"#, "Bar".into()),
-            (r#"env("FLOTILLA_TEST_VALIDNUMBER")"#, 123.4.into()),
-            (r#"env("FLOTILLA_TEST_VALIDSTRING","YYY")"#, "Bar".into()),
-            (r#"env("FLOTILLA_TEST_VALIDNUMBER","333.3")"#, 123.4.into()),
-            (r#"env("FLOTILLA_TEST_INVALID")"#, "".into()),
-            (r#"env("FLOTILLA_TEST_INVALID","444.4")"#, 444.4.into()),
-            (r#"env("FLOTILLA_TEST_INVALID","ZZZ")"#, "ZZZ".into()),
-            (r#"env("FLOTILLA_TEST_INVALID", true)"#, true.into()),
+            (r#"env("VALIDSTRING")"#, "Bar".into()),
+            (r#"env("VALIDNUMBER")"#, 123.4.into()),
+            (r#"env("VALIDSTRING","YYY")"#, "Bar".into()),
+            (r#"env("VALIDNUMBER","333.3")"#, 123.4.into()),
+            (r#"env("INVALID")"#, "".into()),
+            (r#"env("INVALID","444.4")"#, 444.4.into()),
+            (r#"env("INVALID","ZZZ")"#, "ZZZ".into()),
+            (r#"env("INVALID", true)"#, true.into()),
             (r#"param("/string")"#, "Foo".into()),
             (r#"param("/int")"#, 7.into()),
             (r#"param("/string","AAA")"#, "Foo".into()),
