@@ -233,16 +233,6 @@ impl Outbox {
         true
     }
 
-    /// Whether nobody listens to any key in `folder`: true only for the
-    /// folder of an announced output ([`Rebuild::output`]) whose watch
-    /// shows no subscriber under it. One lookup for a plugin with many
-    /// keys in one folder (a sonar's one per transducer) instead of a
-    /// [`Outbox::wants`] per key — once each key's first message, which
-    /// goes out regardless, has gone.
-    pub fn nobody_under(&self, folder: &str) -> bool {
-        self.folders.get(folder).is_some_and(|flag| !flag.load(Ordering::Relaxed))
-    }
-
     /// [`Outbox::wants`] for a key the caller asks about again and again
     /// (every reading of a 1000-robot fleet's sonar): `interest` keeps
     /// the flag the answer is read from, looked up again only when the
@@ -255,8 +245,13 @@ impl Outbox {
         interest.flag.as_ref().is_none_or(|flag| flag.load(Ordering::Relaxed))
     }
 
-    /// [`Outbox::nobody_under`] with the folder's flag kept in `interest`
-    /// (see [`Outbox::wants_cached`]).
+    /// Whether nobody listens to any key in `folder`: true only for the
+    /// folder of an announced output ([`Rebuild::output`]) whose watch
+    /// shows no subscriber under it. One check for a plugin with many
+    /// keys in one folder (a sonar's one per transducer) instead of a
+    /// [`Outbox::wants`] per key — once each key's first message, which
+    /// goes out regardless, has gone.
+    /// The folder's flag is kept in `interest` (see [`Outbox::wants_cached`]).
     pub fn nobody_under_cached(&self, folder: &str, interest: &mut Interest) -> bool {
         if interest.generation != Some(self.generation) {
             interest.flag = self.folders.get(folder).cloned();
@@ -375,10 +370,11 @@ mod tests {
         assert!(out.unwatched("robot1/sonar/3"), "without a publisher of its own");
         assert!(!out.wants("robot1/sonar/3"), "nobody listens under robot1/sonar");
         assert!(out.wants("robot2/sonar/3"), "not announced: the first message goes out");
-        assert!(out.nobody_under("robot1/sonar"));
-        assert!(!out.nobody_under("robot2/sonar"), "not watched: unknown");
+        let (mut sonar1, mut sonar2) = (Interest::default(), Interest::default());
+        assert!(out.nobody_under_cached("robot1/sonar", &mut sonar1));
+        assert!(!out.nobody_under_cached("robot2/sonar", &mut sonar2), "not watched: unknown");
         folder.store(true, Ordering::Relaxed);
-        assert!(!out.nobody_under("robot1/sonar"));
+        assert!(!out.nobody_under_cached("robot1/sonar", &mut sonar1));
         assert!(out.wants("robot1/sonar/3"), "someone listens to a key of the folder");
         out.subscribed_flag("robot1/sonar/3");
         assert!(!out.wants("robot1/sonar/3"), "its own publisher knows better: not this key");

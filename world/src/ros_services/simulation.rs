@@ -31,49 +31,47 @@ const CATEGORY_STATIC_OBJECT: u8 = 5;
 pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer {
     match service {
         Service::GetSimulatorFeatures => {
-            call::<si::GetSimulatorFeatures>(bytes, world, features, |_| si::GetSimulatorFeaturesResponse::default())
+            call::<si::GetSimulatorFeatures, _>(bytes, world, features, |_| si::GetSimulatorFeaturesResponse::default())
         }
-        Service::SpawnEntity => call::<si::SpawnEntity>(bytes, world, spawn_entity, |e| si::SpawnEntityResponse {
+        Service::SpawnEntity => call::<si::SpawnEntity, _>(bytes, world, spawn_entity, |e| si::SpawnEntityResponse {
             result: failed(e),
             entity_name: String::new(),
         }),
-        Service::SpawnEntities => match request::<si::SpawnEntities>(bytes) {
-            Ok(req) => {
-                let (response, changes) = spawn_entities(req, world);
-                Answer::reply(&response).with_changes(changes)
-            }
-            Err(message) => Answer::reply(&si::SpawnEntitiesResponse { result: failed(message), results: vec![] }),
-        },
-        Service::DeleteEntity => call::<si::DeleteEntity>(bytes, world, delete_entity, result_only),
-        Service::GetEntities => call::<si::GetEntities>(bytes, world, get_entities, |e| si::GetEntitiesResponse {
+        Service::SpawnEntities => call::<si::SpawnEntities, _>(bytes, world, spawn_entities, |e| {
+            si::SpawnEntitiesResponse { result: failed(e), results: vec![] }
+        }),
+        Service::DeleteEntity => call::<si::DeleteEntity, _>(bytes, world, delete_entity, result_only),
+        Service::GetEntities => call::<si::GetEntities, _>(bytes, world, get_entities, |e| si::GetEntitiesResponse {
             result: failed(e),
             entities: vec![],
         }),
-        Service::GetEntityState => call::<si::GetEntityState>(bytes, world, get_entity_state, |e| {
+        Service::GetEntityState => call::<si::GetEntityState, _>(bytes, world, get_entity_state, |e| {
             si::GetEntityStateResponse { result: failed(e), state: Default::default() }
         }),
-        Service::GetEntitiesStates => call::<si::GetEntitiesStates>(bytes, world, get_entities_states, |e| {
+        Service::GetEntitiesStates => call::<si::GetEntitiesStates, _>(bytes, world, get_entities_states, |e| {
             si::GetEntitiesStatesResponse { result: failed(e), entities: vec![], states: vec![] }
         }),
-        Service::GetEntityInfo => call::<si::GetEntityInfo>(bytes, world, get_entity_info, |e| {
+        Service::GetEntityInfo => call::<si::GetEntityInfo, _>(bytes, world, get_entity_info, |e| {
             si::GetEntityInfoResponse { result: failed(e), info: Default::default() }
         }),
-        Service::SetEntityInfo => call::<si::SetEntityInfo>(bytes, world, set_entity_info, result_only),
-        Service::GetEntityBounds => call::<si::GetEntityBounds>(bytes, world, get_entity_bounds, |e| {
+        Service::SetEntityInfo => call::<si::SetEntityInfo, _>(bytes, world, set_entity_info, result_only),
+        Service::GetEntityBounds => call::<si::GetEntityBounds, _>(bytes, world, get_entity_bounds, |e| {
             si::GetEntityBoundsResponse { result: failed(e), bounds: Default::default() }
         }),
-        Service::GetCurrentWorld => call::<si::GetCurrentWorld>(bytes, world, get_current_world, |e| {
+        Service::GetCurrentWorld => call::<si::GetCurrentWorld, _>(bytes, world, get_current_world, |e| {
             si::GetCurrentWorldResponse { result: failed(e), world: Default::default() }
         }),
-        Service::GetSpawnables => call::<si::GetSpawnables>(bytes, world, get_spawnables, |e| {
+        Service::GetSpawnables => call::<si::GetSpawnables, _>(bytes, world, get_spawnables, |e| {
             si::GetSpawnablesResponse { result: failed(e), spawnables: vec![] }
         }),
-        Service::SetEntityState => call::<si::SetEntityState>(bytes, world, set_entity_state, result_only),
-        Service::GetSimulationState => call::<si::GetSimulationState>(bytes, world, get_simulation_state, |e| {
+        Service::SetEntityState => call::<si::SetEntityState, _>(bytes, world, set_entity_state, result_only),
+        Service::GetSimulationState => call::<si::GetSimulationState, _>(bytes, world, get_simulation_state, |e| {
             si::GetSimulationStateResponse { state: Default::default(), result: failed(e) }
         }),
-        Service::SetSimulationState => call::<si::SetSimulationState>(bytes, world, set_simulation_state, result_only),
-        Service::ResetSimulation => call::<si::ResetSimulation>(bytes, world, reset_simulation, result_only),
+        Service::SetSimulationState => {
+            call::<si::SetSimulationState, _>(bytes, world, set_simulation_state, result_only)
+        }
+        Service::ResetSimulation => call::<si::ResetSimulation, _>(bytes, world, reset_simulation, result_only),
         Service::StepSimulation => step_simulation(bytes, world),
         _ => unreachable!("{service:?} is not a simulation_interfaces service"),
     }
@@ -81,16 +79,18 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
 
 /// Decodes, runs `handler`, encodes; an undecodable request gets
 /// `on_bad_request`'s OPERATION_FAILED reply.
-fn call<S: RosService>(
+/// `handler` gives the response and the world changes to announce (none
+/// or one, as an `Option`, or several).
+fn call<S: RosService, C: IntoIterator<Item = WorldChange>>(
     bytes: &[u8],
     world: World<'_>,
-    handler: impl FnOnce(S::Request, World<'_>) -> (S::Response, Option<WorldChange>),
+    handler: impl FnOnce(S::Request, World<'_>) -> (S::Response, C),
     on_bad_request: impl FnOnce(String) -> S::Response,
 ) -> Answer {
     match request::<S>(bytes) {
         Ok(req) => {
-            let (response, change) = handler(req, world);
-            Answer::reply(&response).with_changes(change)
+            let (response, changes) = handler(req, world);
+            Answer::reply(&response).with_changes(changes)
         }
         Err(message) => Answer::reply(&on_bad_request(message)),
     }
