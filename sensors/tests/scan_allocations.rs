@@ -170,12 +170,18 @@ fn a_warm_sonar_reading_allocates_nothing() {
     let own = description.models[0].bodies[0].id;
     // Between the robots, so that footprints are in range.
     let at = |k: u64| Pose2::new(2.45 + 0.1 * k as f64, 2.45, 0.3 * k as f64);
+    let mut buffers = flotilla_sensors::raycast::ScanBuffers::default();
     for k in 0..8 {
-        sonar.sense(&scene, own, at(k), SimTime::default()); // warm: as many footprints and hits
+        sonar.sense(&scene, &mut buffers, own, at(k), SimTime::default()); // warm: as many footprints and hits
+        sonar.readings();
+        sonar.cloud();
     }
     let allocations = allocations_in(|| {
         for k in 0..8 {
-            sonar.sense(&scene, own, at(k), SimTime { nanos: k * 100_000_000 });
+            sonar.sense(&scene, &mut buffers, own, at(k), SimTime { nanos: k * 100_000_000 });
+            // and the messages filled for a listener
+            sonar.readings();
+            sonar.cloud();
         }
     });
     assert!(sonar.cloud().width > 0, "it saw something");

@@ -121,8 +121,10 @@ impl Shape {
                     return None; // starts inside
                 }
                 let b = s[0] * dir[0] + s[1] * dir[1];
-                if b > 0.0 {
-                    return None; // outside and heading away: no root ahead (saves the root)
+                if b > 0.0 || -b - radius > max_m {
+                    // Outside and heading away, or passing no nearer than
+                    // max_m: no root within reach (saves the root).
+                    return None;
                 }
                 let disc = b * b - c;
                 if disc < 0.0 {
@@ -161,6 +163,10 @@ mod tests {
         assert_eq!(c.ray([0.0, 0.0], [1.0, 0.0], 10.0), Some(2.0));
         assert_eq!(c.ray([3.0, 0.0], [1.0, 0.0], 10.0), None);
         assert_eq!(c.ray([0.0, 2.0], [1.0, 0.0], 10.0), None);
+        // the range ends just before the circle, or just in it
+        assert_eq!(c.ray([0.0, 0.0], [1.0, 0.0], 1.99), None);
+        assert_eq!(c.ray([0.0, 0.5], [1.0, 0.0], 2.2), Some(3.0 - 0.75f64.sqrt()));
+        assert_eq!(c.ray([0.0, 0.5], [1.0, 0.0], 2.1), None);
     }
 
     #[test]

@@ -35,23 +35,56 @@ use crate::scene::Scene;
 pub const WALL_CELL_M: f64 = 0.8;
 
 /// One sonar ring.
+///
+/// A thousand rings are read in turn at each of their updates, so what a
+/// reading touches is kept together: one table of mounts and one of ray
+/// directions per ring, results as plain numbers. The ROS messages are
+/// filled from them only when someone listens ([`Sonar::readings`],
+/// [`Sonar::cloud`]), and the footprints gathered near the ring go into
+/// buffers the caller shares between rings.
 #[derive(Debug)]
 pub struct Sonar {
     config: SonarConfig,
     timer: UpdateTimer,
     rng: Xoshiro256PlusPlus,
-    /// Per transducer, the unit directions of its rays in the body frame.
-    rays: Vec<Vec<[f64; 2]>>,
-    /// Per transducer, its axis (cos, sin of its heading) in the body
-    /// frame, for placing its hit in the cloud without a sin/cos a hit.
-    axes: Vec<[f64; 2]>,
+    /// The transducers as a reading needs them.
+    mounts: Vec<Mount>,
+    /// The unit directions of every transducer's rays in the body frame,
+    /// transducer by transducer (see [`Mount::rays`]).
+    ray_dirs: Vec<[f64; 2]>,
     /// How far from the body's origin anything seen can be, m.
     reach_m: f64,
-    buffers: ScanBuffers,
-    /// The latest readings, one message per transducer.
+    /// The latest reading of each transducer.
+    latest: Vec<Reading>,
+    /// When the latest readings were taken.
+    stamp: SimTime,
+    /// The ROS messages, one per transducer (filled from `latest` when asked for).
     readings: Vec<Range>,
-    /// The latest hits in the body frame.
+    /// The latest hits in the body frame (filled from `latest` when asked for).
     cloud: PointCloud2,
+}
+
+/// A transducer as a reading needs it.
+#[derive(Debug, Clone)]
+struct Mount {
+    /// Position on the body, m.
+    offset: [f64; 2],
+    /// Its axis (cos, sin of its heading) in the body frame, for placing
+    /// its hit in the cloud without a sin/cos a hit.
+    axis: [f64; 2],
+    min_range_m: f64,
+    max_range_m: f64,
+    /// Its rays in [`Sonar::ray_dirs`].
+    rays: std::ops::Range<usize>,
+}
+
+/// One transducer's latest reading.
+#[derive(Debug, Clone, Copy, Default)]
+struct Reading {
+    /// Range reported (noise added, within the transducer's limits), m.
+    range_m: f64,
+    /// Whether something was within range (else `range_m` is the maximum).
+    hit: bool,
 }
 
 /// Ray angles across a cone of `fov_rad` every at most `resolution_rad`,
@@ -69,7 +102,8 @@ fn cone_rays(fov_rad: f64, resolution_rad: f64) -> Vec<f64> {
 impl Sonar {
     /// A ring of a model in `namespace`, its noise drawn from `seed`.
     pub fn new(config: SonarConfig, namespace: &str, seed: u64) -> Sonar {
-        let rays = config
+        let mut ray_dirs = Vec::new();
+        let mounts = config
             .transducers
             .iter()
             .map(|t| {
@@ -77,7 +111,17 @@ impl Sonar {
                     SonarMode::Single => vec![0.0],
                     SonarMode::ClosestRay { resolution_rad } => cone_rays(t.field_of_view_rad, resolution_rad),
                 };
-                offsets.iter().map(|offset| (t.pose.theta_rad + offset).sin_cos()).map(|(s, c)| [c, s]).collect()
+                let first = ray_dirs.len();
+                ray_dirs
+                    .extend(offsets.iter().map(|offset| (t.pose.theta_rad + offset).sin_cos()).map(|(s, c)| [c, s]));
+                let (sin, cos) = t.pose.theta_rad.sin_cos();
+                Mount {
+                    offset: [t.pose.x_m, t.pose.y_m],
+                    axis: [cos, sin],
+                    min_range_m: t.min_range_m,
+                    max_range_m: t.max_range_m,
+                    rays: first..ray_dirs.len(),
+                }
             })
             .collect();
         let reach_m =
@@ -101,22 +145,16 @@ impl Sonar {
                 variance,
             })
             .collect();
+        let latest = config.transducers.iter().map(|t| Reading { range_m: t.max_range_m, hit: false }).collect();
         let cloud_header = Header { stamp: Default::default(), frame_id: resolve_frame(namespace, &config.body) };
-        let axes = config
-            .transducers
-            .iter()
-            .map(|t| {
-                let (sin, cos) = t.pose.theta_rad.sin_cos();
-                [cos, sin]
-            })
-            .collect();
         Sonar {
             timer: UpdateTimer::new(config.update_rate_hz),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-            rays,
-            axes,
+            mounts,
+            ray_dirs,
             reach_m,
-            buffers: ScanBuffers::default(),
+            latest,
+            stamp: SimTime::default(),
             readings,
             cloud: PointCloud2::xyz(cloud_header, []),
             config,
@@ -138,60 +176,62 @@ impl Sonar {
         self.timer.steps_until_due(now_ns, step_ns)
     }
 
-    /// Reads every transducer with its body `own` at `body` in `scene`;
-    /// the readings and the cloud are then in [`Sonar::readings`] and
-    /// [`Sonar::cloud`], stamped `stamp`.
-    pub fn sense(&mut self, scene: &Scene, own: BodyId, body: Pose2, stamp: SimTime) {
+    /// Reads every transducer with its body `own` at `body` in `scene`,
+    /// at `stamp`, gathering the footprints near the ring into `buffers`
+    /// (any, shared between rings); then see [`Sonar::readings`] and
+    /// [`Sonar::cloud`].
+    pub fn sense(&mut self, scene: &Scene, buffers: &mut ScanBuffers, own: BodyId, body: Pose2, stamp: SimTime) {
         let layers = self.config.layers;
-        scene.prepare_without([body.x_m, body.y_m], self.reach_m, layers, Some(own), &mut self.buffers);
-        self.cloud.data.clear();
-        let stamp = stamp.to_ros();
+        scene.prepare_without([body.x_m, body.y_m], self.reach_m, layers, Some(own), buffers);
+        self.stamp = stamp;
         // One rotation for the whole ring: the rays' directions were turned
         // into the body frame once, at start.
         let (sin, cos) = body.theta_rad.sin_cos();
         let to_world = |[x, y]: [f64; 2]| [cos * x - sin * y, sin * x + cos * y];
-        for (i, transducer) in self.config.transducers.iter().enumerate() {
-            let [dx, dy] = to_world([transducer.pose.x_m, transducer.pose.y_m]);
+        let noise_m = self.config.noise_m;
+        for (mount, latest) in self.mounts.iter().zip(&mut self.latest) {
+            let [dx, dy] = to_world(mount.offset);
             let origin = [body.x_m + dx, body.y_m + dy];
             let mut nearest_m = f64::INFINITY;
-            for &dir in &self.rays[i] {
-                if let Some(hit) = scene.cast(&self.buffers, origin, to_world(dir), transducer.max_range_m, layers) {
+            for &dir in &self.ray_dirs[mount.rays.clone()] {
+                if let Some(hit) = scene.cast(buffers, origin, to_world(dir), mount.max_range_m, layers) {
                     nearest_m = nearest_m.min(hit.distance_m);
                 }
             }
             // Drawn for every transducer at every reading, hit or not, so
             // that the stream does not depend on what is seen.
-            let error_m = if self.config.noise_m > 0.0 {
-                self.rng.gen_range(-self.config.noise_m..=self.config.noise_m)
-            } else {
-                0.0
-            };
-            let (min, max) = (transducer.min_range_m, transducer.max_range_m);
-            let range_m = if nearest_m <= max { (nearest_m + error_m).clamp(min, max) } else { max };
-            let reading = &mut self.readings[i];
-            reading.header.stamp = stamp;
-            reading.range = range_m as f32;
-            if nearest_m <= max {
-                // On the transducer's axis: a sonar knows the distance, not the angle.
-                // (`Pose2::transform_point` of (range, 0), to the same bits.)
-                let [ax, ay] = self.axes[i];
-                let (x, y) = (transducer.pose.x_m + ax * range_m, transducer.pose.y_m + ay * range_m);
-                for v in [x as f32, y as f32, 0.0f32] {
-                    self.cloud.data.extend_from_slice(&v.to_le_bytes());
-                }
-            }
+            let error_m = if noise_m > 0.0 { self.rng.gen_range(-noise_m..=noise_m) } else { 0.0 };
+            let (min, max) = (mount.min_range_m, mount.max_range_m);
+            let hit = nearest_m <= max;
+            let range_m = if hit { (nearest_m + error_m).clamp(min, max) } else { max };
+            *latest = Reading { range_m, hit };
         }
-        self.cloud.header.stamp = stamp;
-        self.cloud.fit_row_to_data();
     }
 
     /// The latest reading of each transducer.
-    pub fn readings(&self) -> &[Range] {
+    pub fn readings(&mut self) -> &[Range] {
+        let stamp = self.stamp.to_ros();
+        for (message, latest) in self.readings.iter_mut().zip(&self.latest) {
+            message.header.stamp = stamp;
+            message.range = latest.range_m as f32;
+        }
         &self.readings
     }
 
     /// The latest hits as points in the body frame.
-    pub fn cloud(&self) -> &PointCloud2 {
+    pub fn cloud(&mut self) -> &PointCloud2 {
+        self.cloud.header.stamp = self.stamp.to_ros();
+        self.cloud.data.clear();
+        for (mount, latest) in self.mounts.iter().zip(&self.latest).filter(|(_, latest)| latest.hit) {
+            // On the transducer's axis: a sonar knows the distance, not the angle.
+            // (`Pose2::transform_point` of (range, 0), to the same bits.)
+            let [ax, ay] = mount.axis;
+            let (x, y) = (mount.offset[0] + ax * latest.range_m, mount.offset[1] + ay * latest.range_m);
+            for v in [x as f32, y as f32, 0.0f32] {
+                self.cloud.data.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        self.cloud.fit_row_to_data();
         &self.cloud
     }
 

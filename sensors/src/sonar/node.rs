@@ -10,6 +10,7 @@ use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Sonar;
+use crate::raycast::ScanBuffers;
 use crate::scene::Scene;
 
 struct Instance {
@@ -34,6 +35,9 @@ struct Instance {
 #[derive(Default)]
 pub struct SonarServer {
     scene: Option<Scene>,
+    /// The footprints near the ring being read: one set of buffers for
+    /// every ring, warm in the cache from one ring to the next.
+    buffers: ScanBuffers,
     instances: Vec<Instance>,
 }
 
@@ -100,7 +104,7 @@ impl NodePlugin for SonarServer {
             let Some(pose) = scene.body_pose(instance.body) else { continue };
             // Read whether or not anyone listens (the noise stream goes
             // on), encoded only for those who do.
-            instance.sonar.sense(scene, instance.body, pose, state.time);
+            instance.sonar.sense(scene, &mut self.buffers, instance.body, pose, state.time);
             // One look for the whole ring while nobody listens under it.
             if !(instance.ranges_sent && out.nobody_under_cached(&instance.range_folder, &mut instance.ranges_interest))
             {

@@ -12,6 +12,7 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 use flotilla_world_file::load_world;
 
 use super::Sonar;
+use crate::raycast::ScanBuffers;
 use crate::scene::Scene;
 
 /// The room's walls on layer `walls`, a layer `boxes` without walls, the
@@ -66,7 +67,7 @@ fn scene_with(description: &WorldDescription, robot: BodyId, pose: Pose2) -> Sce
 
 /// Readings (m) in `scene` with the robot at `pose`.
 fn read(scene: &Scene, robot: BodyId, sonar: &mut Sonar, pose: Pose2) -> Vec<f64> {
-    sonar.sense(scene, robot, pose, SimTime::default());
+    sonar.sense(scene, &mut ScanBuffers::default(), robot, pose, SimTime::default());
     sonar.readings().iter().map(|r| f64::from(r.range)).collect()
 }
 
