@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use flotilla_protocol::description::{FootprintShape, LayerBits, WorldDescription};
+use flotilla_protocol::description::{FootprintShape, LayerBits, LayerDescription, WorldDescription};
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
@@ -67,8 +67,9 @@ fn cos_sin(pose: Pose2) -> [f64; 2] {
 #[derive(Debug, Clone)]
 pub struct Scene {
     walls: SegmentGrid,
-    /// The world's layer names the walls were built for.
-    layer_names: Vec<String>,
+    /// The world's layers the walls were built from: a new world (LoadWorld)
+    /// may keep the names and change the maps.
+    layers: Vec<LayerDescription>,
     /// The walls' cell size asked for (`None`: sized for fans).
     cell_m: Option<f64>,
     bodies: Vec<SceneBody>,
@@ -106,7 +107,7 @@ impl Scene {
             .map_or([0.0, 0.0], |(lo, hi)| [hi[0] - lo[0], hi[1] - lo[1]]);
         let mut scene = Scene {
             walls: SegmentGrid::new(walls, cell_m.unwrap_or_else(|| grid_cell_m(extent_m))),
-            layer_names: description.layer_names.clone(),
+            layers: description.layers.clone(),
             cell_m,
             bodies: Vec::new(),
             index: HashMap::new(),
@@ -120,11 +121,12 @@ impl Scene {
 
     /// Keeps the scene in `slot` that of `description`, its walls in cells
     /// of `cell_m` (see [`Scene::with_cells`]): walls only change with the
-    /// world file, so they are rebuilt only when its layers do; otherwise
+    /// world file, so they are rebuilt only when its layers do (another
+    /// world loaded); otherwise
     /// only the bodies are (after a spawn, delete or move).
     pub fn follow(slot: &mut Option<Scene>, description: &WorldDescription, cell_m: Option<f64>) {
         match slot {
-            Some(scene) if scene.layer_names == description.layer_names && scene.cell_m == cell_m => {
+            Some(scene) if scene.layers == description.layers && scene.cell_m == cell_m => {
                 scene.set_bodies(description)
             }
             _ => *slot = Some(Scene::with_cells(description, cell_m)),

@@ -183,3 +183,20 @@ fn noise_stays_within_its_bound_and_is_seeded() {
     assert!((f64::from(reading.variance) - 0.01f64.powi(2) / 3.0).abs() < 1e-9, "uniform ±n: variance n²/3");
     assert_eq!(reading.header.frame_id, "robot_sonar_0");
 }
+
+#[test]
+fn a_world_with_the_same_layer_names_but_other_walls_is_seen_once_followed() {
+    // LoadWorld may keep the layer names and change the maps.
+    let (mut world, robot) = room(None, "walls");
+    let mut ring = sonar(&world, "{body: base, noise: 0, max_range: 8, transducers: [[0, 0, 0]]}");
+    let pose = Pose2::new(5.0, 5.0, 0.0);
+    let mut slot = None;
+    Scene::follow(&mut slot, &world, Some(super::WALL_CELL_M));
+    assert_close(read(slot.as_ref().unwrap(), robot, &mut ring, pose)[0], 5.0, "the wall at x = 10");
+    for segment in &mut world.layers[0].segments {
+        segment.a[0] -= 2.0;
+        segment.b[0] -= 2.0;
+    }
+    Scene::follow(&mut slot, &world, Some(super::WALL_CELL_M));
+    assert_close(read(slot.as_ref().unwrap(), robot, &mut ring, pose)[0], 3.0, "the wall now at x = 8");
+}
