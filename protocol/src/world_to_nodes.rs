@@ -182,6 +182,13 @@ pub enum WorldChange {
     },
     /// The world went back to its initial state.
     WorldReset,
+    /// Another world file replaced the whole world (layers and models).
+    WorldLoaded {
+        /// The world file.
+        path: String,
+    },
+    /// The world was emptied: no layer, no model.
+    WorldUnloaded,
 }
 
 /// A summary the world publishes about twice per wall second.

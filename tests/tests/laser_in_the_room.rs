@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use common::Sim;
 use flotilla_protocol::ros::sensor_msgs::LaserScan;
+use flotilla_protocol::ros::simulation_interfaces::{self as si, simulation_state};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -78,4 +79,31 @@ async fn spawn_move_and_delete_change_what_the_laser_sees() {
     // A missing model file is a clear error.
     let (ok, out) = sim.cli(&["spawn", "/no/such/model.yaml", "--name", "ghost"]);
     assert!(!ok && out.contains("/no/such/model.yaml"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_world_replaces_what_the_laser_sees_once_played() {
+    let world = common::config("tests/room/world.yaml");
+    let sim = Sim::start("load_world", &world, &["flotilla-laser"], &[]).await;
+    let mut scans = sim.subscribe::<LaserScan>("/robot/scan").await;
+    let (ahead, back) = (beam(0.0), beam(-PI));
+    scans.until(T, |s| (s.ranges[ahead] - 5.0).abs() < 1e-3).await;
+
+    // The annex: the same room, the robot at (1, 1), and a crate.
+    let request = si::LoadWorldRequest {
+        world_resource: si::Resource { uri: "annex.world.yaml".into(), resource_string: String::new() },
+        ..Default::default()
+    };
+    let loaded = sim.call_service::<si::LoadWorld>("/load_world", &request).await;
+    assert_eq!(loaded.result, si::SimResult::ok());
+    assert_eq!(loaded.world.name, "annex.world");
+    let entities = sim.call_service::<si::GetEntities>("/get_entities", &Default::default()).await;
+    assert_eq!(entities.entities, ["robot", "crate"]);
+
+    // Stopped until played; then the laser follows the new world.
+    let play = si::SetSimulationStateRequest { state: si::SimulationState { state: simulation_state::PLAYING } };
+    let played = sim.call_service::<si::SetSimulationState>("/set_simulation_state", &play).await;
+    assert_eq!(played.result, si::SimResult::ok());
+    let scan = scans.until(T, |s| (s.ranges[ahead] - 9.0).abs() < 1e-3).await;
+    assert!((scan.ranges[back] - 1.0).abs() < 1e-3, "1 m to the wall behind: {:?}", scan.ranges);
 }

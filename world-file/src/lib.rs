@@ -9,6 +9,7 @@
 mod map_image;
 mod map_lines;
 mod model_file;
+mod named_poses;
 mod preprocess;
 mod settings;
 mod world_file;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 pub use flotilla_protocol::config::LoadError;
 pub use map_image::vectorize_occupancy;
 pub use model_file::load_model;
+pub use named_poses::{NamedPose, PoseBounds};
 pub use settings::{ClockMode, StallPolicy, WorldSettings};
 pub use world_file::{load_world, WorldSpec, FIRST_BODY_ID};
 
@@ -42,4 +44,36 @@ pub(crate) fn read_yaml(path: &Path, entity: &str) -> Result<serde_yaml::Value, 
     let value: serde_yaml::Value =
         serde_yaml::from_str(&text).map_err(|e| LoadError::new(path, entity, format!("invalid YAML: {e}")))?;
     preprocess::preprocess(value, path)
+}
+
+/// What a glance at a world file shows, without loading its maps and models.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorldGlance {
+    /// Its layer names, in order.
+    pub layer_names: Vec<String>,
+    /// How many models it places.
+    pub models: usize,
+}
+
+/// A glance at the YAML file at `path`: `None` unless it is a YAML map with
+/// `properties` and a `layers` list, as a Flatland world file is (for
+/// listing worlds; [`load_world`] is what checks one).
+pub fn glance_at_world(path: &Path) -> Option<WorldGlance> {
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let map = yaml.as_mapping()?;
+    map.get("properties")?;
+    let layer_names = map
+        .get("layers")?
+        .as_sequence()?
+        .iter()
+        .flat_map(|layer| match layer.get("name") {
+            Some(serde_yaml::Value::Sequence(names)) => {
+                names.iter().filter_map(|n| n.as_str()).map(str::to_string).collect()
+            }
+            Some(name) => name.as_str().map(str::to_string).into_iter().collect(),
+            None => Vec::new(),
+        })
+        .collect();
+    let models = map.get("models").and_then(|m| m.as_sequence()).map_or(0, Vec::len);
+    Some(WorldGlance { layer_names, models })
 }

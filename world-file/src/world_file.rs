@@ -8,6 +8,7 @@ use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::BodyId;
 use serde_yaml::Value;
 
+use super::named_poses::{read_named_poses, NamedPose};
 use super::settings::WorldSettings;
 use super::{map_image, map_lines, read_yaml, resolve_path};
 
@@ -26,6 +27,8 @@ pub struct WorldSpec {
     pub models: Vec<ModelDescription>,
     /// Types of world-level plugins (Flatland world plugins), none implemented.
     pub world_plugin_types: Vec<String>,
+    /// Places the world names (a Flotilla addition, see [`NamedPose`]).
+    pub named_poses: Vec<NamedPose>,
 }
 
 /// The id the world gives the first body it loads; the others follow in
@@ -145,9 +148,13 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
             world_plugin_types.push(p.req::<String>("type")?);
         }
     }
+    let named_poses = match world.seq("named_poses")? {
+        Some(entries) => read_named_poses(entries, path)?,
+        None => Vec::new(),
+    };
     world.finish()?;
 
-    Ok(WorldSpec { path: path.to_path_buf(), settings, layer_names, layers, models, world_plugin_types })
+    Ok(WorldSpec { path: path.to_path_buf(), settings, layer_names, layers, models, world_plugin_types, named_poses })
 }
 
 fn read_layer_names(layer: &Reader) -> Result<Vec<String>, LoadError> {

@@ -16,6 +16,7 @@ fn every_example_world_loads() {
         "nav2/world.yaml",
         "tests/room/world.yaml",
         "tests/room/ramp.world.yaml",
+        "tests/room/annex.world.yaml",
         "tests/determinism/world.yaml",
         "tests/gps/world.yaml",
         "tests/imu/world.yaml",

@@ -54,11 +54,21 @@ pub enum Service {
     ResetSimulation,
     /// `step_simulation`.
     StepSimulation,
+    /// `get_available_worlds`.
+    GetAvailableWorlds,
+    /// `load_world`.
+    LoadWorld,
+    /// `unload_world`.
+    UnloadWorld,
+    /// `get_named_poses`.
+    GetNamedPoses,
+    /// `get_named_pose_bounds`.
+    GetNamedPoseBounds,
 }
 
 impl Service {
     /// Every service.
-    pub const ALL: [Service; 23] = [
+    pub const ALL: [Service; 28] = [
         Service::SpawnModel,
         Service::DeleteModel,
         Service::MoveModel,
@@ -82,6 +92,11 @@ impl Service {
         Service::SetSimulationState,
         Service::ResetSimulation,
         Service::StepSimulation,
+        Service::GetAvailableWorlds,
+        Service::LoadWorld,
+        Service::UnloadWorld,
+        Service::GetNamedPoses,
+        Service::GetNamedPoseBounds,
     ];
 
     /// The ROS service name (absolute; the world's ROS prefix goes in front).
@@ -110,6 +125,11 @@ impl Service {
             Service::SetSimulationState => "/set_simulation_state",
             Service::ResetSimulation => "/reset_simulation",
             Service::StepSimulation => "/step_simulation",
+            Service::GetAvailableWorlds => "/get_available_worlds",
+            Service::LoadWorld => "/load_world",
+            Service::UnloadWorld => "/unload_world",
+            Service::GetNamedPoses => "/get_named_poses",
+            Service::GetNamedPoseBounds => "/get_named_pose_bounds",
         }
     }
 
@@ -137,6 +157,11 @@ impl Service {
             Service::SetSimulationState => si::SetSimulationState::TYPE_NAME,
             Service::ResetSimulation => si::ResetSimulation::TYPE_NAME,
             Service::StepSimulation => si::StepSimulation::TYPE_NAME,
+            Service::GetAvailableWorlds => si::GetAvailableWorlds::TYPE_NAME,
+            Service::LoadWorld => si::LoadWorld::TYPE_NAME,
+            Service::UnloadWorld => si::UnloadWorld::TYPE_NAME,
+            Service::GetNamedPoses => si::GetNamedPoses::TYPE_NAME,
+            Service::GetNamedPoseBounds => si::GetNamedPoseBounds::TYPE_NAME,
         }
     }
 }

@@ -111,6 +111,16 @@ pub mod feature {
     pub const STEP_SIMULATION_SINGLE: u16 = 31;
     /// StepSimulation with several steps.
     pub const STEP_SIMULATION_MULTIPLE: u16 = 32;
+    /// GetNamedPoses.
+    pub const NAMED_POSES: u16 = 2;
+    /// GetNamedPoseBounds.
+    pub const POSE_BOUNDS: u16 = 3;
+    /// LoadWorld.
+    pub const WORLD_LOADING: u16 = 40;
+    /// UnloadWorld.
+    pub const WORLD_UNLOADING: u16 = 43;
+    /// GetAvailableWorlds.
+    pub const AVAILABLE_WORLDS: u16 = 45;
 }
 
 /// `simulation_interfaces/msg/SimulatorFeatures`.
@@ -191,6 +201,10 @@ pub mod bounds_type {
     pub const EMPTY: u8 = 0;
     /// An axis-aligned box: upper right and lower left corners.
     pub const BOX: u8 = 1;
+    /// A convex hull: at least 3 points.
+    pub const CONVEX_HULL: u8 = 2;
+    /// A sphere: its centre, then a point whose x is the radius.
+    pub const SPHERE: u8 = 3;
 }
 
 /// `simulation_interfaces/msg/Bounds`.
@@ -591,4 +605,140 @@ message!(StepSimulationRequest, "srv/StepSimulation_Request");
 service!(
     /// Steps a paused simulation.
     StepSimulation, "StepSimulation", StepSimulationRequest, ResultResponse
+);
+
+/// The result codes of the world services, beyond [`result_code`]'s.
+pub mod world_result_code {
+    /// LoadWorld: the resource's format is not supported.
+    pub const UNSUPPORTED_FORMAT: u8 = 101;
+    /// LoadWorld: neither uri nor resource string was given.
+    pub const NO_RESOURCE: u8 = 102;
+    /// LoadWorld: the world failed to parse.
+    pub const RESOURCE_PARSE_ERROR: u8 = 103;
+    /// LoadWorld: a file the world names is missing.
+    pub const MISSING_ASSETS: u8 = 104;
+    /// LoadWorld: an element of the world is not supported.
+    pub const UNSUPPORTED_ELEMENTS: u8 = 106;
+    /// UnloadWorld, GetCurrentWorld: no world is loaded.
+    pub const NO_WORLD_LOADED: u8 = 101;
+    /// GetAvailableWorlds: a default source could not be searched.
+    pub const DEFAULT_SOURCES_FAILED: u8 = 101;
+}
+
+/// `GetAvailableWorlds` request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetAvailableWorldsRequest {
+    /// More places to search (for Flotilla: directories or world files
+    /// inside the allowed directories).
+    pub additional_sources: Vec<String>,
+    /// Only worlds whose tags match.
+    pub filter: TagsFilter,
+    /// Only offline sources (Flotilla's all are).
+    pub offline_only: bool,
+    /// Go on past sources that fail.
+    pub continue_on_error: bool,
+}
+message!(GetAvailableWorldsRequest, "srv/GetAvailableWorlds_Request");
+
+/// `GetAvailableWorlds` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetAvailableWorldsResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// The worlds LoadWorld can load.
+    pub worlds: Vec<WorldResource>,
+}
+message!(GetAvailableWorldsResponse, "srv/GetAvailableWorlds_Response");
+service!(
+    /// The worlds LoadWorld can load.
+    GetAvailableWorlds, "GetAvailableWorlds", GetAvailableWorldsRequest, GetAvailableWorldsResponse
+);
+
+/// `LoadWorld` request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LoadWorldRequest {
+    /// The world: a file's path or `file://` URI (a resource string is not supported).
+    pub world_resource: Resource,
+    /// Fail on elements the simulator does not support (Flatland world plugins).
+    pub fail_on_unsupported_element: bool,
+    /// Go on without missing assets (Flotilla cannot: a world with a
+    /// missing map or model file is refused either way).
+    pub ignore_missing_or_unsupported_assets: bool,
+}
+message!(LoadWorldRequest, "srv/LoadWorld_Request");
+
+/// `LoadWorld` response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LoadWorldResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// The world loaded, when the result is OK.
+    pub world: WorldResource,
+}
+message!(LoadWorldResponse, "srv/LoadWorld_Response");
+service!(
+    /// Replaces the world.
+    LoadWorld, "LoadWorld", LoadWorldRequest, LoadWorldResponse
+);
+
+service!(
+    /// Empties the world.
+    UnloadWorld, "UnloadWorld", EmptyMessage, ResultResponse
+);
+
+/// `simulation_interfaces/msg/NamedPose`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NamedPose {
+    /// Unique name.
+    pub name: String,
+    /// For people.
+    pub description: String,
+    /// What it is for.
+    pub tags: Vec<String>,
+    /// The pose, in the world frame.
+    pub pose: Pose,
+}
+
+/// `GetNamedPoses` request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetNamedPosesRequest {
+    /// Only poses whose tags match.
+    pub tags: TagsFilter,
+}
+message!(GetNamedPosesRequest, "srv/GetNamedPoses_Request");
+
+/// `GetNamedPoses` response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetNamedPosesResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// The poses.
+    pub poses: Vec<NamedPose>,
+}
+message!(GetNamedPosesResponse, "srv/GetNamedPoses_Response");
+service!(
+    /// The places the world names.
+    GetNamedPoses, "GetNamedPoses", GetNamedPosesRequest, GetNamedPosesResponse
+);
+
+/// `GetNamedPoseBounds` request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GetNamedPoseBoundsRequest {
+    /// The pose's name.
+    pub name: String,
+}
+message!(GetNamedPoseBoundsRequest, "srv/GetNamedPoseBounds_Request");
+
+/// `GetNamedPoseBounds` response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetNamedPoseBoundsResponse {
+    /// The outcome.
+    pub result: SimResult,
+    /// The room at the pose.
+    pub bounds: Bounds,
+}
+message!(GetNamedPoseBoundsResponse, "srv/GetNamedPoseBounds_Response");
+service!(
+    /// The room at a named pose.
+    GetNamedPoseBounds, "GetNamedPoseBounds", GetNamedPoseBoundsRequest, GetNamedPoseBoundsResponse
 );

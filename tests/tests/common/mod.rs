@@ -185,6 +185,22 @@ impl Sim {
         self.session.put(self.keys.ros(ros_name), ros::encode(message)).await.unwrap();
     }
 
+    /// Calls the world's ROS service `ros_name` (e.g. `/load_world`) as
+    /// zenoh-plugin-ros2dds would: CDR request, CDR response.
+    #[allow(dead_code)] // not every test binary calls services
+    pub async fn call_service<S: ros::RosService>(&self, ros_name: &str, request: &S::Request) -> S::Response {
+        let replies = self
+            .session
+            .get(self.keys.ros(ros_name))
+            .payload(ros::encode(request))
+            .timeout(Duration::from_secs(10))
+            .await
+            .unwrap();
+        let reply = replies.recv_async().await.unwrap_or_else(|e| panic!("no reply from {ros_name}: {e}"));
+        let bytes = reply.result().unwrap_or_else(|e| panic!("{ros_name} failed: {e:?}")).payload().to_bytes();
+        ros::decode(&bytes).unwrap_or_else(|e| panic!("{ros_name}: bad response: {e}"))
+    }
+
     /// Runs the `flotilla` CLI against this simulation; returns (success, output).
     pub fn cli(&self, args: &[&str]) -> (bool, String) {
         let mut all: Vec<&str> = args.to_vec();

@@ -23,7 +23,7 @@ use flotilla_protocol::time::SimTime;
 use flotilla_protocol::world_to_nodes::{BodyId, BodyState, WorldContacts, WorldState};
 use rapier2d::prelude::*;
 
-use flotilla_world_file::WorldSpec;
+use flotilla_world_file::{NamedPose, WorldSettings, WorldSpec};
 
 pub use error::PhysicsError;
 
@@ -73,6 +73,10 @@ pub struct Physics {
     watched: Vec<(BodyId, RigidBodyHandle)>,
     /// The models as loaded, for resets.
     initial_models: Vec<ModelDescription>,
+    /// The places the world file names.
+    named_poses: Vec<NamedPose>,
+    /// The settings the world was built with, for unloading it.
+    settings: WorldSettings,
 }
 
 /// What a reset puts back (simulation_interfaces' ResetSimulation scopes
@@ -89,6 +93,11 @@ pub struct ResetScope {
 impl Physics {
     /// Builds the physics world of a loaded world, with every model.
     pub fn new(spec: &WorldSpec) -> Result<Physics, PhysicsError> {
+        Physics::build(spec, flotilla_world_file::FIRST_BODY_ID)
+    }
+
+    /// [`Physics::new`], numbering bodies from `first_body_id`.
+    fn build(spec: &WorldSpec, first_body_id: BodyId) -> Result<Physics, PhysicsError> {
         let step_ns =
             flotilla_protocol::time::step_size_ns(spec.settings.step_size_s).map_err(PhysicsError::StepSize)?;
         let mut world = PhysicsWorld::new();
@@ -109,16 +118,65 @@ impl Physics {
             layers: spec.layers.clone(),
             models: Vec::new(),
             bodies: BTreeMap::new(),
-            next_body_id: flotilla_world_file::FIRST_BODY_ID,
+            next_body_id: first_body_id,
             commands: BTreeMap::new(),
             watched: Vec::new(),
             initial_models: spec.models.clone(),
+            named_poses: spec.named_poses.clone(),
+            settings: spec.settings.clone(),
         };
         for model in &spec.models {
             physics.add_model(model.clone())?;
         }
         physics.revision = 1;
         Ok(physics)
+    }
+
+    /// Replaces the whole world, layers and models, by `spec`
+    /// (simulation_interfaces' LoadWorld). Sim time goes on (it never goes
+    /// back, as for resets), the description's revision moves on, and body
+    /// ids go on from the last one given, so no node mistakes a new body for
+    /// an old one. A world with another step size is refused: every node
+    /// paces itself by the step it started with.
+    pub fn replace_world(&mut self, spec: &WorldSpec) -> Result<(), PhysicsError> {
+        let mut next = Physics::build(spec, self.next_body_id)?;
+        if next.step_ns != self.step_ns {
+            return Err(PhysicsError::StepSize(format!(
+                "the world steps {} s and {} steps {} s; a world's step size cannot change while it runs",
+                self.step_ns as f64 * 1e-9,
+                spec.path.display(),
+                spec.settings.step_size_s
+            )));
+        }
+        next.step = self.step;
+        next.revision = self.revision + 1;
+        *self = next;
+        Ok(())
+    }
+
+    /// Empties the world (simulation_interfaces' UnloadWorld): no layer,
+    /// no model, no world file; sim time and the step size go on.
+    pub fn unload(&mut self) -> Result<(), PhysicsError> {
+        let empty = WorldSpec {
+            path: PathBuf::new(),
+            settings: self.settings.clone(),
+            layer_names: Vec::new(),
+            layers: Vec::new(),
+            models: Vec::new(),
+            world_plugin_types: Vec::new(),
+            named_poses: Vec::new(),
+        };
+        self.replace_world(&empty)
+    }
+
+    /// Whether a world file is loaded (not after [`Physics::unload`]).
+    pub fn has_world(&self) -> bool {
+        !self.world_path.as_os_str().is_empty()
+    }
+
+    /// The places the world file names.
+    pub fn named_poses(&self) -> &[NamedPose] {
+        &self.named_poses
     }
 
     /// Step size in nanoseconds.

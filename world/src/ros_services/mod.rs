@@ -11,8 +11,10 @@
 
 mod flatland;
 mod simulation;
+mod worlds;
 
 pub use flotilla_protocol::ros::services::Service;
+use flotilla_protocol::ros::simulation_interfaces::{result_code, tags_filter_mode, SimResult, TagsFilter};
 use flotilla_protocol::ros::{self, RosMessage, RosService};
 use flotilla_protocol::world_to_nodes::WorldChange;
 
@@ -69,6 +71,27 @@ pub fn answer(service: Service, request: &[u8], world: World<'_>) -> Answer {
         | Service::Resume
         | Service::TogglePause => flatland::answer(service, request, world),
         _ => simulation::answer(service, request, world),
+    }
+}
+
+/// Refuses a tags filter whose mode is neither ANY nor ALL.
+fn tags_filter_check(filter: &TagsFilter) -> Result<(), SimResult> {
+    if filter.filter_mode > tags_filter_mode::ALL {
+        return Err(SimResult::fail(
+            result_code::OPERATION_FAILED,
+            format!("tags.filter_mode {} is neither ANY (0) nor ALL (1)", filter.filter_mode),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `tags` pass `filter`: an empty filter passes everything; ANY
+/// wants one of its tags, ALL every one.
+fn tags_pass(filter: &TagsFilter, tags: &[String]) -> bool {
+    match filter.filter_mode {
+        _ if filter.tags.is_empty() => true,
+        tags_filter_mode::ALL => filter.tags.iter().all(|t| tags.contains(t)),
+        _ => filter.tags.iter().any(|t| tags.contains(t)),
     }
 }
 

@@ -9,7 +9,7 @@ use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::ros::RosService;
 use flotilla_protocol::world_to_nodes::WorldChange;
 
-use super::{request, Answer, Service, World};
+use super::{request, tags_filter_check, tags_pass, worlds, Answer, Service, World};
 use crate::control::{self, SpawnError};
 use crate::physics::{EntityLabels, ResetScope};
 use flotilla_protocol::description::{BodyDescription, BodyKind, FootprintShape, ModelDescription};
@@ -58,9 +58,27 @@ pub(super) fn answer(service: Service, bytes: &[u8], world: World<'_>) -> Answer
         Service::GetEntityBounds => call::<si::GetEntityBounds, _>(bytes, world, get_entity_bounds, |e| {
             si::GetEntityBoundsResponse { result: failed(e), bounds: Default::default() }
         }),
-        Service::GetCurrentWorld => call::<si::GetCurrentWorld, _>(bytes, world, get_current_world, |e| {
+        Service::GetCurrentWorld => call::<si::GetCurrentWorld, _>(bytes, world, worlds::get_current_world, |e| {
             si::GetCurrentWorldResponse { result: failed(e), world: Default::default() }
         }),
+        Service::GetAvailableWorlds => {
+            call::<si::GetAvailableWorlds, _>(bytes, world, worlds::get_available_worlds, |e| {
+                si::GetAvailableWorldsResponse { result: failed(e), worlds: vec![] }
+            })
+        }
+        Service::LoadWorld => call::<si::LoadWorld, _>(bytes, world, worlds::load_world, |e| si::LoadWorldResponse {
+            result: failed(e),
+            world: Default::default(),
+        }),
+        Service::UnloadWorld => call::<si::UnloadWorld, _>(bytes, world, worlds::unload_world, result_only),
+        Service::GetNamedPoses => call::<si::GetNamedPoses, _>(bytes, world, worlds::get_named_poses, |e| {
+            si::GetNamedPosesResponse { result: failed(e), poses: vec![] }
+        }),
+        Service::GetNamedPoseBounds => {
+            call::<si::GetNamedPoseBounds, _>(bytes, world, worlds::get_named_pose_bounds, |e| {
+                si::GetNamedPoseBoundsResponse { result: failed(e), bounds: Default::default() }
+            })
+        }
         Service::GetSpawnables => call::<si::GetSpawnables, _>(bytes, world, get_spawnables, |e| {
             si::GetSpawnablesResponse { result: failed(e), spawnables: vec![] }
         }),
@@ -133,6 +151,11 @@ fn features(
         feature::SIMULATION_STATE_PAUSE,
         feature::STEP_SIMULATION_SINGLE,
         feature::STEP_SIMULATION_MULTIPLE,
+        feature::NAMED_POSES,
+        feature::POSE_BOUNDS,
+        feature::WORLD_LOADING,
+        feature::WORLD_UNLOADING,
+        feature::AVAILABLE_WORLDS,
     ];
     let response = si::GetSimulatorFeaturesResponse {
         features: si::SimulatorFeatures {
@@ -259,18 +282,7 @@ fn get_entities_states(
 /// The names of the entities `filters` select, in load / spawn order; the
 /// filters Flotilla cannot apply are refused.
 fn matching(filters: &si::EntityFilters, physics: &crate::physics::Physics) -> Result<Vec<String>, si::SimResult> {
-    let tags = &filters.tags;
-    let tags_match = |labels: &EntityLabels| match tags.filter_mode {
-        _ if tags.tags.is_empty() => true,
-        si::tags_filter_mode::ALL => tags.tags.iter().all(|t| labels.tags.contains(t)),
-        _ => tags.tags.iter().any(|t| labels.tags.contains(t)),
-    };
-    if tags.filter_mode > si::tags_filter_mode::ALL {
-        return Err(si::SimResult::fail(
-            result_code::OPERATION_FAILED,
-            format!("tags.filter_mode {} is neither ANY (0) nor ALL (1)", tags.filter_mode),
-        ));
-    }
+    tags_filter_check(&filters.tags)?;
     if filters.bounds.kind != 0 {
         return Err(si::SimResult::fail(result_code::FEATURE_UNSUPPORTED, "bounds filters are not supported"));
     }
@@ -283,7 +295,7 @@ fn matching(filters: &si::EntityFilters, physics: &crate::physics::Physics) -> R
             let labels = physics.labels(&model.name).cloned().unwrap_or_default();
             let category = category(model, &labels);
             (filters.categories.is_empty() || filters.categories.iter().any(|c| c.category == category))
-                && tags_match(&labels)
+                && tags_pass(&filters.tags, &labels.tags)
         })
         .map(|model| model.name.clone())
         .collect())
@@ -444,24 +456,6 @@ fn get_spawnables(req: si::GetSpawnablesRequest, world: World<'_>) -> (si::GetSp
         );
     }
     (si::GetSpawnablesResponse { result, spawnables }, None)
-}
-
-/// The world file loaded: its name is the file's stem, its resource the path.
-fn get_current_world(
-    _: flotilla_protocol::ros::std_srvs::EmptyMessage,
-    world: World<'_>,
-) -> (si::GetCurrentWorldResponse, Option<WorldChange>) {
-    let path = world.physics.world_path();
-    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-    let models = world.physics.model_count();
-    let description = format!(
-        "Flatland world: layers {}; {models} model{}",
-        world.physics.layer_names().join(", "),
-        if models == 1 { "" } else { "s" }
-    );
-    let resource = si::Resource { uri: path.to_string_lossy().into_owned(), resource_string: String::new() };
-    let current = si::WorldResource { name, world_resource: resource, description, tags: vec![] };
-    (si::GetCurrentWorldResponse { result: si::SimResult::ok(), world: current }, None)
 }
 
 fn get_entity_state(req: si::EntityRequest, world: World<'_>) -> (si::GetEntityStateResponse, Option<WorldChange>) {
