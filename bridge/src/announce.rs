@@ -1,9 +1,10 @@
 //! Announces the simulation's topics and services to zenoh-plugin-ros2dds
 //! the way another bridge would: one liveliness token per publisher
-//! (`@/<zid>/@ros2_lv/MP/<key>/<type>/<qos>`) and per service server
-//! (`.../SS/<key>/<type>`). The plugin then creates the DDS writers and
-//! service servers at once, so `ros2 topic list`, `ros2 topic echo` and
-//! `ros2 service call` work before any ROS node asked for them.
+//! (`@/<zid>/@ros2_lv/MP/<key>/<type>/<qos>`), per service server
+//! (`.../SS/<key>/<type>`) and per action server (`.../AS/<key>/<type>`).
+//! The plugin then creates the DDS writers, service servers and action
+//! servers at once, so `ros2 topic list`, `ros2 topic echo`, `ros2 service
+//! call` and `ros2 action send_goal` work before any ROS node asked for them.
 //!
 //! Subscriptions (`cmd_vel`) are not announced: the plugin routes a ROS
 //! publisher as soon as it sees one, with the type that publisher uses,
@@ -43,6 +44,9 @@ pub fn announcement_keys(zid: &str, surface: &Surface) -> Vec<String> {
     }
     for s in &surface.services {
         keys.push(format!("@/{zid}/@ros2_lv/SS/{}/{}", escape(&s.key), escape(s.ros_type)));
+    }
+    for a in &surface.actions {
+        keys.push(format!("@/{zid}/@ros2_lv/AS/{}/{}", escape(&a.key), escape(a.ros_type)));
     }
     keys
 }
@@ -98,12 +102,17 @@ mod tests {
                 depth: 10,
             }],
             services: vec![ServiceEndpoint { key: "spawn_model".into(), ros_type: "flatland_msgs/srv/SpawnModel" }],
+            actions: vec![ServiceEndpoint {
+                key: "simulate_steps".into(),
+                ros_type: "simulation_interfaces/action/SimulateSteps",
+            }],
         };
         assert_eq!(
             announcement_keys("abc", &surface),
             vec![
                 "@/abc/@ros2_lv/MP/robot1§scan/sensor_msgs§msg§LaserScan/:1:0:0,10",
                 "@/abc/@ros2_lv/SS/spawn_model/flatland_msgs§srv§SpawnModel",
+                "@/abc/@ros2_lv/AS/simulate_steps/simulation_interfaces§action§SimulateSteps",
             ]
         );
     }

@@ -165,9 +165,10 @@ async fn announce_until(
         let surface = surface::surface(&description, keys, &services);
         announcer.update(session, &surface).await;
         tracing::info!(
-            "announcing {} topics and {} services to ROS 2 (world revision {})",
+            "announcing {} topics, {} services and {} actions to ROS 2 (world revision {})",
             surface.topics.len(),
             surface.services.len(),
+            surface.actions.len(),
             description.revision
         );
     }

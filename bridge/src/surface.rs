@@ -5,6 +5,7 @@
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::plugins::registry::{self, Direction, TopicSpec};
 use flotilla_protocol::ros::rosgraph_msgs::Clock;
+use flotilla_protocol::ros::services::ACTIONS;
 use flotilla_protocol::Keys;
 
 pub use flotilla_protocol::plugins::registry::Durability;
@@ -38,6 +39,8 @@ pub struct Surface {
     pub topics: Vec<Topic>,
     /// Services, sorted by key.
     pub services: Vec<ServiceEndpoint>,
+    /// Actions (the world's `simulate_steps`), sorted by key.
+    pub actions: Vec<ServiceEndpoint>,
 }
 
 impl Topic {
@@ -48,7 +51,8 @@ impl Topic {
 }
 
 /// The surface of `description`, with keys built by `keys` (which carries
-/// the world's ROS prefix): `clock`, `tf`, `tf_static`, and what every
+/// the world's ROS prefix): `clock`, `tf`, `tf_static`, the world's
+/// `services` and actions, and what every
 /// registered plugin instance publishes (from the plugin registry, as the
 /// nodes that serve them derive their keys). Plugin types no Flotilla node
 /// serves publish nothing, so they are left out.
@@ -61,7 +65,12 @@ pub fn surface(description: &WorldDescription, keys: &Keys, services: &[(&str, &
     let mut services: Vec<ServiceEndpoint> =
         services.iter().map(|(name, ros_type)| ServiceEndpoint { key: keys.ros(name), ros_type }).collect();
     services.sort();
-    Surface { topics, services }
+    let mut actions: Vec<ServiceEndpoint> = ACTIONS
+        .iter()
+        .map(|action| ServiceEndpoint { key: keys.ros(action.ros_name), ros_type: action.type_name })
+        .collect();
+    actions.sort();
+    Surface { topics, services, actions }
 }
 
 #[cfg(test)]
@@ -96,6 +105,13 @@ mod tests {
         assert_eq!(
             surface.services,
             vec![ServiceEndpoint { key: "spawn_model".into(), ros_type: "flatland_msgs/srv/SpawnModel" }]
+        );
+        assert_eq!(
+            surface.actions,
+            vec![ServiceEndpoint {
+                key: "simulate_steps".into(),
+                ros_type: "simulation_interfaces/action/SimulateSteps"
+            }]
         );
     }
 

@@ -15,7 +15,9 @@ on the same DDS domain:
   3. tf and scan arrive;
   4. cmd_vel (Twist) makes the robot's odometry move forward;
   5. spawn_entity, then get_entities lists the new entity, then delete_entity
-     removes it, and a spawn with a taken name gets NAME_NOT_UNIQUE.
+     removes it, and a spawn with a taken name gets NAME_NOT_UNIQUE;
+  6. the simulate_steps action takes a goal and gives its result (while
+     playing: aborted with OPERATION_FAILED).
 Prints one line per check and exits non-zero on the first failure.
 
 Usage: ros2_peer.py --domain N [--namespace robot] [--timeout 30]
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.types import array, float32, float64, int32, int64, sequence, uint8, uint16, uint32, uint64
+from cyclonedds.idl.types import array, float32, float64, int8, int32, int64, sequence, uint8, uint16, uint32, uint64
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
@@ -236,6 +238,60 @@ class DeleteEntityReply(IdlStruct, typename="simulation_interfaces::srv::dds_::D
     result: SimResult = field(default_factory=SimResult)
 
 
+@dataclass
+class Uuid(IdlStruct, typename="unique_identifier_msgs::msg::dds_::UUID_"):
+    uuid: array[uint8, 16] = field(default_factory=lambda: [0] * 16)
+
+
+@dataclass
+class SimulateStepsGoal(IdlStruct, typename="simulation_interfaces::action::dds_::SimulateSteps_Goal_"):
+    steps: uint64 = 0
+
+
+@dataclass
+class SimulateStepsSendGoalRequest(
+    IdlStruct, typename="simulation_interfaces::action::dds_::SimulateSteps_SendGoal_Request_"
+):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    goal_id: Uuid = field(default_factory=Uuid)
+    goal: SimulateStepsGoal = field(default_factory=SimulateStepsGoal)
+
+
+@dataclass
+class SimulateStepsSendGoalReply(
+    IdlStruct, typename="simulation_interfaces::action::dds_::SimulateSteps_SendGoal_Response_"
+):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    accepted: bool = False
+    stamp: Time = field(default_factory=Time)
+
+
+@dataclass
+class SimulateStepsGetResultRequest(
+    IdlStruct, typename="simulation_interfaces::action::dds_::SimulateSteps_GetResult_Request_"
+):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    goal_id: Uuid = field(default_factory=Uuid)
+
+
+@dataclass
+class SimulateStepsResult(IdlStruct, typename="simulation_interfaces::action::dds_::SimulateSteps_Result_"):
+    result: SimResult = field(default_factory=SimResult)
+
+
+@dataclass
+class SimulateStepsGetResultReply(
+    IdlStruct, typename="simulation_interfaces::action::dds_::SimulateSteps_GetResult_Response_"
+):
+    client_guid: uint64 = 0
+    sequence_number: int64 = 0
+    status: int8 = 0
+    result: SimulateStepsResult = field(default_factory=SimulateStepsResult)
+
+
 # --- rmw's node announcement ----------------------------------------------
 
 
@@ -259,7 +315,9 @@ class ParticipantEntitiesInfo(IdlStruct, typename="rmw_dds_common::msg::dds_::Pa
 
 
 RESULT_OK = 1
+OPERATION_FAILED = 4
 NAME_NOT_UNIQUE = 101
+GOAL_ABORTED = 6
 
 XCDR1 = Policy.DataRepresentation(use_cdrv0_representation=True)
 RELIABLE = Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=100))
@@ -421,6 +479,25 @@ def run(args):
     check("delete_entity", reply.result.result == RESULT_OK, str(reply.result))
     reply = get_entities.call(GetEntitiesRequest(), deadline())
     check("get_entities no longer lists it", "crate1" not in reply.entities, str(reply.entities))
+
+    # The simulate_steps action's goal and result services, as an rclpy
+    # action client calls them. The world is playing, so the goal is
+    # accepted and ends at once with OPERATION_FAILED (the action's rule).
+    send_goal = ServiceClient(
+        node, "/simulate_steps/_action/send_goal", SimulateStepsSendGoalRequest, SimulateStepsSendGoalReply
+    )
+    get_result = ServiceClient(
+        node, "/simulate_steps/_action/get_result", SimulateStepsGetResultRequest, SimulateStepsGetResultReply
+    )
+    goal_id = Uuid(list(range(1, 17)))
+    reply = send_goal.call(SimulateStepsSendGoalRequest(goal_id=goal_id, goal=SimulateStepsGoal(steps=10)), deadline())
+    check("simulate_steps accepts a goal", reply.accepted, str(reply))
+    reply = get_result.call(SimulateStepsGetResultRequest(goal_id=goal_id), deadline())
+    check(
+        "simulate_steps ends it while playing",
+        reply.status == GOAL_ABORTED and reply.result.result.result == OPERATION_FAILED,
+        str(reply),
+    )
 
 
 def main():

@@ -43,7 +43,14 @@ async fn a_ros2_node_drives_sees_and_spawns_through_the_bridge() {
         String::from_utf8_lossy(&peer.stderr),
         sim.log.display()
     );
-    for check in ["clock advances", "tf_static is latched", "cmd_vel drives the robot", "get_entities lists it"] {
+    let checks = [
+        "clock advances",
+        "tf_static is latched",
+        "cmd_vel drives the robot",
+        "get_entities lists it",
+        "simulate_steps ends it while playing",
+    ];
+    for check in checks {
         assert!(report.contains(&format!("ok: {check}")), "{check} missing from:\n{report}");
     }
     let status = sim.stop().await;

@@ -4,6 +4,7 @@
 //! header. Any Zenoh client in any language can read these payloads without
 //! ROS, and zenoh-plugin-ros2dds forwards them to DDS unchanged.
 
+pub mod action_msgs;
 pub mod builtin_interfaces;
 mod covariance;
 pub mod flatland_msgs;

@@ -165,3 +165,21 @@ impl Service {
         }
     }
 }
+
+/// An action the world serves (on the keys zenoh-plugin-ros2dds routes an
+/// action on: `<name>/_action/send_goal`, `cancel_goal`, `get_result`,
+/// `feedback`, `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Action {
+    /// The ROS name (absolute; the world's ROS prefix goes in front).
+    pub ros_name: &'static str,
+    /// The ROS type.
+    pub type_name: &'static str,
+}
+
+/// `simulation_interfaces/action/SimulateSteps`.
+pub const SIMULATE_STEPS: Action =
+    Action { ros_name: "/simulate_steps", type_name: "simulation_interfaces/action/SimulateSteps" };
+
+/// Every action the world serves.
+pub const ACTIONS: [Action; 1] = [SIMULATE_STEPS];

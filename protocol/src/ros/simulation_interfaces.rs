@@ -121,6 +121,8 @@ pub mod feature {
     pub const WORLD_UNLOADING: u16 = 43;
     /// GetAvailableWorlds.
     pub const AVAILABLE_WORLDS: u16 = 45;
+    /// The SimulateSteps action.
+    pub const STEP_SIMULATION_ACTION: u16 = 33;
 }
 
 /// `simulation_interfaces/msg/SimulatorFeatures`.

@@ -408,3 +408,37 @@ fn collisions_align_each_sequence_and_vector2() {
     assert_eq!(bytes, expected);
     assert_eq!(bytes.len(), 4 + 112);
 }
+
+#[test]
+fn action_goal_ids_are_sixteen_bytes_without_a_count_and_statuses_align_their_stamps() {
+    use super::action_msgs::*;
+    let id: Uuid = std::array::from_fn(|i| i as u8 + 1);
+    // The id (16 bytes, no count), then the u64 at offset 16: no padding.
+    let goal = round_trip(&SimulateStepsGoalRequest { goal_id: id, steps: 3 });
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&id);
+    expected.extend_from_slice(&3u64.to_le_bytes());
+    assert_eq!(goal, expected);
+
+    // Two statuses: count, then id, stamp (i32, u32), status (i8); the second
+    // id follows the first status at once (bytes align to 1), and its stamp
+    // is padded to 4.
+    let info = |sec| GoalInfo { goal_id: id, stamp: Time { sec, nanosec: 7 } };
+    let array = GoalStatusArray {
+        status_list: vec![
+            GoalStatus { goal_info: info(1), status: goal_status::EXECUTING },
+            GoalStatus { goal_info: info(2), status: goal_status::SUCCEEDED },
+        ],
+    };
+    let bytes = round_trip(&array);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&2u32.to_le_bytes());
+    for (sec, status, pad) in [(1i32, 2u8, 0usize), (2, 4, 3)] {
+        expected.extend_from_slice(&id);
+        expected.extend_from_slice(&[0; 3][..pad]);
+        expected.extend_from_slice(&sec.to_le_bytes());
+        expected.extend_from_slice(&7u32.to_le_bytes());
+        expected.push(status);
+    }
+    assert_eq!(bytes, expected);
+}

@@ -189,13 +189,15 @@ impl Sim {
     /// zenoh-plugin-ros2dds would: CDR request, CDR response.
     #[allow(dead_code)] // not every test binary calls services
     pub async fn call_service<S: ros::RosService>(&self, ros_name: &str, request: &S::Request) -> S::Response {
-        let replies = self
-            .session
-            .get(self.keys.ros(ros_name))
-            .payload(ros::encode(request))
-            .timeout(Duration::from_secs(10))
-            .await
-            .unwrap();
+        self.query(ros_name, request, Duration::from_secs(10)).await
+    }
+
+    /// Queries the ROS-facing key of `ros_name` with a CDR message and
+    /// decodes the one reply (a service, or an action's `_action/...` part).
+    #[allow(dead_code)]
+    pub async fn query<Q: RosMessage, R: RosMessage>(&self, ros_name: &str, request: &Q, timeout: Duration) -> R {
+        let replies =
+            self.session.get(self.keys.ros(ros_name)).payload(ros::encode(request)).timeout(timeout).await.unwrap();
         let reply = replies.recv_async().await.unwrap_or_else(|e| panic!("no reply from {ros_name}: {e}"));
         let bytes = reply.result().unwrap_or_else(|e| panic!("{ros_name} failed: {e:?}")).payload().to_bytes();
         ros::decode(&bytes).unwrap_or_else(|e| panic!("{ros_name}: bad response: {e}"))

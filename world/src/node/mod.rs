@@ -10,6 +10,7 @@
 //!   [`WorldContacts`] in a world with contact plugins), and the status
 //!   summary ([`status`]) about twice per wall second.
 
+mod action;
 mod barrier;
 pub(crate) mod inbox;
 pub mod inputs;
@@ -91,6 +92,7 @@ pub async fn run(
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("declaring the world's liveliness token")?;
     let (published_tx, published_rx) = tokio::sync::watch::channel(0u64);
+    let _action = action::declare(&wiring, published_rx.clone()).await?;
     let _inputs = inputs::declare(&wiring, &config.external_clock, published_rx).await?;
     let outputs = Outputs::declare(&session, &keys).await?;
     let shared = &wiring.shared;

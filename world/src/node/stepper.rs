@@ -16,6 +16,7 @@ use super::inbox::Inbox;
 use super::pacing::Pacer;
 use crate::control::RunState;
 use crate::physics::Physics;
+use crate::ros_services::simulate_steps::SimulateSteps;
 
 /// How long the loop waits for news (a report, an actuation, a control
 /// request) before it looks again, when nothing else is due.
@@ -46,6 +47,8 @@ pub struct Sim {
     /// A participant joined while paused: publish the current state again so
     /// that it sees (and reports) the step the world waits at.
     pub republish: bool,
+    /// The `simulate_steps` action's goals.
+    pub actions: SimulateSteps,
 }
 
 impl Sim {
@@ -56,6 +59,7 @@ impl Sim {
             run,
             inbox: Inbox::default(),
             nodes: BTreeSet::new(),
+            actions: SimulateSteps::default(),
             barrier: Barrier::default(),
             published_step: 0,
             external_ns: None,

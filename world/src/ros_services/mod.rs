@@ -10,6 +10,7 @@
 //! and changes nothing.
 
 mod flatland;
+pub mod simulate_steps;
 mod simulation;
 mod worlds;
 

@@ -156,6 +156,7 @@ fn features(
         feature::WORLD_LOADING,
         feature::WORLD_UNLOADING,
         feature::AVAILABLE_WORLDS,
+        feature::STEP_SIMULATION_ACTION,
     ];
     let response = si::GetSimulatorFeaturesResponse {
         features: si::SimulatorFeatures {

@@ -494,4 +494,5 @@ fn set_entity_info_labels_an_entity_and_get_entities_filters_on_its_tags() {
     assert_eq!(entities(&mut sim, &[], tags_filter_mode::ANY, vec![1]), ["robot"], "the category derived");
 }
 
+mod simulate_steps;
 mod worlds;
