@@ -26,8 +26,8 @@ pub struct PluginNodeArgs {
     /// plugins whose outputs are cheap ignore it). Default: one per core.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: Option<u64>,
-    /// Print the plugin role this binary serves (`<type>/<aspect>`, from
-    /// the plugin registry) and exit.
+    /// Print the plugin roles this binary serves (`<type>/<aspect>`, from
+    /// the plugin registry), one a line, and exit.
     #[arg(long, hide = true)]
     pub served_role: bool,
     /// Simulation id and Zenoh options.
@@ -48,7 +48,9 @@ pub fn main<P: NodePlugin>(mut plugin: P) -> std::process::ExitCode {
         .about(format!("Serves the {} plugins of a running Flotilla world ({} side).", role.plugin_type, role.aspect));
     let args = PluginNodeArgs::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     if args.served_role {
-        println!("{}/{}", role.plugin_type, role.aspect);
+        for role in std::iter::once(role).chain(plugin.also_serves()) {
+            println!("{}/{}", role.plugin_type, role.aspect);
+        }
         return std::process::ExitCode::SUCCESS;
     }
     if let Some(threads) = args.threads {

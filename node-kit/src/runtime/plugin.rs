@@ -40,6 +40,13 @@ pub trait NodePlugin: Send + 'static {
     /// type, binary and claim aspect.
     fn role(&self) -> &'static Role;
 
+    /// Further roles this node serves, of other plugin types, each under
+    /// the same binary and claim aspect as [`NodePlugin::role`]
+    /// (`flotilla-drive` drives DiffDrive and TricycleDrive instances).
+    fn also_serves(&self) -> &'static [Role] {
+        &[]
+    }
+
     /// Where arrivals are handled; see [`Answering`].
     fn answering(&self) -> Answering {
         Answering::OnMainLoop

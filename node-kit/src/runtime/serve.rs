@@ -51,6 +51,14 @@ pub async fn serve<P: NodePlugin>(
     let _token =
         session.liveliness().declare_token(&token_key).await.map_err(Error::zenoh("declare the token", token_key))?;
     let role = plugin.role();
+    let extra_roles = plugin.also_serves();
+    // A plugin's roles are constants of its code: a mismatch is a bug.
+    for other in extra_roles {
+        assert!(
+            other.aspect == role.aspect && other.binary == role.binary,
+            "{other:?} is not served as {role:?} is: one binary, one claim aspect"
+        );
+    }
     let (to_loop, mut handed) = unbounded_channel();
     let shared = Arc::new(Shared {
         session: session.clone(),
@@ -73,6 +81,7 @@ pub async fn serve<P: NodePlugin>(
     let mut main = MainLoop {
         shared: &shared,
         role,
+        extra_roles,
         selection,
         description,
         claims: Claims::new(&node_id, role.aspect),
@@ -242,6 +251,8 @@ fn arriving<P: NodePlugin, T: 'static>(
 struct MainLoop<'a, P> {
     shared: &'a Arc<Shared<P>>,
     role: &'static Role,
+    /// The plugin's further roles (same aspect).
+    extra_roles: &'static [Role],
     selection: Selection,
     description: WorldDescription,
     claims: Claims,
@@ -286,7 +297,10 @@ impl<P: NodePlugin> MainLoop<'_, P> {
     /// transforms if they changed. Arrivals are held by the caller.
     async fn rebuild(&mut self, afresh: bool) {
         let shared = self.shared;
-        let wanted = self.selection.instances(&self.description, self.role);
+        let wanted: Vec<String> = std::iter::once(self.role)
+            .chain(self.extra_roles)
+            .flat_map(|role| self.selection.instances(&self.description, role))
+            .collect();
         self.claims.sync(&shared.session, &shared.keys, &wanted).await;
         let claims = &self.claims;
         let held = |model: &str, plugin: &str| claims.holds(&claims.instance(model, plugin));
