@@ -130,9 +130,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("flotilla-surface-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let plugins: String = registry::REGISTRY.iter().map(|t| format!("  - {}\n", t.example)).collect();
-        let model = format!(
-            "bodies:\n  - name: base\n    type: dynamic\n    footprints:\n      - {{type: circle, radius: 0.2, density: 1}}\nplugins:\n{plugins}"
-        );
+        let model = format!("{}plugins:\n{plugins}", registry::EXAMPLE_MODEL);
         std::fs::write(dir.join("all.model.yaml"), model).unwrap();
         let world = "properties: {}\nlayers: []\nmodels:\n  - {name: bot, model: all.model.yaml, namespace: bot}\n";
         std::fs::write(dir.join("world.yaml"), world).unwrap();

@@ -3,6 +3,7 @@
 
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 
+use crate::commands::Commands;
 use crate::limits::DynamicsLimits;
 
 /// One differential-drive robot's command state.
@@ -10,12 +11,8 @@ use crate::limits::DynamicsLimits;
 pub struct DiffDrive {
     linear: DynamicsLimits,
     angular: DynamicsLimits,
-    timeout_ns: Option<u64>,
-    target_mps: f64,
-    target_radps: f64,
-    commanded_at_ns: Option<u64>,
-    /// Commands not yet in force: (apply after this sim time, v, ω).
-    queued: std::collections::VecDeque<(u64, f64, f64)>,
+    /// (forward speed m/s, yaw rate rad/s) commands.
+    commands: Commands,
     velocity_mps: f64,
     yaw_rate_radps: f64,
     /// The last step, with the velocity before it, so that a command arriving
@@ -46,19 +43,12 @@ impl DiffDrive {
         DiffDrive {
             linear: DynamicsLimits::new(config.linear_dynamics),
             angular: DynamicsLimits::new(config.angular_dynamics),
-            timeout_ns: (config.cmd_vel_timeout_s > 0.0).then(|| (config.cmd_vel_timeout_s * 1e9).round() as u64),
-            target_mps: 0.0,
-            target_radps: 0.0,
-            commanded_at_ns: None,
-            queued: std::collections::VecDeque::new(),
+            commands: Commands::new(config.cmd_vel_timeout_s),
             velocity_mps: 0.0,
             yaw_rate_radps: 0.0,
             last_step: None,
         }
     }
-
-    /// Most commands waiting to take effect; older ones are dropped first.
-    pub const MAX_QUEUED: usize = 64;
 
     /// A `cmd_vel` arrived. It takes effect at the first step whose sim time
     /// is after `apply_after_ns`: the time of the latest state for a plain
@@ -66,36 +56,18 @@ impl DiffDrive {
     /// lockstep runs independent of message timing. Non-finite commands are
     /// refused (returns false) and change nothing.
     pub fn command(&mut self, forward_mps: f64, yaw_rate_radps: f64, apply_after_ns: u64) -> bool {
-        if !(forward_mps.is_finite() && yaw_rate_radps.is_finite()) {
-            return false;
-        }
-        if self.queued.len() >= Self::MAX_QUEUED {
-            self.queued.pop_front();
-        }
-        self.queued.push_back((apply_after_ns, forward_mps, yaw_rate_radps));
-        true
+        self.commands.push((forward_mps, yaw_rate_radps), apply_after_ns)
     }
 
     /// Whether the last command is older than the timeout at `now_ns`.
     pub fn is_stale(&self, now_ns: u64) -> bool {
-        match (self.timeout_ns, self.commanded_at_ns) {
-            (Some(timeout), Some(at)) => now_ns.saturating_sub(at) > timeout,
-            _ => false,
-        }
+        self.commands.is_stale(now_ns)
     }
 
     /// Advances by one step of `dt_s` at sim time `now_ns`: the velocity to
     /// hold during the next step.
     pub fn step(&mut self, now_ns: u64, dt_s: f64) -> DriveOutput {
-        while let Some(&(after, v, w)) = self.queued.front() {
-            if after >= now_ns {
-                break;
-            }
-            self.queued.pop_front();
-            self.target_mps = v;
-            self.target_radps = w;
-            self.commanded_at_ns = Some(now_ns);
-        }
+        self.commands.take_due(now_ns);
         self.last_step = Some(LastStep {
             now_ns,
             dt_s,
@@ -119,9 +91,7 @@ impl DiffDrive {
             self.command(forward_mps, yaw_rate_radps, 0);
             return None;
         };
-        self.target_mps = forward_mps;
-        self.target_radps = yaw_rate_radps;
-        self.commanded_at_ns = Some(last.now_ns);
+        self.commands.set((forward_mps, yaw_rate_radps), last.now_ns);
         self.velocity_mps = last.velocity_before_mps;
         self.yaw_rate_radps = last.yaw_rate_before_radps;
         Some(self.apply_limits(last.now_ns, last.dt_s))
@@ -130,8 +100,7 @@ impl DiffDrive {
     /// The velocity for the next step toward the target (zero once stale),
     /// within the dynamics limits.
     fn apply_limits(&mut self, now_ns: u64, dt_s: f64) -> DriveOutput {
-        let (target_v, target_w) =
-            if self.is_stale(now_ns) { (0.0, 0.0) } else { (self.target_mps, self.target_radps) };
+        let (target_v, target_w) = self.commands.target(now_ns).unwrap_or((0.0, 0.0));
         self.velocity_mps = self.linear.step(self.velocity_mps, target_v, dt_s);
         self.yaw_rate_radps = self.angular.step(self.yaw_rate_radps, target_w, dt_s);
         DriveOutput { forward_mps: self.velocity_mps, yaw_rate_radps: self.yaw_rate_radps }
@@ -151,6 +120,7 @@ mod tests {
             model_file: std::path::Path::new("m.yaml"),
             model: "m",
             bodies: vec!["base"],
+            joints: &[],
             layer_names: &layers,
         };
         DiffDriveConfig::parse(&serde_yaml::from_str(&yaml).unwrap(), "d", &ctx).unwrap()

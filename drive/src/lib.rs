@@ -10,6 +10,8 @@
 //!
 //! Dependencies: only the workspace's core set.
 
+pub mod commands;
 pub mod diff_drive;
 pub mod limits;
 pub mod server;
+pub mod tricycle;

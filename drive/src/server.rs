@@ -1,5 +1,5 @@
-//! The drive node's plugin: every selected `DiffDrive` instance, answered
-//! on the thread that receives each message.
+//! The drive node's plugin: every selected `DiffDrive` and `TricycleDrive`
+//! instance, answered on the thread that receives each message.
 //!
 //! On each world state (step k) it advances every drive model by one step
 //! and actuates: one batched
@@ -28,24 +28,47 @@ use flotilla_protocol::drive_to_world::BodyCommand;
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::Configured;
+use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
 use flotilla_protocol::ros::{self, CdrError};
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use crate::diff_drive::{DiffDrive, DriveOutput};
+use crate::tricycle::Tricycle;
 
-/// One served `DiffDrive` instance.
+/// One served drive instance.
 #[derive(Debug)]
 struct Served {
     /// The body it drives.
     body: BodyId,
     /// Its model.
-    drive: DiffDrive,
+    model: Model,
+}
+
+/// The drive models served.
+#[derive(Debug)]
+enum Model {
+    Diff(DiffDrive),
+    Tricycle(Box<Tricycle>),
+}
+
+impl Model {
+    fn plugin_type(&self) -> &'static str {
+        match self {
+            Model::Diff(_) => "DiffDrive",
+            Model::Tricycle(_) => "TricycleDrive",
+        }
+    }
+}
+
+/// A served instance's parameters, before its model is made.
+enum Wanted {
+    Diff(Box<DiffDriveConfig>),
+    Tricycle(Box<TricycleDriveConfig>),
 }
 
 impl Served {
-    /// The world's command for this instance's body from a drive output.
+    /// The world's command for this instance's body from a diff drive's output.
     fn body_command(&self, out: DriveOutput) -> BodyCommand {
         BodyCommand {
             body: self.body,
@@ -54,9 +77,40 @@ impl Served {
             omega_radps: out.yaw_rate_radps,
         }
     }
+
+    /// Advances the model by one step: the body's velocity for the next.
+    fn step(&mut self, now_ns: u64, dt_s: f64) -> BodyCommand {
+        match &mut self.model {
+            Model::Diff(drive) => {
+                let out = drive.step(now_ns, dt_s);
+                self.body_command(out)
+            }
+            Model::Tricycle(tricycle) => tricycle.step(self.body, now_ns, dt_s),
+        }
+    }
+
+    /// Queues a command (`linear.x`, `angular.z`) in force after `apply_after_ns`.
+    fn command(&mut self, linear: f64, angular: f64, apply_after_ns: u64) {
+        match &mut self.model {
+            Model::Diff(drive) => drive.command(linear, angular, apply_after_ns),
+            Model::Tricycle(tricycle) => tricycle.command(linear, angular, apply_after_ns),
+        };
+    }
+
+    /// A command folded into the last step, for the world's next step.
+    fn command_now(&mut self, linear: f64, angular: f64) -> Option<BodyCommand> {
+        match &mut self.model {
+            Model::Diff(drive) => {
+                let out = drive.command_now(linear, angular)?;
+                Some(self.body_command(out))
+            }
+            Model::Tricycle(tricycle) => tricycle.command_now(self.body, linear, angular),
+        }
+    }
 }
 
-/// Serves `DiffDrive` plugin instances: `cmd_vel` in, actuations out.
+/// Serves `DiffDrive` and `TricycleDrive` plugin instances: `cmd_vel` in,
+/// actuations out.
 #[derive(Debug, Default)]
 pub struct DriveServer {
     /// Served instances by key (`model/plugin`).
@@ -77,18 +131,35 @@ impl NodePlugin for DriveServer {
         Answering::OnReceivingThread
     }
 
+    fn also_serves(&self) -> &'static [Role] {
+        &[TricycleDriveConfig::DRIVE_ROLE]
+    }
+
     /// Keeps the state of instances that still drive the same body, and
     /// subscribes each instance's `cmd_vel`.
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let mut old = std::mem::take(&mut self.instances);
-        for Configured { model, key, body, config, .. } in rebuild.configured::<DiffDriveConfig>() {
-            let topic = rebuild.keys.ros(&resolve_topic(&model.namespace, &config.twist_sub));
+        let diff_drives = rebuild.configured::<DiffDriveConfig>().into_iter().map(|c| {
+            let twist_sub = c.config.twist_sub.clone();
+            (c.model, c.key, c.body, twist_sub, Wanted::Diff(Box::new(c.config)))
+        });
+        let tricycles = rebuild.configured::<TricycleDriveConfig>().into_iter().map(|c| {
+            let twist_sub = c.config.twist_sub.clone();
+            (c.model, c.key, c.body, twist_sub, Wanted::Tricycle(Box::new(c.config)))
+        });
+        let wanted: Vec<_> = diff_drives.chain(tricycles).collect();
+        for (model, key, body, twist_sub, config) in wanted {
+            let topic = rebuild.keys.ros(&resolve_topic(&model.namespace, &twist_sub));
             rebuild.subscribe(topic.clone(), key.clone());
             let served = match old.remove(&key) {
                 Some(existing) if existing.body == body => existing,
                 _ => {
-                    tracing::info!("serving DiffDrive {key}: cmd_vel on {topic}");
-                    Served { body, drive: DiffDrive::new(&config) }
+                    let model = match config {
+                        Wanted::Diff(config) => Model::Diff(DiffDrive::new(&config)),
+                        Wanted::Tricycle(config) => Model::Tricycle(Box::new(Tricycle::new(&config))),
+                    };
+                    tracing::info!("serving {} {key}: cmd_vel on {topic}", model.plugin_type());
+                    Served { body, model }
                 }
             };
             self.instances.insert(key, served);
@@ -111,8 +182,7 @@ impl NodePlugin for DriveServer {
         let dt_s = state.step_ns as f64 * 1e-9;
         let commands = out.actuate(state.step);
         for served in self.instances.values_mut() {
-            let output = served.drive.step(self.now_ns, dt_s);
-            commands.push(served.body_command(output));
+            commands.push(served.step(self.now_ns, dt_s));
         }
     }
 
@@ -131,13 +201,11 @@ impl NodePlugin for DriveServer {
             stamp_ns.is_none() && self.clock.is_some_and(|c| matches!(c, ClockMode::Realtime | ClockMode::External));
         match (at_once, self.last_step) {
             (true, Some(step)) => {
-                if let Some(output) = served.drive.command_now(twist.linear.x, twist.angular.z) {
-                    out.actuate(step).push(served.body_command(output));
+                if let Some(command) = served.command_now(twist.linear.x, twist.angular.z) {
+                    out.actuate(step).push(command);
                 }
             }
-            _ => {
-                served.drive.command(twist.linear.x, twist.angular.z, stamp_ns.unwrap_or(self.now_ns));
-            }
+            _ => served.command(twist.linear.x, twist.angular.z, stamp_ns.unwrap_or(self.now_ns)),
         }
         Ok(())
     }

@@ -134,8 +134,13 @@ fn a_gps_fix_allocates_nothing() {
     use flotilla_sensors::gps::Gps;
 
     let layers = vec![];
-    let ctx =
-        PluginContext { model_file: Path::new("m.yaml"), model: "robot1", bodies: vec!["base"], layer_names: &layers };
+    let ctx = PluginContext {
+        model_file: Path::new("m.yaml"),
+        model: "robot1",
+        bodies: vec!["base"],
+        joints: &[],
+        layer_names: &layers,
+    };
     let entry = serde_yaml::from_str("{body: base, ref_lat: 45, ref_lon: 10, noise_std_dev: 0.5}").unwrap();
     let mut gps = Gps::new(GpsConfig::parse(&entry, "gps", &ctx).unwrap(), "robot1", 3);
     let allocations = allocations_in(|| {
@@ -163,6 +168,7 @@ fn a_warm_sonar_reading_allocates_nothing() {
         model_file: Path::new("m.yaml"),
         model: "r0",
         bodies: vec!["base"],
+        joints: &[],
         layer_names: &description.layer_names,
     };
     let entry = serde_yaml::from_str("{body: base, ring: p3at, mode: closest_ray}").unwrap();

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::Sim;
+use common::{stamp_s, Sim};
 use flotilla_protocol::ros::geometry_msgs::Twist;
 use flotilla_protocol::ros::nav_msgs::Odometry;
 
@@ -17,10 +17,6 @@ fn twist(v: f64, w: f64) -> Twist {
     t.linear.x = v;
     t.angular.z = w;
     t
-}
-
-fn stamp_s(o: &Odometry) -> f64 {
-    f64::from(o.header.stamp.sec) + f64::from(o.header.stamp.nanosec) * 1e-9
 }
 
 /// Keeps sending a command at 20 Hz (wall), as a controller would, until dropped.
@@ -45,18 +41,9 @@ async fn yaw_rate(sim: &Sim, truth: &mut common::Topic<Odometry>, v: f64, w: f64
         (t.angular.z - w).abs() < 1e-9 && (t.linear.x.hypot(t.linear.y) - v).abs() < 1e-9
     };
     let a = truth.until(T, reached).await;
-    let (start, mut yaw, mut turned) = (stamp_s(&a), a.pose.pose.orientation.yaw(), 0.0);
-    let b = loop {
-        let o = truth.next(T).await;
-        let now = o.pose.pose.orientation.yaw();
-        turned += flotilla_protocol::geometry::wrap_angle(now - yaw);
-        yaw = now;
-        if stamp_s(&o) >= start + 2.0 {
-            break o;
-        }
-    };
+    let rate = common::yaw_rate_from(truth, &a, 2.0).await;
     commanding.abort();
-    turned / (stamp_s(&b) - start)
+    rate
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -59,7 +59,9 @@ fn check_validates_and_names_unimplemented_plugin_types() {
     assert!(ok.status.success());
     let text = String::from_utf8_lossy(&ok.stdout);
     assert!(
-        text.contains("Laser: 1 instance(s)") && text.contains("no node implements plugin type TricycleDrive"),
+        text.contains("Laser: 1 instance(s)")
+            && text.contains("TricycleDrive: 1 instance(s)")
+            && text.contains("no node implements plugin type Tween"),
         "{text}"
     );
 

@@ -169,6 +169,7 @@ mod tests {
             model_file: Path::new("robot.model.yaml"),
             model: "robot1",
             bodies: vec!["base_link"],
+            joints: &[],
             layer_names: layers,
         }
     }

@@ -13,17 +13,19 @@ pub mod gps;
 pub mod imu;
 pub mod laser;
 pub mod model_tf_publisher;
+pub mod odometry;
 pub mod registry;
 pub mod sonar;
 #[rustfmt::skip] // generated: scripts/gen-sonar-rings.py
 mod sonar_rings;
+pub mod tricycle_drive;
 
 use std::path::Path;
 
 use serde_yaml::Value;
 
 use crate::config::{LoadError, Reader};
-use crate::description::{ModelDescription, PluginDescription, WorldDescription};
+use crate::description::{JointDescription, ModelDescription, PluginDescription, WorldDescription};
 
 /// What a plugin parser needs to know about the model it belongs to.
 pub struct PluginContext<'a> {
@@ -33,6 +35,8 @@ pub struct PluginContext<'a> {
     pub model: &'a str,
     /// Names of the model's bodies.
     pub bodies: Vec<&'a str>,
+    /// The model's joints.
+    pub joints: &'a [JointDescription],
     /// Every layer name of the world (bit `i` = `layer_names[i]`).
     pub layer_names: &'a [String],
 }
@@ -44,6 +48,7 @@ impl<'a> PluginContext<'a> {
             model_file: Path::new(&model.model_path),
             model: &model.name,
             bodies: model.bodies.iter().map(|b| b.name.as_str()).collect(),
+            joints: &model.joints,
             layer_names,
         }
     }
@@ -194,7 +199,12 @@ pub(crate) fn parse_in_test_model<C: PluginConfig>(
     name: &str,
     layer_names: &[String],
 ) -> Result<C, LoadError> {
-    let ctx =
-        PluginContext { model_file: Path::new("robot.model.yaml"), model: "robot1", bodies: vec!["base"], layer_names };
+    let ctx = PluginContext {
+        model_file: Path::new("robot.model.yaml"),
+        model: "robot1",
+        bodies: vec!["base"],
+        joints: &[],
+        layer_names,
+    };
     C::parse(&serde_yaml::from_str(yaml).expect("the test's YAML parses"), name, &ctx)
 }

@@ -185,7 +185,23 @@ pub const REGISTRY: &[PluginType] = &[
     PluginType::of::<super::laser::LaserConfig>(),
     PluginType::of::<super::model_tf_publisher::ModelTfPublisherConfig>(),
     PluginType::of::<super::sonar::SonarConfig>(),
+    PluginType::of::<super::tricycle_drive::TricycleDriveConfig>(),
 ];
+
+/// A model every registered type's example entry is valid in (the
+/// registry's and the bridge's tests): the body `base`, and the wheels and
+/// joints of a tricycle (`TricycleDrive`'s example names them).
+pub const EXAMPLE_MODEL: &str = "\
+bodies:
+  - {name: base, type: dynamic, footprints: [{type: circle, radius: 0.2, density: 1}]}
+  - {name: front, type: dynamic, footprints: [{type: circle, radius: 0.05, density: 1}]}
+  - {name: rear_left, type: dynamic, footprints: [{type: circle, radius: 0.05, density: 1}]}
+  - {name: rear_right, type: dynamic, footprints: [{type: circle, radius: 0.05, density: 1}]}
+joints:
+  - {type: revolute, name: front_wheel, bodies: [{name: front, anchor: [0, 0]}, {name: base, anchor: [0, 0]}]}
+  - {type: weld, name: rear_left_wheel, bodies: [{name: rear_left, anchor: [0, 0]}, {name: base, anchor: [-0.5, 0.2]}]}
+  - {type: weld, name: rear_right_wheel, bodies: [{name: rear_right, anchor: [0, 0]}, {name: base, anchor: [-0.5, -0.2]}]}
+";
 
 /// The registered plugin type of that name; `None` for types no node serves.
 pub fn plugin_type(name: &str) -> Option<&'static PluginType> {
@@ -256,13 +272,35 @@ mod tests {
         }
     }
 
+    /// The joints of [`EXAMPLE_MODEL`], as its loader makes them.
+    fn example_joints() -> Vec<crate::description::JointDescription> {
+        use crate::description::{JointDescription, JointKind};
+        let weld = JointKind::Weld { angle: 0.0, frequency: 0.0, damping: 0.0 };
+        [
+            ("front_wheel", "front", JointKind::Revolute { limits: None }, [0.0, 0.0]),
+            ("rear_left_wheel", "rear_left", weld.clone(), [-0.5, 0.2]),
+            ("rear_right_wheel", "rear_right", weld, [-0.5, -0.2]),
+        ]
+        .into_iter()
+        .map(|(name, wheel, kind, on_base)| JointDescription {
+            name: name.into(),
+            kind,
+            bodies: [wheel.into(), "base".into()],
+            anchors: [[0.0, 0.0], on_base],
+            collide_connected: false,
+        })
+        .collect()
+    }
+
     #[test]
     fn every_example_is_valid_and_exposes_a_topic() {
         let layers = vec!["walls".to_string()];
+        let joints = example_joints();
         let ctx = PluginContext {
             model_file: std::path::Path::new("robot.model.yaml"),
             model: "robot",
-            bodies: vec!["base"],
+            bodies: vec!["base", "front", "rear_left", "rear_right"],
+            joints: &joints,
             layer_names: &layers,
         };
         for t in REGISTRY {
@@ -278,6 +316,7 @@ mod tests {
     fn binaries_find_their_roles() {
         assert_eq!(role_of_binary("flotilla-odom").map(|r| (r.plugin_type, r.aspect)), Some(("DiffDrive", "odom")));
         assert_eq!(binaries_for("DiffDrive"), Some(vec!["flotilla-drive", "flotilla-odom"]));
+        assert_eq!(binaries_for("TricycleDrive"), Some(vec!["flotilla-drive", "flotilla-odom"]));
         assert_eq!(binaries_for("Bumper"), Some(vec!["flotilla-bumper"]));
         assert_eq!(binaries_for("Tween"), None);
         assert!(watches_contacts("Bumper") && watches_contacts("BoolSensor") && !watches_contacts("Laser"));

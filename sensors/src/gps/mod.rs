@@ -229,6 +229,7 @@ mod tests {
             model_file: std::path::Path::new("m.yaml"),
             model: "robot1",
             bodies: vec!["base"],
+            joints: &[],
             layer_names: &layers,
         };
         GpsConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "gps", &ctx).unwrap()

@@ -145,6 +145,7 @@ mod tests {
             model_file: std::path::Path::new("m.yaml"),
             model: "robot1",
             bodies: vec!["base"],
+            joints: &[],
             layer_names: &layers,
         };
         ImuConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "imu", &ctx).unwrap()

@@ -1,11 +1,12 @@
-//! DiffDrive's odometry side as a model: ground truth from the world state,
-//! noisy odometry and an encoder-like twist, as Flatland publishes them.
+//! A drive plugin's odometry side (DiffDrive's, TricycleDrive's) as a
+//! model: ground truth from the world state, noisy odometry and an
+//! encoder-like twist, as Flatland publishes them.
 
 pub mod node;
 
 use flotilla_protocol::geometry::{Pose2, Twist2};
 use flotilla_protocol::names::resolve_frame;
-use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
+use flotilla_protocol::plugins::odometry::OdometryConfig;
 use flotilla_protocol::ros::geometry_msgs::{
     Point, Pose, PoseWithCovariance, Quaternion, Transform, TransformStamped, Twist, TwistWithCovariance,
     TwistWithCovarianceStamped, Vector3,
@@ -32,9 +33,9 @@ pub struct OdomOutput {
     pub transform: TransformStamped,
 }
 
-/// One DiffDrive instance's odometry.
+/// One drive instance's odometry.
 pub struct Odom {
-    config: DiffDriveConfig,
+    config: OdometryConfig,
     timer: UpdateTimer,
     rng: Xoshiro256PlusPlus,
     /// Noise on x, y, yaw, vx, vy, ω (standard deviations from the variances).
@@ -43,8 +44,8 @@ pub struct Odom {
 }
 
 impl Odom {
-    /// Odometry for a validated DiffDrive entry of a model in `namespace`.
-    pub fn new(config: DiffDriveConfig, namespace: &str, seed: u64) -> Odom {
+    /// Odometry for a validated drive entry of a model in `namespace`.
+    pub fn new(config: OdometryConfig, namespace: &str, seed: u64) -> Odom {
         let variances = [
             config.odom_pose_noise[0],
             config.odom_pose_noise[1],
@@ -64,7 +65,7 @@ impl Odom {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &DiffDriveConfig {
+    pub fn config(&self) -> &OdometryConfig {
         &self.config
     }
 
@@ -147,6 +148,7 @@ impl Odom {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
     use flotilla_protocol::plugins::PluginContext;
 
     fn odom(yaml: &str, seed: u64) -> Odom {
@@ -155,9 +157,11 @@ mod tests {
             model_file: std::path::Path::new("m.yaml"),
             model: "bot",
             bodies: vec!["base"],
+            joints: &[],
             layer_names: &layers,
         };
-        Odom::new(DiffDriveConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "drive", &ctx).unwrap(), "r1", seed)
+        let config = DiffDriveConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "drive", &ctx).unwrap();
+        Odom::new(config.odometry(), "r1", seed)
     }
 
     #[test]

@@ -1,10 +1,11 @@
-//! The odometry node's logic: every selected `DiffDrive` instance's
-//! odometry, ground truth, twist and odom → body transform.
+//! The odometry node's logic: every selected `DiffDrive` and
+//! `TricycleDrive` instance's odometry, ground truth, twist and odom → body
+//! transform (each as its plugin type publishes them).
 
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::Configured;
+use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
@@ -23,7 +24,7 @@ struct Instance {
     odom: Odom,
 }
 
-/// Serves the odometry of `DiffDrive` plugin instances.
+/// Serves the odometry of `DiffDrive` and `TricycleDrive` plugin instances.
 #[derive(Default)]
 pub struct OdomServer {
     instances: Vec<Instance>,
@@ -35,17 +36,29 @@ impl NodePlugin for OdomServer {
         &DiffDriveConfig::ODOM_ROLE
     }
 
+    fn also_serves(&self) -> &'static [Role] {
+        &[TricycleDriveConfig::ODOM_ROLE]
+    }
+
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let (description, keys) = (rebuild.description, rebuild.keys);
         self.tf_key = keys.ros("/tf");
         let mut old = std::mem::take(&mut self.instances);
-        for Configured { model, plugin, key, body, config } in rebuild.configured::<DiffDriveConfig>() {
+        let diff_drives = rebuild
+            .configured::<DiffDriveConfig>()
+            .into_iter()
+            .map(|c| (c.model, c.plugin, c.key, c.body, c.config.odometry()));
+        let tricycles = rebuild
+            .configured::<TricycleDriveConfig>()
+            .into_iter()
+            .map(|c| (c.model, c.plugin, c.key, c.body, c.config.odometry()));
+        for (model, plugin, key, body, config) in diff_drives.chain(tricycles) {
             if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.odom.config() == config) {
                 self.instances.push(old.swap_remove(pos));
                 continue;
             }
             let topic = |name: &str| keys.ros(&resolve_topic(&model.namespace, name));
-            tracing::info!("serving DiffDrive odometry {key} on {}", topic(&config.odom_pub));
+            tracing::info!("serving {} odometry {key} on {}", config.plugin_type, topic(&config.odom_pub));
             self.instances.push(Instance {
                 key,
                 body,

@@ -51,6 +51,7 @@ fn sonar(description: &WorldDescription, yaml: &str) -> Sonar {
         model_file: Path::new("robot.model.yaml"),
         model: "robot",
         bodies: vec!["base"],
+        joints: &[],
         layer_names: &description.layer_names,
     };
     Sonar::new(SonarConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "sonar", &ctx).unwrap(), "robot", 1)

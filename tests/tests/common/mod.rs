@@ -454,3 +454,29 @@ impl Launched {
         }
     }
 }
+
+/// An odometry message's stamp, s.
+#[allow(dead_code)] // not every test binary reads odometry
+pub fn stamp_s(o: &flotilla_protocol::ros::nav_msgs::Odometry) -> f64 {
+    f64::from(o.header.stamp.sec) + f64::from(o.header.stamp.nanosec) * 1e-9
+}
+
+/// The mean yaw rate, rad/s, of the poses on `odometry` from `from` on over
+/// `seconds` of sim time (turns unwrapped).
+#[allow(dead_code)]
+pub async fn yaw_rate_from(
+    odometry: &mut Topic<flotilla_protocol::ros::nav_msgs::Odometry>,
+    from: &flotilla_protocol::ros::nav_msgs::Odometry,
+    seconds: f64,
+) -> f64 {
+    let (start, mut yaw, mut turned) = (stamp_s(from), from.pose.pose.orientation.yaw(), 0.0);
+    loop {
+        let o = odometry.next(Duration::from_secs(20)).await;
+        let now = o.pose.pose.orientation.yaw();
+        turned += flotilla_protocol::geometry::wrap_angle(now - yaw);
+        yaw = now;
+        if stamp_s(&o) >= start + seconds {
+            return turned / (stamp_s(&o) - start);
+        }
+    }
+}

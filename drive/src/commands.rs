@@ -1,0 +1,78 @@
+//! The `cmd_vel` commands of one drive: when each takes effect, and when the
+//! last one goes stale. Shared by every drive model, whatever its two
+//! numbers mean (speed and yaw rate, or speed and steering angle).
+
+use std::collections::VecDeque;
+
+/// A command's two numbers: `linear.x` and `angular.z` of the Twist.
+pub type Command = (f64, f64);
+
+/// Commands waiting to take effect, and the one in force.
+#[derive(Debug, Clone)]
+pub struct Commands {
+    timeout_ns: Option<u64>,
+    /// The command in force.
+    target: Command,
+    commanded_at_ns: Option<u64>,
+    /// Commands not yet in force: (apply after this sim time, command).
+    queued: VecDeque<(u64, Command)>,
+}
+
+impl Commands {
+    /// Most commands waiting to take effect; older ones are dropped first.
+    pub const MAX_QUEUED: usize = 64;
+
+    /// No command yet (the target is zero); a command goes stale
+    /// `timeout_s` sim seconds after it took effect (0: never).
+    pub fn new(timeout_s: f64) -> Commands {
+        Commands {
+            timeout_ns: (timeout_s > 0.0).then(|| (timeout_s * 1e9).round() as u64),
+            target: (0.0, 0.0),
+            commanded_at_ns: None,
+            queued: VecDeque::new(),
+        }
+    }
+
+    /// Queues a command that takes effect at the first step whose sim time
+    /// is after `apply_after_ns`. Non-finite commands are refused (false).
+    pub fn push(&mut self, command: Command, apply_after_ns: u64) -> bool {
+        if !(command.0.is_finite() && command.1.is_finite()) {
+            return false;
+        }
+        if self.queued.len() >= Self::MAX_QUEUED {
+            self.queued.pop_front();
+        }
+        self.queued.push_back((apply_after_ns, command));
+        true
+    }
+
+    /// Puts in force the commands due at the step at `now_ns`.
+    pub fn take_due(&mut self, now_ns: u64) {
+        while let Some(&(after, command)) = self.queued.front() {
+            if after >= now_ns {
+                break;
+            }
+            self.queued.pop_front();
+            self.set(command, now_ns);
+        }
+    }
+
+    /// Puts `command` in force from `now_ns`.
+    pub fn set(&mut self, command: Command, now_ns: u64) {
+        self.target = command;
+        self.commanded_at_ns = Some(now_ns);
+    }
+
+    /// Whether the command in force is older than the timeout at `now_ns`.
+    pub fn is_stale(&self, now_ns: u64) -> bool {
+        match (self.timeout_ns, self.commanded_at_ns) {
+            (Some(timeout), Some(at)) => now_ns.saturating_sub(at) > timeout,
+            _ => false,
+        }
+    }
+
+    /// The command in force at `now_ns`, `None` once stale.
+    pub fn target(&self, now_ns: u64) -> Option<Command> {
+        (!self.is_stale(now_ns)).then_some(self.target)
+    }
+}

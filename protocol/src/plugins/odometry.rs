@@ -1,0 +1,115 @@
+//! What an odometry publisher needs, whichever drive plugin it belongs to
+//! (DiffDrive, TricycleDrive): frames, topics, noise, covariances, rate and
+//! which messages go out. `flotilla-odom` serves it.
+
+use super::{check_rate, check_topic};
+use crate::config::{LoadError, Reader};
+use crate::ros::Covariance;
+
+/// The odometry side of a drive plugin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OdometryConfig {
+    /// The plugin type it comes from, for logs.
+    pub plugin_type: &'static str,
+    /// The body whose motion is reported.
+    pub body: String,
+    /// Frame of the noisy odometry.
+    pub odom_frame_id: String,
+    /// Frame of the ground truth.
+    pub ground_truth_frame_id: String,
+    /// Noisy odometry topic.
+    pub odom_pub: String,
+    /// Ground truth topic.
+    pub ground_truth_pub: String,
+    /// Encoder-like twist topic.
+    pub twist_pub: String,
+    /// Publish odometry and ground truth.
+    pub enable_odom_pub: bool,
+    /// Broadcast odom → body on `tf`.
+    pub enable_odom_tf_pub: bool,
+    /// Publish the twist topic.
+    pub enable_twist_pub: bool,
+    /// Publish ground truth frame → odom frame latched on `tf_static`.
+    pub enable_map_tf_pub: bool,
+    /// Report the twist in the body frame (else in the world frame).
+    pub twist_in_local_frame: bool,
+    /// Variances of Gaussian noise on (x, y, yaw), m², m², rad².
+    pub odom_pose_noise: [f64; 3],
+    /// Variances of Gaussian noise on (vx, vy, ω), (m/s)², (m/s)², (rad/s)².
+    pub odom_twist_noise: [f64; 3],
+    /// Reported pose covariance.
+    pub odom_pose_covariance: Covariance,
+    /// Reported twist covariance.
+    pub odom_twist_covariance: Covariance,
+    /// Messages per sim second (∞ = every step).
+    pub pub_rate_hz: f64,
+}
+
+impl OdometryConfig {
+    /// Reads the odometry entries of a `plugin_type` entry for `body`: those
+    /// every Flatland drive has (frames, topics, noise, covariances,
+    /// `pub_rate`), and with `diff_drive_entries` DiffDrive's own
+    /// (`twist_pub`, the `enable_*` switches, `twist_in_local_frame`). A
+    /// drive without them publishes as Flatland's tricycle does: odometry and
+    /// ground truth, the twist in the world frame, no twist topic, no tf.
+    pub(super) fn read(
+        r: &Reader,
+        plugin_type: &'static str,
+        body: &str,
+        diff_drive_entries: bool,
+    ) -> Result<OdometryConfig, LoadError> {
+        let text = |key: &str, default: &str| r.opt(key, default.to_string());
+        let switch = |key: &str, default: bool| if diff_drive_entries { r.opt(key, default) } else { Ok(false) };
+        let odom_pose_noise = r.array::<3>("odom_pose_noise", Some([0.0; 3]))?;
+        let odom_twist_noise = r.array::<3>("odom_twist_noise", Some([0.0; 3]))?;
+        let config = OdometryConfig {
+            plugin_type,
+            body: body.to_string(),
+            odom_frame_id: text("odom_frame_id", "odom")?,
+            ground_truth_frame_id: text("ground_truth_frame_id", "map")?,
+            odom_pub: text("odom_pub", "odometry/filtered")?,
+            ground_truth_pub: text("ground_truth_pub", "odometry/ground_truth")?,
+            twist_pub: if diff_drive_entries { text("twist_pub", "twist")? } else { "twist".into() },
+            enable_odom_pub: if diff_drive_entries { r.opt("enable_odom_pub", true)? } else { true },
+            enable_odom_tf_pub: switch("enable_odom_tf_pub", true)?,
+            enable_twist_pub: switch("enable_twist_pub", true)?,
+            enable_map_tf_pub: switch("enable_map_tf_pub", false)?,
+            twist_in_local_frame: switch("twist_in_local_frame", true)?,
+            odom_pose_covariance: covariance(r, "odom_pose_covariance", odom_pose_noise)?,
+            odom_twist_covariance: covariance(r, "odom_twist_covariance", odom_twist_noise)?,
+            odom_pose_noise,
+            odom_twist_noise,
+            pub_rate_hz: r.opt("pub_rate", f64::INFINITY)?,
+        };
+        Ok(config)
+    }
+
+    /// Checks the values read (after the reader's unknown-entry check, so
+    /// that a typo is named before a bad value).
+    pub(super) fn check(&self, r: &Reader) -> Result<(), LoadError> {
+        for (key, topic) in
+            [("odom_pub", &self.odom_pub), ("ground_truth_pub", &self.ground_truth_pub), ("twist_pub", &self.twist_pub)]
+        {
+            check_topic(r, key, topic)?;
+        }
+        check_rate(r, "pub_rate", self.pub_rate_hz)?;
+        for (key, noise) in [("odom_pose_noise", self.odom_pose_noise), ("odom_twist_noise", self.odom_twist_noise)] {
+            if noise.iter().any(|v| !v.is_finite() || *v < 0.0) {
+                return Err(r.error(format!("\"{key}\" holds variances, which must be finite and ≥ 0, got {noise:?}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A 6×6 covariance entry, defaulting to `noise` on the (x, y, yaw) diagonal.
+fn covariance(r: &Reader, key: &str, noise: [f64; 3]) -> Result<Covariance, LoadError> {
+    let mut default = [0.0; 36];
+    default[0] = noise[0];
+    default[7] = noise[1];
+    default[35] = noise[2];
+    let values = r.opt_list(key, default.to_vec(), Some(36), Some(36))?;
+    let mut out = [0.0; 36];
+    out.copy_from_slice(&values);
+    Ok(Covariance(out))
+}
