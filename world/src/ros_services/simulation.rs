@@ -224,6 +224,10 @@ fn spawn_entity(req: si::SpawnEntityRequest, world: World<'_>) -> (si::SpawnEnti
 /// Each request as SpawnEntity would, in order (an entity spawned earlier
 /// in the list is a frame for the later ones); the ones that fail leave
 /// the others spawned, and make the result ENTITIES_SPAWN_FAILED.
+/// Spawns every request in order, or none: when one fails, those spawned
+/// before it in the same call are removed again and their results say so
+/// (the standard's per-request results, with the batch all-or-nothing).
+/// An entity spawned earlier in the list is a frame for later ones.
 fn spawn_entities(
     req: si::SpawnEntitiesRequest,
     mut world: World<'_>,
@@ -235,16 +239,32 @@ fn spawn_entities(
         changes.extend(change);
         results.push(response);
     }
-    let failures = results.iter().filter(|r| r.result.result != result_code::OK).count();
-    let result = if failures == 0 {
-        si::SimResult::ok()
-    } else {
-        si::SimResult::fail(
-            si::ENTITIES_SPAWN_FAILED,
-            format!("{failures} of {} spawns failed; see each result", results.len()),
-        )
-    };
-    (si::SpawnEntitiesResponse { result, results }, changes)
+    let failed: Vec<usize> = (0..results.len()).filter(|&i| results[i].result.result != result_code::OK).collect();
+    if failed.is_empty() {
+        return (si::SpawnEntitiesResponse { result: si::SimResult::ok(), results }, changes);
+    }
+    let first = failed[0];
+    for response in results.iter_mut().filter(|r| r.result.result == result_code::OK) {
+        if let Err(e) = world.physics.remove_model(&response.entity_name) {
+            tracing::error!("cannot take back {}: {e}", response.entity_name);
+        }
+        response.result = si::SimResult::fail(
+            result_code::OPERATION_FAILED,
+            format!("not spawned: request {first} failed, and SpawnEntities spawns all or none"),
+        );
+        response.entity_name.clear();
+    }
+    let result = si::SimResult::fail(
+        si::ENTITIES_SPAWN_FAILED,
+        format!(
+            "{} of {} requests failed (the first: request {first}); nothing was spawned",
+            failed.len(),
+            results.len()
+        ),
+    );
+    // Nothing to announce: the world is as it was (its revision moved on,
+    // which nodes follow as after any change).
+    (si::SpawnEntitiesResponse { result, results }, Vec::new())
 }
 
 fn delete_entity(req: si::EntityRequest, world: World<'_>) -> (si::ResultResponse, Option<WorldChange>) {

@@ -415,37 +415,38 @@ fn get_spawnables_lists_the_model_files_spawn_entity_takes() {
 }
 
 #[test]
-fn spawn_entities_spawns_each_in_order_and_reports_each_failure() {
+fn spawn_entities_spawns_all_in_order_or_none() {
     let mut sim = Sim::new();
     let mut second = spawn_request("crate2", "box.model.yaml", 1.0);
     second.initial_pose.header.frame_id = "crate1".into(); // spawned just before, in the same call
     second.initial_pose.pose.position.y = 0.0;
-    let request = SpawnEntitiesRequest {
-        spawn_requests: vec![
-            spawn_request("crate1", "box.model.yaml", 3.0),
-            second,
-            spawn_request("robot", "box.model.yaml", 3.0), // taken
-        ],
+    let batch = |third: SpawnEntityRequest| SpawnEntitiesRequest {
+        spawn_requests: vec![spawn_request("crate1", "box.model.yaml", 3.0), second.clone(), third],
     };
-    let answer = sim.call(Service::SpawnEntities, &request);
+
+    // One bad request: nothing is spawned, and each result says why.
+    let answer = sim.call(Service::SpawnEntities, &batch(spawn_request("robot", "box.model.yaml", 3.0))); // taken
     let response: SpawnEntitiesResponse = reply(&answer);
     assert_eq!(response.result.result, ENTITIES_SPAWN_FAILED);
     let codes: Vec<u8> = response.results.iter().map(|r| r.result.result).collect();
-    assert_eq!(codes, [result_code::OK, result_code::OK, result_code::NAME_NOT_UNIQUE]);
-    assert_eq!(
-        answer.changes,
-        vec![
-            WorldChange::ModelSpawned { model: "crate1".into() },
-            WorldChange::ModelSpawned { model: "crate2".into() }
-        ]
-    );
+    assert_eq!(codes, [result_code::OPERATION_FAILED, result_code::OPERATION_FAILED, result_code::NAME_NOT_UNIQUE]);
+    assert!(response.results[0].result.error_message.contains("request 2 failed"), "{response:?}");
+    assert!(answer.changes.is_empty());
+    assert_eq!(sim.models(), ["robot"], "all or none");
+
+    // All good: all spawned, in order.
+    let answer = sim.call(Service::SpawnEntities, &batch(spawn_request("crate3", "box.model.yaml", 7.0)));
+    let response: SpawnEntitiesResponse = reply(&answer);
+    assert_eq!(response.result, SimResult::ok());
+    assert_eq!(sim.models(), ["robot", "crate1", "crate2", "crate3"]);
+    assert_eq!(answer.changes.len(), 3);
     // crate1 at (3, 2) facing 0.5 rad; crate2 1 m ahead of it.
     let placed = state_of(&mut sim, "crate2");
     assert!((placed.pose.position.x - (3.0 + 0.5f64.cos())).abs() < 1e-9, "{placed:?}");
     assert!((placed.pose.position.y - (2.0 + 0.5f64.sin())).abs() < 1e-9, "{placed:?}");
 
-    let all_good = SpawnEntitiesRequest { spawn_requests: vec![spawn_request("crate3", "box.model.yaml", 7.0)] };
-    let response: SpawnEntitiesResponse = reply(&sim.call(Service::SpawnEntities, &all_good));
+    let one = SpawnEntitiesRequest { spawn_requests: vec![spawn_request("crate4", "box.model.yaml", 7.0)] };
+    let response: SpawnEntitiesResponse = reply(&sim.call(Service::SpawnEntities, &one));
     assert_eq!(response.result, SimResult::ok());
 }
 
