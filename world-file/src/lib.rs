@@ -6,6 +6,7 @@
 //! Loading is all-or-nothing: the first problem stops it with a [`LoadError`]
 //! naming the file, the entity and the entry, and nothing is half-built.
 
+mod map_armap;
 mod map_image;
 mod map_lines;
 mod model_file;
@@ -17,6 +18,7 @@ mod world_file;
 use std::path::{Path, PathBuf};
 
 pub use flotilla_protocol::config::LoadError;
+pub use map_armap::ArMapLayer;
 pub use map_image::vectorize_occupancy;
 pub use model_file::load_model;
 pub use named_poses::{NamedPose, PoseBounds};

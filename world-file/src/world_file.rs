@@ -10,7 +10,7 @@ use serde_yaml::Value;
 
 use super::named_poses::{read_named_poses, NamedPose};
 use super::settings::WorldSettings;
-use super::{map_image, map_lines, read_yaml, resolve_path};
+use super::{map_armap, map_image, map_lines, read_yaml, resolve_path};
 
 /// A fully loaded and validated world.
 #[derive(Debug, Clone)]
@@ -111,10 +111,20 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     // Maps are read after every name is known, so errors come in file order
     // for names first (cheap) and geometry second (slow).
     let mut layers = Vec::with_capacity(pending.len());
+    let mut map_poses = Vec::new();
     for (names, map, color, bits) in pending {
         let (segments, solid_on_left) = match map {
             None => (Vec::new(), false),
-            Some(map) => load_layer_map(&resolve_path(path, &map), &names[0])?,
+            Some(map) => {
+                let map_path = resolve_path(path, &map);
+                if map_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("map")) {
+                    let armap = map_armap::load(&map_path, &names[0])?;
+                    map_poses.extend(armap.named_poses);
+                    (armap.segments, false)
+                } else {
+                    load_layer_map(&map_path, &names[0])?
+                }
+            }
         };
         layers.push(LayerDescription { names, bits, segments, solid_on_left, color });
     }
@@ -148,10 +158,21 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
             world_plugin_types.push(p.req::<String>("type")?);
         }
     }
-    let named_poses = match world.seq("named_poses")? {
+    let mut named_poses = match world.seq("named_poses")? {
         Some(entries) => read_named_poses(entries, path)?,
         None => Vec::new(),
     };
+    // An ArMap's goals and docks join the world file's places; the world
+    // file's own keep their names.
+    for pose in map_poses {
+        if named_poses.iter().any(|p| p.name == pose.name) {
+            return Err(world.error(format!(
+                "named pose \"{}\" is both in \"named_poses\" and an ArMap goal or dock; rename one",
+                pose.name
+            )));
+        }
+        named_poses.push(pose);
+    }
     world.finish()?;
 
     Ok(WorldSpec { path: path.to_path_buf(), settings, layer_names, layers, models, world_plugin_types, named_poses })
