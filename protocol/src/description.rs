@@ -31,6 +31,10 @@ pub struct WorldDescription {
     pub layers: Vec<LayerDescription>,
     /// Every model, in world-file order then spawn order.
     pub models: Vec<ModelDescription>,
+    /// Where the world's origin is on Earth (latitude °, longitude °,
+    /// altitude m), from an ArMap layer's `OriginLatLonAlt`: the GPS
+    /// plugin's reference when its entry names none.
+    pub georeference: Option<[f64; 3]>,
 }
 
 impl WireMessage for WorldDescription {

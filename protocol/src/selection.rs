@@ -118,6 +118,7 @@ mod tests {
             world_path: "world.yaml".into(),
             layer_names: vec![],
             layers: vec![],
+            georeference: None,
             models: vec![
                 robot("robot1", &[("DiffDrive", "drive"), ("Laser", "laser")]),
                 robot("robot2", &[("DiffDrive", "drive")]),

@@ -142,7 +142,7 @@ fn a_gps_fix_allocates_nothing() {
         layer_names: &layers,
     };
     let entry = serde_yaml::from_str("{body: base, ref_lat: 45, ref_lon: 10, noise_std_dev: 0.5}").unwrap();
-    let mut gps = Gps::new(GpsConfig::parse(&entry, "gps", &ctx).unwrap(), "robot1", 3);
+    let mut gps = Gps::new(GpsConfig::parse(&entry, "gps", &ctx).unwrap(), "robot1", 3, None);
     let allocations = allocations_in(|| {
         for k in 0..100 {
             let fix = gps.fix(SimTime { nanos: k * 50_000_000 }, Pose2::new(k as f64 * 0.1, 2.0, 0.3));

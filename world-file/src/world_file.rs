@@ -29,6 +29,9 @@ pub struct WorldSpec {
     pub world_plugin_types: Vec<String>,
     /// Places the world names (a Flotilla addition, see [`NamedPose`]).
     pub named_poses: Vec<NamedPose>,
+    /// Where the world's origin is on Earth (latitude °, longitude °,
+    /// altitude m), from an ArMap layer's `OriginLatLonAlt`.
+    pub georeference: Option<[f64; 3]>,
 }
 
 /// The id the world gives the first body it loads; the others follow in
@@ -66,6 +69,7 @@ impl WorldSpec {
             layer_names: self.layer_names.clone(),
             layers: self.layers.clone(),
             models,
+            georeference: self.georeference,
         })
     }
 }
@@ -112,6 +116,7 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     // for names first (cheap) and geometry second (slow).
     let mut layers = Vec::with_capacity(pending.len());
     let mut map_poses = Vec::new();
+    let mut georeference: Option<[f64; 3]> = None;
     for (names, map, color, bits) in pending {
         let (segments, solid_on_left) = match map {
             None => (Vec::new(), false),
@@ -120,6 +125,20 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
                 if map_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("map")) {
                     let armap = map_armap::load(&map_path, &names[0])?;
                     map_poses.extend(armap.named_poses);
+                    match (georeference, armap.origin_lat_lon_alt) {
+                        (Some(first), Some(other)) if first != other => {
+                            return Err(LoadError::new(
+                                &map_path,
+                                format!("layer \"{}\"", names[0]),
+                                format!(
+                                    "OriginLatLonAlt {other:?} differs from {first:?}, another layer's: a world has \
+                                     one georeference"
+                                ),
+                            ))
+                        }
+                        (None, origin) => georeference = origin,
+                        _ => {}
+                    }
                     (armap.segments, false)
                 } else {
                     load_layer_map(&map_path, &names[0])?
@@ -175,7 +194,16 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     }
     world.finish()?;
 
-    Ok(WorldSpec { path: path.to_path_buf(), settings, layer_names, layers, models, world_plugin_types, named_poses })
+    Ok(WorldSpec {
+        path: path.to_path_buf(),
+        settings,
+        layer_names,
+        layers,
+        models,
+        world_plugin_types,
+        named_poses,
+        georeference,
+    })
 }
 
 fn read_layer_names(layer: &Reader) -> Result<Vec<String>, LoadError> {

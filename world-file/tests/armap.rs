@@ -34,3 +34,25 @@ fn amroffice_gives_its_walls_boxes_goals_and_dock() {
     assert_eq!((dock.pose.x_m, dock.pose.y_m, dock.tags.as_slice()), (-2.822, -2.937, &["dock".to_string()][..]));
     assert!((dock.pose.theta_rad - (-91.9f64).to_radians()).abs() < 1e-12);
 }
+
+#[test]
+fn a_map_georeference_is_the_world_s_and_two_different_ones_are_refused() {
+    let dir = std::env::temp_dir().join(format!("flotilla-armap-geo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = |name: &str, lat: f64| {
+        std::fs::write(dir.join(name), format!("2D-Map\nOriginLatLonAlt: {lat} -71.5 30\nLINES\n0 0 1000 0\n"))
+            .unwrap();
+    };
+    map("a.map", 42.8);
+    map("b.map", 42.9);
+    let world = |layers: &str| {
+        std::fs::write(dir.join("world.yaml"), format!("properties: {{}}\nlayers:\n{layers}")).unwrap();
+        load_world(&dir.join("world.yaml"))
+    };
+    let one = world("  - {name: floor, map: a.map}\n");
+    let two = world("  - {name: floor, map: a.map}\n  - {name: annex, map: b.map}\n");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(one.unwrap().georeference, Some([42.8, -71.5, 30.0]));
+    let error = two.unwrap_err().to_string();
+    assert!(error.contains("b.map") && error.contains("one georeference"), "{error}");
+}

@@ -27,6 +27,9 @@ pub struct GpsConfig {
     pub broadcast_tf: bool,
     /// Fixes per sim second (default 10; ∞ = every step).
     pub update_rate_hz: f64,
+    /// Whether the entry gives `ref_lat` or `ref_lon`; if not, a world
+    /// with a georeference (an ArMap's `OriginLatLonAlt`) supplies them.
+    pub ref_given: bool,
     /// Latitude of the world's origin, degrees.
     pub ref_lat_deg: f64,
     /// Longitude of the world's origin, degrees.
@@ -89,6 +92,7 @@ impl GpsConfig {
             frame: r.opt("frame", name.to_string())?,
             broadcast_tf: r.opt("broadcast_tf", true)?,
             update_rate_hz: r.opt("update_rate", 10.0)?,
+            ref_given: r.raw("ref_lat").is_some() || r.raw("ref_lon").is_some(),
             ref_lat_deg: r.opt("ref_lat", 0.0)?,
             ref_lon_deg: r.opt("ref_lon", 0.0)?,
             ref_yaw_rad: r.opt("ref_yaw_radians", 0.0)?,

@@ -85,6 +85,9 @@ impl Reference {
 pub struct Gps {
     config: GpsConfig,
     reference: Reference,
+    /// Altitude of the reference point, m (reported as each fix's: the
+    /// world is flat).
+    altitude_m: f64,
     timer: UpdateTimer,
     rng: Xoshiro256PlusPlus,
     noise: Option<Normal<f64>>,
@@ -93,8 +96,10 @@ pub struct Gps {
 }
 
 impl Gps {
-    /// A receiver of a model in `namespace`, its noise drawn from `seed`.
-    pub fn new(config: GpsConfig, namespace: &str, seed: u64) -> Gps {
+    /// A receiver of a model in `namespace`, its noise drawn from `seed`,
+    /// in a world whose origin is at `georeference` (latitude °, longitude
+    /// °, altitude m) if known: the reference when the entry gives none.
+    pub fn new(config: GpsConfig, namespace: &str, seed: u64, georeference: Option<[f64; 3]>) -> Gps {
         let noise = (config.noise_std_dev_m > 0.0)
             .then(|| Normal::new(0.0, config.noise_std_dev_m).expect("validated finite and ≥ 0"));
         let fix = NavSatFix {
@@ -104,8 +109,13 @@ impl Gps {
             position_covariance_type: NavSatFix::COVARIANCE_TYPE_DIAGONAL_KNOWN,
             ..Default::default()
         };
+        let [lat_deg, lon_deg, altitude_m] = match georeference {
+            Some(world) if !config.ref_given => world,
+            _ => [config.ref_lat_deg, config.ref_lon_deg, 0.0],
+        };
         Gps {
-            reference: Reference::new(config.ref_lat_deg, config.ref_lon_deg),
+            reference: Reference::new(lat_deg, lon_deg),
+            altitude_m,
             timer: UpdateTimer::new(config.update_rate_hz),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             noise,
@@ -151,7 +161,7 @@ impl Gps {
         self.fix.header.stamp = stamp.to_ros();
         self.fix.latitude = latitude;
         self.fix.longitude = longitude;
-        self.fix.altitude = 0.0;
+        self.fix.altitude = self.altitude_m;
         &self.fix
     }
 
@@ -237,17 +247,18 @@ mod tests {
 
     #[test]
     fn the_antenna_sits_at_its_origin_on_the_body_and_the_world_turns_by_ref_yaw() {
-        let gps = Gps::new(config("{body: base, origin: [1, 0, 0]}"), "robot1", 7);
+        let gps = Gps::new(config("{body: base, origin: [1, 0, 0]}"), "robot1", 7, None);
         let [e, n] = gps.east_north(Pose2::new(2.0, 3.0, std::f64::consts::FRAC_PI_2));
         assert!((e - 2.0).abs() < 1e-12 && (n - 4.0).abs() < 1e-12, "{e}, {n}");
-        let turned = Gps::new(config("{body: base, ref_yaw_radians: 1.5707963267948966, ref_easting: 100}"), "", 7);
+        let turned =
+            Gps::new(config("{body: base, ref_yaw_radians: 1.5707963267948966, ref_easting: 100}"), "", 7, None);
         let [e, n] = turned.east_north(Pose2::new(1.0, 0.0, 0.0));
         assert!((e - 100.0).abs() < 1e-12 && (n - 1.0).abs() < 1e-12, "{e}, {n}");
     }
 
     #[test]
     fn a_fix_says_where_and_how_sure() {
-        let mut gps = Gps::new(config("{body: base, ref_lat: 45, ref_lon: 10}"), "robot1", 7);
+        let mut gps = Gps::new(config("{body: base, ref_lat: 45, ref_lon: 10}"), "robot1", 7, None);
         let fix = gps.fix(SimTime { nanos: 1_500_000_000 }, Pose2::new(0.0, 0.0, 0.0)).clone();
         assert!((fix.latitude - 45.0).abs() < 1e-12 && (fix.longitude - 10.0).abs() < 1e-12);
         assert_eq!((fix.header.stamp.sec, fix.header.stamp.nanosec), (1, 500_000_000));
@@ -258,8 +269,21 @@ mod tests {
     }
 
     #[test]
+    fn a_world_georeference_is_the_reference_unless_the_entry_names_one() {
+        let map_origin = Some([42.8, -71.5, 30.0]);
+        let mut from_map = Gps::new(config("{body: base}"), "", 7, map_origin);
+        let fix = from_map.fix(SimTime::ZERO, Pose2::new(0.0, 0.0, 0.0)).clone();
+        assert!((fix.latitude - 42.8).abs() < 1e-12 && (fix.longitude + 71.5).abs() < 1e-12, "{fix:?}");
+        assert_eq!(fix.altitude, 30.0);
+        let mut own = Gps::new(config("{body: base, ref_lat: 45}"), "", 7, map_origin);
+        let fix = own.fix(SimTime::ZERO, Pose2::new(0.0, 0.0, 0.0)).clone();
+        assert!((fix.latitude - 45.0).abs() < 1e-12 && fix.longitude.abs() < 1e-12, "the entry's own: {fix:?}");
+        assert_eq!(fix.altitude, 0.0);
+    }
+
+    #[test]
     fn noise_is_seeded_and_as_wide_as_configured() {
-        let noisy = || Gps::new(config("{body: base, noise_std_dev: 2.0}"), "", 42);
+        let noisy = || Gps::new(config("{body: base, noise_std_dev: 2.0}"), "", 42, None);
         let (mut a, mut b) = (noisy(), noisy());
         let metres_per_deg = 1.0 / equator_deg_per_m().0;
         let mut sum_sq = 0.0;

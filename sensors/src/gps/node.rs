@@ -47,7 +47,7 @@ impl NodePlugin for GpsServer {
                 body,
                 namespace: model.namespace.clone(),
                 fix_key,
-                gps: Gps::new(config, &model.namespace, seed),
+                gps: Gps::new(config, &model.namespace, seed, description.georeference),
             });
         }
     }

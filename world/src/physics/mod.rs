@@ -77,6 +77,8 @@ pub struct Physics {
     named_poses: Vec<NamedPose>,
     /// The settings the world was built with, for unloading it.
     settings: WorldSettings,
+    /// Where the world's origin is on Earth (see `WorldDescription`).
+    georeference: Option<[f64; 3]>,
 }
 
 /// What a reset puts back (simulation_interfaces' ResetSimulation scopes
@@ -124,6 +126,7 @@ impl Physics {
             initial_models: spec.models.clone(),
             named_poses: spec.named_poses.clone(),
             settings: spec.settings.clone(),
+            georeference: spec.georeference,
         };
         for model in &spec.models {
             physics.add_model(model.clone())?;
@@ -165,6 +168,7 @@ impl Physics {
             models: Vec::new(),
             world_plugin_types: Vec::new(),
             named_poses: Vec::new(),
+            georeference: None,
         };
         self.replace_world(&empty)
     }
@@ -518,6 +522,7 @@ impl Physics {
             layer_names: self.layer_names.clone(),
             layers: self.layers.clone(),
             models,
+            georeference: self.georeference,
         }
     }
 
