@@ -145,6 +145,28 @@ mod tests {
     }
 
     #[test]
+    fn amrisim_odometry_error_keys_follow_amrisim_rules() {
+        use crate::plugins::odometry::OdomErrorMode;
+        let none = parse("{body: base}").unwrap().odometry.odom_error;
+        assert_eq!(none.mode, OdomErrorMode::None);
+        let e = parse(
+            "{body: base, odom_error_mode: constant, odom_error: [0.01, 0.02, 0.03], odom_error_range_a: [0, 0.1]}",
+        )
+        .unwrap()
+        .odometry
+        .odom_error;
+        // constant: odom_error, or the middle of a range given
+        assert_eq!((e.mode, e.constant), (OdomErrorMode::Constant, [0.01, 0.02, 0.05]));
+        // random: the range given, or ± odom_error
+        assert_eq!(e.ranges, [[-0.01, 0.01], [-0.02, 0.02], [0.0, 0.1]]);
+        let error = |text: &str| parse(text).unwrap_err().message;
+        assert!(error("{body: base, odom_error: [0.01, 0.01, 0.01]}").contains("name a mode"));
+        assert!(error("{body: base, odom_error_mode: random_init}").contains("needs odom_error"));
+        assert!(error("{body: base, odom_error_mode: sometimes, odom_error: [0, 0, 0]}").contains("random_each_update"));
+        assert!(error("{body: base, odom_error_mode: random_init, odom_error_range_x: [1, 0]}").contains("min ≤ max"));
+    }
+
+    #[test]
     fn deceleration_defaults_to_acceleration() {
         let c = parse("{body: base, linear_dynamics: {acceleration_limit: 2.0, velocity_limit: 1.0}}").unwrap();
         assert_eq!(c.linear_dynamics.deceleration_limit, 2.0);

@@ -43,6 +43,36 @@ pub struct OdometryConfig {
     pub odom_twist_covariance: Covariance,
     /// Messages per sim second (∞ = every step).
     pub pub_rate_hz: f64,
+    /// AMRISim's odometry error (a Flotilla addition; none by default, as
+    /// in Flatland).
+    pub odom_error: OdomErrorConfig,
+}
+
+/// How AMRISim picks its odometry error factors (`--odom-error-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OdomErrorMode {
+    /// No error: odometry follows the ground truth (plus Flatland's noise).
+    #[default]
+    None,
+    /// The same factors always: `odom_error`, or the middle of the ranges.
+    Constant,
+    /// Factors drawn once per robot, within the ranges.
+    RandomInit,
+    /// Factors drawn at every update, within the ranges.
+    RandomEachUpdate,
+}
+
+/// AMRISim's odometry error: the pose estimate is integrated from the
+/// robot's motion, each update's motion along x, along y and in heading
+/// scaled by `1 + error` (AMRISim's position model).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct OdomErrorConfig {
+    /// How the factors are picked.
+    pub mode: OdomErrorMode,
+    /// The constant mode's factors (x, y per metre; heading per radian).
+    pub constant: [f64; 3],
+    /// The random modes' ranges, [min, max] per axis.
+    pub ranges: [[f64; 2]; 3],
 }
 
 impl OdometryConfig {
@@ -80,6 +110,7 @@ impl OdometryConfig {
             odom_pose_noise,
             odom_twist_noise,
             pub_rate_hz: r.opt("pub_rate", f64::INFINITY)?,
+            odom_error: read_odom_error(r)?,
         };
         Ok(config)
     }
@@ -100,6 +131,58 @@ impl OdometryConfig {
         }
         Ok(())
     }
+}
+
+/// AMRISim's `odom_error_mode`, `odom_error` ([x, y, a]: symmetric ranges,
+/// or the constant factors) and `odom_error_range_x|y|a` ([min, max]; the
+/// constant mode takes their middle), with AMRISim's names and rules.
+fn read_odom_error(r: &Reader) -> Result<OdomErrorConfig, LoadError> {
+    let mode_name: Option<String> = r.maybe("odom_error_mode")?;
+    let error: Option<Vec<f64>> = match r.raw("odom_error") {
+        Some(_) => Some(r.list("odom_error", Some(3), Some(3))?),
+        None => None,
+    };
+    let mut ranges: [Option<[f64; 2]>; 3] = [None; 3];
+    for (axis, key) in ["odom_error_range_x", "odom_error_range_y", "odom_error_range_a"].into_iter().enumerate() {
+        if r.raw(key).is_some() {
+            let [min, max] = r.array::<2>(key, None)?;
+            if !(min.is_finite() && max.is_finite() && min <= max) {
+                return Err(r.error(format!("\"{key}\" must be [min, max] with min ≤ max, got [{min}, {max}]")));
+            }
+            ranges[axis] = Some([min, max]);
+        }
+    }
+    let mode = match mode_name.as_deref() {
+        None | Some("none") => OdomErrorMode::None,
+        Some("constant") => OdomErrorMode::Constant,
+        Some("random_init") => OdomErrorMode::RandomInit,
+        Some("random_each_update") => OdomErrorMode::RandomEachUpdate,
+        Some(other) => {
+            return Err(r.error(format!(
+                "\"odom_error_mode\" must be none, constant, random_init or random_each_update, got {other:?}"
+            )))
+        }
+    };
+    let given = error.is_some() || ranges.iter().any(Option::is_some);
+    if mode == OdomErrorMode::None && given {
+        return Err(r.error(
+            "odom_error or odom_error_range_* is given but \"odom_error_mode\" is none (the default): name a mode",
+        ));
+    }
+    if mode != OdomErrorMode::None && !given {
+        return Err(r.error("\"odom_error_mode\" needs odom_error or odom_error_range_x|y|a"));
+    }
+    let error = error.unwrap_or_else(|| vec![0.0; 3]);
+    if error.iter().any(|e| !e.is_finite()) {
+        return Err(r.error(format!("\"odom_error\" must be finite, got {error:?}")));
+    }
+    let mut config = OdomErrorConfig { mode, ..OdomErrorConfig::default() };
+    for axis in 0..3 {
+        let e = error[axis];
+        config.ranges[axis] = ranges[axis].unwrap_or([-e.abs(), e.abs()]);
+        config.constant[axis] = ranges[axis].map_or(e, |[min, max]| (min + max) / 2.0);
+    }
+    Ok(config)
 }
 
 /// A 6×6 covariance entry, defaulting to `noise` on the (x, y, yaw) diagonal.

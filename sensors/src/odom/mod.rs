@@ -2,7 +2,10 @@
 //! model: ground truth from the world state, noisy odometry and an
 //! encoder-like twist, as Flatland publishes them.
 
+mod error;
 pub mod node;
+
+pub use error::OdomError;
 
 use flotilla_protocol::geometry::{Pose2, Twist2};
 use flotilla_protocol::names::resolve_frame;
@@ -41,6 +44,8 @@ pub struct Odom {
     /// Noise on x, y, yaw, vx, vy, ω (standard deviations from the variances).
     noise: [Normal<f64>; 6],
     body_frame: String,
+    /// AMRISim's odometry error: the estimate the odometry reports.
+    error: OdomError,
 }
 
 impl Odom {
@@ -60,8 +65,14 @@ impl Odom {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             noise,
             body_frame: resolve_frame(namespace, &config.body),
+            error: OdomError::new(config.odom_error, seed),
             config,
         }
+    }
+
+    /// The odometry error factors in use (x, y per metre; heading per radian).
+    pub fn error_factors(&self) -> [f64; 3] {
+        self.error.factors()
     }
 
     /// The configuration.
@@ -111,12 +122,14 @@ impl Odom {
                 covariance: Covariance::default(),
             },
         };
+        // What odometry believes: the truth, or AMRISim's drifting estimate.
+        let believed = if self.error.is_on() { self.error.update(pose) } else { pose };
         let noisy = [0, 1, 2, 3, 4, 5].map(|i| self.draw(i));
         let odometry = Odometry {
             header: header(&self.config.odom_frame_id),
             child_frame_id: self.body_frame.clone(),
             pose: PoseWithCovariance {
-                pose: pose_msg(pose.x_m + noisy[0], pose.y_m + noisy[1], pose.theta_rad + noisy[2]),
+                pose: pose_msg(believed.x_m + noisy[0], believed.y_m + noisy[1], believed.theta_rad + noisy[2]),
                 covariance: self.config.odom_pose_covariance,
             },
             twist: TwistWithCovariance {
