@@ -100,3 +100,25 @@ async fn acceleration_limit_shapes_the_ramp() {
     assert!(ramp.len() > 50, "a gradual ramp, sampled at 50 Hz: {} samples", ramp.len());
     assert!(stamp_s(&full) - t0 > 1.5, "full speed after about 2 s");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_localization_noise_map_to_odom_moves_on_tf_as_the_robot_drives() {
+    use flotilla_protocol::ros::tf2_msgs::TFMessage;
+    let world = common::config("tests/localization/world.yaml");
+    let sim = Sim::start("localization", &world, &["flotilla-drive", "flotilla-odom"], &[]).await;
+    let mut tf = sim.subscribe::<TFMessage>("/tf").await;
+    let map_to_odom = |m: &TFMessage| {
+        m.transforms.iter().find(|t| t.header.frame_id == "map" && t.child_frame_id == "odom").map(|t| t.transform)
+    };
+    let first = map_to_odom(&tf.until(T, |m| map_to_odom(m).is_some()).await).unwrap();
+    let driving = keep_commanding(&sim, 0.5, 0.0);
+    // after a metre or two of driving, the odometry has drifted and the
+    // localizer's correction with it
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    tf.clear();
+    let later = map_to_odom(&tf.until(T, |m| map_to_odom(m).is_some()).await).unwrap();
+    driving.abort();
+    let moved = (later.translation.x - first.translation.x).hypot(later.translation.y - first.translation.y);
+    assert!(moved > 1e-4, "map → odom moved {moved} m");
+    assert!(moved < 1.0, "and stays a localizer's correction, not a second odometry: {moved} m");
+}

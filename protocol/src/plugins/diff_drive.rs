@@ -63,7 +63,8 @@ impl super::PluginConfig for DiffDriveConfig {
         if odometry.enable_twist_pub {
             topics.push(TopicSpec::publish::<TwistWithCovarianceStamped>(name(&odometry.twist_pub)));
         }
-        if odometry.enable_odom_tf_pub {
+        // odom → base, and map → odom with localization noise on
+        if odometry.enable_odom_tf_pub || odometry.localization.is_some() {
             topics.push(TopicSpec::tf());
         }
         if odometry.enable_map_tf_pub {
@@ -164,6 +165,26 @@ mod tests {
         assert!(error("{body: base, odom_error_mode: random_init}").contains("needs odom_error"));
         assert!(error("{body: base, odom_error_mode: sometimes, odom_error: [0, 0, 0]}").contains("random_each_update"));
         assert!(error("{body: base, odom_error_mode: random_init, odom_error_range_x: [1, 0]}").contains("min ≤ max"));
+    }
+
+    #[test]
+    fn localization_noise_takes_vehicle_dynamics_sims_variances() {
+        let c = parse(
+            "{body: base, enable_odom_tf_pub: false, \
+             localization: {odom_walk_velocity_translation: 0.0025, map_sample_noise_rotation: 0.001}}",
+        )
+        .unwrap();
+        let l = c.odometry.localization.unwrap();
+        assert_eq!((l.odom_walk_velocity_translation, l.odom_walk_velocity_rotation), (0.0025, 0.0));
+        assert_eq!((l.map_sample_noise_translation, l.map_sample_noise_rotation), (0.0, 0.001));
+        let topics = super::super::PluginConfig::topics(&c, "r");
+        assert!(topics.iter().any(|t| t.name == "/tf"), "map → odom goes on tf");
+        let error = |text: &str| parse(text).unwrap_err().message;
+        assert!(error("{body: base, localization: {odom_walk_velocity: 1}}").contains("odom_walk_velocity"));
+        assert!(error("{body: base, localization: {map_sample_noise_rotation: -1}}").contains("variance"));
+        assert!(error("{body: base, localization: {}, enable_map_tf_pub: true}").contains("enable_map_tf_pub"));
+        assert!(error("{body: base, localization: {}, odom_error_mode: constant, odom_error: [0, 0, 0]}")
+            .contains("choose one"));
     }
 
     #[test]

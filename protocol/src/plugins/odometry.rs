@@ -46,6 +46,25 @@ pub struct OdometryConfig {
     /// AMRISim's odometry error (a Flotilla addition; none by default, as
     /// in Flatland).
     pub odom_error: OdomErrorConfig,
+    /// vehicle_dynamics_sim's localization noise (a Flotilla addition; none
+    /// by default).
+    pub localization: Option<LocalizationConfig>,
+}
+
+/// vehicle_dynamics_sim's localization noise, with its parameter names:
+/// odometry drifting as a random walk with the distance travelled, and a
+/// localizer's map → base estimate sampled around the truth; map → odom
+/// then moves as a real localizer's does. All variances.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LocalizationConfig {
+    /// Drift of x and y per metre travelled, m²/m.
+    pub odom_walk_velocity_translation: f64,
+    /// Drift of the heading per metre travelled, rad²/m.
+    pub odom_walk_velocity_rotation: f64,
+    /// Noise density of the map → base estimate's x and y, m²/s.
+    pub map_sample_noise_translation: f64,
+    /// Noise density of its heading, rad²/s.
+    pub map_sample_noise_rotation: f64,
 }
 
 /// How AMRISim picks its odometry error factors (`--odom-error-mode`).
@@ -111,7 +130,19 @@ impl OdometryConfig {
             odom_twist_noise,
             pub_rate_hz: r.opt("pub_rate", f64::INFINITY)?,
             odom_error: read_odom_error(r)?,
+            localization: read_localization(r)?,
         };
+        if config.localization.is_some() && config.odom_error.mode != OdomErrorMode::None {
+            return Err(
+                r.error("\"localization\" and \"odom_error_mode\" both make the odometry drift: choose one of them")
+            );
+        }
+        if config.localization.is_some() && config.enable_map_tf_pub {
+            return Err(r.error(
+                "\"localization\" publishes map → odom itself (on tf, as a localizer does): leave \
+                 \"enable_map_tf_pub\" off",
+            ));
+        }
         Ok(config)
     }
 
@@ -183,6 +214,31 @@ fn read_odom_error(r: &Reader) -> Result<OdomErrorConfig, LoadError> {
         config.constant[axis] = ranges[axis].map_or(e, |[min, max]| (min + max) / 2.0);
     }
     Ok(config)
+}
+
+/// The optional `localization` map (vehicle_dynamics_sim's names; each
+/// variance defaults to 0).
+fn read_localization(r: &Reader) -> Result<Option<LocalizationConfig>, LoadError> {
+    let entity = format!("{} \"localization\"", r.entity());
+    let Some(l) = r.sub("localization", entity)? else { return Ok(None) };
+    let config = LocalizationConfig {
+        odom_walk_velocity_translation: l.opt("odom_walk_velocity_translation", 0.0)?,
+        odom_walk_velocity_rotation: l.opt("odom_walk_velocity_rotation", 0.0)?,
+        map_sample_noise_translation: l.opt("map_sample_noise_translation", 0.0)?,
+        map_sample_noise_rotation: l.opt("map_sample_noise_rotation", 0.0)?,
+    };
+    l.finish()?;
+    for (key, value) in [
+        ("odom_walk_velocity_translation", config.odom_walk_velocity_translation),
+        ("odom_walk_velocity_rotation", config.odom_walk_velocity_rotation),
+        ("map_sample_noise_translation", config.map_sample_noise_translation),
+        ("map_sample_noise_rotation", config.map_sample_noise_rotation),
+    ] {
+        if !value.is_finite() || value < 0.0 {
+            return Err(l.error(format!("\"{key}\" is a variance: it must be finite and ≥ 0, got {value}")));
+        }
+    }
+    Ok(Some(config))
 }
 
 /// A 6×6 covariance entry, defaulting to `noise` on the (x, y, yaw) diagonal.

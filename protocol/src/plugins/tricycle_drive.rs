@@ -85,11 +85,16 @@ impl super::PluginConfig for TricycleDriveConfig {
     }
     fn topics(&self, namespace: &str) -> Vec<TopicSpec> {
         let name = |topic: &str| resolve_topic(namespace, topic);
-        vec![
+        let mut topics = vec![
             TopicSpec::subscribe::<Twist>(name(&self.twist_sub)),
             TopicSpec::publish::<Odometry>(name(&self.odometry.odom_pub)),
             TopicSpec::publish::<Odometry>(name(&self.odometry.ground_truth_pub)),
-        ]
+        ];
+        // map → odom, with localization noise on
+        if self.odometry.localization.is_some() {
+            topics.push(TopicSpec::tf());
+        }
+        topics
     }
 }
 

@@ -3,9 +3,11 @@
 //! encoder-like twist, as Flatland publishes them.
 
 mod error;
+mod localization;
 pub mod node;
 
 pub use error::OdomError;
+pub use localization::{Estimates, Localization};
 
 use flotilla_protocol::geometry::{Pose2, Twist2};
 use flotilla_protocol::names::resolve_frame;
@@ -34,6 +36,9 @@ pub struct OdomOutput {
     pub twist: TwistWithCovarianceStamped,
     /// odom → body, from the noisy odometry.
     pub transform: TransformStamped,
+    /// map → odom, the localizer's correction, with vehicle_dynamics_sim's
+    /// localization noise on (else map → odom is fixed).
+    pub map_to_odom: Option<TransformStamped>,
 }
 
 /// One drive instance's odometry.
@@ -46,6 +51,8 @@ pub struct Odom {
     body_frame: String,
     /// AMRISim's odometry error: the estimate the odometry reports.
     error: OdomError,
+    /// vehicle_dynamics_sim's localization noise, when on.
+    localization: Option<Localization>,
 }
 
 impl Odom {
@@ -66,6 +73,7 @@ impl Odom {
             noise,
             body_frame: resolve_frame(namespace, &config.body),
             error: OdomError::new(config.odom_error, seed),
+            localization: config.localization.map(|l| Localization::new(l, seed)),
             config,
         }
     }
@@ -122,8 +130,13 @@ impl Odom {
                 covariance: Covariance::default(),
             },
         };
-        // What odometry believes: the truth, or AMRISim's drifting estimate.
-        let believed = if self.error.is_on() { self.error.update(pose) } else { pose };
+        // What odometry believes: the truth, or a drifting estimate.
+        let localized = self.localization.as_mut().map(|l| l.update(pose, stamp.nanos));
+        let believed = match localized {
+            Some(estimates) => estimates.odometry,
+            None if self.error.is_on() => self.error.update(pose),
+            None => pose,
+        };
         let noisy = [0, 1, 2, 3, 4, 5].map(|i| self.draw(i));
         let odometry = Odometry {
             header: header(&self.config.odom_frame_id),
@@ -154,7 +167,15 @@ impl Odom {
                 rotation: p.orientation,
             },
         };
-        OdomOutput { ground_truth, odometry, twist: twist_out, transform }
+        let map_to_odom = localized.map(|e| TransformStamped {
+            header: header(&self.config.ground_truth_frame_id),
+            child_frame_id: self.config.odom_frame_id.clone(),
+            transform: Transform {
+                translation: Vector3 { x: e.map_to_odom.x_m, y: e.map_to_odom.y_m, z: 0.0 },
+                rotation: Quaternion::from_yaw(e.map_to_odom.theta_rad),
+            },
+        });
+        OdomOutput { ground_truth, odometry, twist: twist_out, transform, map_to_odom }
     }
 }
 
@@ -191,6 +212,30 @@ mod tests {
         // zero noise: odometry equals ground truth
         assert_eq!(out.odometry.pose.pose, out.ground_truth.pose.pose);
         assert_eq!(out.transform.child_frame_id, "r1_base");
+    }
+
+    #[test]
+    fn with_localization_noise_map_to_odom_follows_the_drifting_odometry() {
+        let mut o = odom(
+            "{body: base, pub_rate: 50, localization: {odom_walk_velocity_translation: 0.01, \
+             odom_walk_velocity_rotation: 0.001, map_sample_noise_translation: 0.00001}}",
+            3,
+        );
+        let mut last = None;
+        for k in 0..500u64 {
+            let truth = Pose2::new(k as f64 * 0.02, 0.0, 0.0);
+            last = Some((truth, o.update(SimTime { nanos: k * 20_000_000 }, truth, Twist2::default())));
+        }
+        let (truth, out) = last.unwrap();
+        let odom = &out.odometry.pose.pose;
+        let drifted = (odom.position.x - truth.x_m).hypot(odom.position.y - truth.y_m);
+        assert!(drifted > 1e-3, "10 m of travel drifts the odometry: {drifted} m");
+        // map → odom ∘ odom → base is the localizer's estimate: near the truth
+        let m = out.map_to_odom.expect("map → odom published");
+        assert_eq!((m.header.frame_id.as_str(), m.child_frame_id.as_str()), ("map", "odom"));
+        let map_to_odom = Pose2::new(m.transform.translation.x, m.transform.translation.y, m.transform.rotation.yaw());
+        let base = map_to_odom.compose(&Pose2::new(odom.position.x, odom.position.y, odom.orientation.yaw()));
+        assert!((base.x_m - truth.x_m).abs() < 0.1 && (base.y_m - truth.y_m).abs() < 0.1, "{base:?} vs {truth:?}");
     }
 
     #[test]

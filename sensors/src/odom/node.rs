@@ -103,6 +103,7 @@ impl NodePlugin for OdomServer {
             if config.enable_odom_tf_pub {
                 transforms.push(output.transform);
             }
+            transforms.extend(output.map_to_odom);
         }
         if !transforms.is_empty() && out.wants(&self.tf_key) {
             out.put(self.tf_key.clone(), ros::encode(&TFMessage { transforms }));
