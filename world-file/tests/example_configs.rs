@@ -19,6 +19,7 @@ fn every_example_world_loads() {
         "tests/room/annex.world.yaml",
         "tests/tricycle/world.yaml",
         "tests/localization/world.yaml",
+        "pioneer/world.yaml",
         "tests/determinism/world.yaml",
         "tests/gps/world.yaml",
         "tests/imu/world.yaml",
