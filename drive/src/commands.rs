@@ -4,30 +4,46 @@
 
 use std::collections::VecDeque;
 
-/// A command's two numbers: `linear.x` and `angular.z` of the Twist.
-pub type Command = (f64, f64);
+/// A command's numbers: `linear.x` and `angular.z` of the Twist, or
+/// `linear.x`, `linear.y` and `angular.z` for a drive that moves sideways.
+pub trait Command: Copy + Default {
+    /// Whether every number is finite (a NaN command is refused).
+    fn is_finite(&self) -> bool;
+}
+
+impl Command for (f64, f64) {
+    fn is_finite(&self) -> bool {
+        self.0.is_finite() && self.1.is_finite()
+    }
+}
+
+impl Command for [f64; 3] {
+    fn is_finite(&self) -> bool {
+        self.iter().all(|v| v.is_finite())
+    }
+}
 
 /// Commands waiting to take effect, and the one in force.
 #[derive(Debug, Clone)]
-pub struct Commands {
+pub struct Commands<C = (f64, f64)> {
     timeout_ns: Option<u64>,
     /// The command in force.
-    target: Command,
+    target: C,
     commanded_at_ns: Option<u64>,
     /// Commands not yet in force: (apply after this sim time, command).
-    queued: VecDeque<(u64, Command)>,
+    queued: VecDeque<(u64, C)>,
 }
 
-impl Commands {
+impl<C: Command> Commands<C> {
     /// Most commands waiting to take effect; older ones are dropped first.
     pub const MAX_QUEUED: usize = 64;
 
     /// No command yet (the target is zero); a command goes stale
     /// `timeout_s` sim seconds after it took effect (0: never).
-    pub fn new(timeout_s: f64) -> Commands {
+    pub fn new(timeout_s: f64) -> Commands<C> {
         Commands {
             timeout_ns: (timeout_s > 0.0).then(|| (timeout_s * 1e9).round() as u64),
-            target: (0.0, 0.0),
+            target: C::default(),
             commanded_at_ns: None,
             queued: VecDeque::new(),
         }
@@ -35,8 +51,8 @@ impl Commands {
 
     /// Queues a command that takes effect at the first step whose sim time
     /// is after `apply_after_ns`. Non-finite commands are refused (false).
-    pub fn push(&mut self, command: Command, apply_after_ns: u64) -> bool {
-        if !(command.0.is_finite() && command.1.is_finite()) {
+    pub fn push(&mut self, command: C, apply_after_ns: u64) -> bool {
+        if !command.is_finite() {
             return false;
         }
         if self.queued.len() >= Self::MAX_QUEUED {
@@ -58,7 +74,7 @@ impl Commands {
     }
 
     /// Puts `command` in force from `now_ns`.
-    pub fn set(&mut self, command: Command, now_ns: u64) {
+    pub fn set(&mut self, command: C, now_ns: u64) {
         self.target = command;
         self.commanded_at_ns = Some(now_ns);
     }
@@ -72,7 +88,7 @@ impl Commands {
     }
 
     /// The command in force at `now_ns`, `None` once stale.
-    pub fn target(&self, now_ns: u64) -> Option<Command> {
+    pub fn target(&self, now_ns: u64) -> Option<C> {
         (!self.is_stale(now_ns)).then_some(self.target)
     }
 }

@@ -10,8 +10,10 @@
 //!
 //! Dependencies: only the workspace's core set.
 
+pub mod actuators;
 pub mod commands;
 pub mod diff_drive;
 pub mod limits;
 pub mod server;
 pub mod tricycle;
+pub mod vehicle;

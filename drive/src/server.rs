@@ -25,16 +25,18 @@ use std::collections::BTreeMap;
 use flotilla_node_kit::runtime::{Answering, BadInput, NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::drive_to_world::BodyCommand;
-use flotilla_protocol::names::resolve_topic;
+use flotilla_protocol::names::{resolve_frame, resolve_topic};
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
+use flotilla_protocol::plugins::vehicle::VehicleConfig;
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
 use flotilla_protocol::ros::{self, CdrError};
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use crate::diff_drive::{DiffDrive, DriveOutput};
 use crate::tricycle::Tricycle;
+use crate::vehicle::Vehicle;
 
 /// One served drive instance.
 #[derive(Debug)]
@@ -43,6 +45,8 @@ struct Served {
     body: BodyId,
     /// Its model.
     model: Model,
+    /// Where a vehicle publishes the velocity it reached, and in which frame.
+    twist_actual: Option<(String, String)>,
 }
 
 /// The drive models served.
@@ -50,6 +54,7 @@ struct Served {
 enum Model {
     Diff(DiffDrive),
     Tricycle(Box<Tricycle>),
+    Vehicle(Box<Vehicle>),
 }
 
 impl Model {
@@ -57,6 +62,7 @@ impl Model {
         match self {
             Model::Diff(_) => "DiffDrive",
             Model::Tricycle(_) => "TricycleDrive",
+            Model::Vehicle(_) => "VehicleDynamics",
         }
     }
 }
@@ -65,6 +71,7 @@ impl Model {
 enum Wanted {
     Diff(Box<DiffDriveConfig>),
     Tricycle(Box<TricycleDriveConfig>),
+    Vehicle(Box<VehicleConfig>),
 }
 
 impl Served {
@@ -86,25 +93,34 @@ impl Served {
                 self.body_command(out)
             }
             Model::Tricycle(tricycle) => tricycle.step(self.body, now_ns, dt_s),
+            Model::Vehicle(vehicle) => vehicle.step(self.body, now_ns, dt_s),
         }
     }
 
-    /// Queues a command (`linear.x`, `angular.z`) in force after `apply_after_ns`.
-    fn command(&mut self, linear: f64, angular: f64, apply_after_ns: u64) {
+    /// Queues a command in force after `apply_after_ns`.
+    fn command(&mut self, twist: &Twist, apply_after_ns: u64) {
+        let (linear, angular) = (twist.linear.x, twist.angular.z);
         match &mut self.model {
             Model::Diff(drive) => drive.command(linear, angular, apply_after_ns),
             Model::Tricycle(tricycle) => tricycle.command(linear, angular, apply_after_ns),
+            Model::Vehicle(vehicle) => vehicle.command([linear, twist.linear.y, angular], apply_after_ns),
         };
     }
 
-    /// A command folded into the last step, for the world's next step.
-    fn command_now(&mut self, linear: f64, angular: f64) -> Option<BodyCommand> {
+    /// A command folded into the last step, for the world's next step (a
+    /// vehicle's actuators take commands at steps only: its is queued).
+    fn command_now(&mut self, twist: &Twist, now_ns: u64) -> Option<BodyCommand> {
+        let (linear, angular) = (twist.linear.x, twist.angular.z);
         match &mut self.model {
             Model::Diff(drive) => {
                 let out = drive.command_now(linear, angular)?;
                 Some(self.body_command(out))
             }
             Model::Tricycle(tricycle) => tricycle.command_now(self.body, linear, angular),
+            Model::Vehicle(_) => {
+                self.command(twist, now_ns);
+                None
+            }
         }
     }
 }
@@ -132,7 +148,7 @@ impl NodePlugin for DriveServer {
     }
 
     fn also_serves(&self) -> &'static [Role] {
-        &[TricycleDriveConfig::DRIVE_ROLE]
+        &[TricycleDriveConfig::DRIVE_ROLE, VehicleConfig::DRIVE_ROLE]
     }
 
     /// Keeps the state of instances that still drive the same body, and
@@ -147,19 +163,31 @@ impl NodePlugin for DriveServer {
             let twist_sub = c.config.twist_sub.clone();
             (c.model, c.key, c.body, twist_sub, Wanted::Tricycle(Box::new(c.config)))
         });
-        let wanted: Vec<_> = diff_drives.chain(tricycles).collect();
+        let vehicles = rebuild.configured::<VehicleConfig>().into_iter().map(|c| {
+            let twist_sub = c.config.twist_sub.clone();
+            (c.model, c.key, c.body, twist_sub, Wanted::Vehicle(Box::new(c.config)))
+        });
+        let wanted: Vec<_> = diff_drives.chain(tricycles).chain(vehicles).collect();
         for (model, key, body, twist_sub, config) in wanted {
             let topic = rebuild.keys.ros(&resolve_topic(&model.namespace, &twist_sub));
             rebuild.subscribe(topic.clone(), key.clone());
             let served = match old.remove(&key) {
                 Some(existing) if existing.body == body => existing,
                 _ => {
+                    let twist_actual = match &config {
+                        Wanted::Vehicle(c) => Some((
+                            rebuild.keys.ros(&resolve_topic(&model.namespace, &c.twist_actual_pub)),
+                            resolve_frame(&model.namespace, &c.body),
+                        )),
+                        _ => None,
+                    };
                     let model = match config {
                         Wanted::Diff(config) => Model::Diff(DiffDrive::new(&config)),
                         Wanted::Tricycle(config) => Model::Tricycle(Box::new(Tricycle::new(&config))),
+                        Wanted::Vehicle(config) => Model::Vehicle(Box::new(Vehicle::new(&config))),
                     };
                     tracing::info!("serving {} {key}: cmd_vel on {topic}", model.plugin_type());
-                    Served { body, model }
+                    Served { body, model, twist_actual }
                 }
             };
             self.instances.insert(key, served);
@@ -184,12 +212,25 @@ impl NodePlugin for DriveServer {
         for served in self.instances.values_mut() {
             commands.push(served.step(self.now_ns, dt_s));
         }
+        // A vehicle's velocity reached (vehicle_dynamics_sim's twist_actual).
+        let stamp = state.time.to_ros();
+        for served in self.instances.values() {
+            let (Model::Vehicle(vehicle), Some((key, frame))) = (&served.model, &served.twist_actual) else { continue };
+            if out.wants(key) {
+                let [vx, vy, wz] = vehicle.actual();
+                let mut twist = TwistStamped::default();
+                twist.header.stamp = stamp;
+                twist.header.frame_id = frame.clone();
+                (twist.twist.linear.x, twist.twist.linear.y, twist.twist.angular.z) = (vx, vy, wz);
+                out.put(key.clone(), ros::encode(&twist));
+            }
+        }
     }
 
     /// A `cmd_vel` for instance `tag`.
     fn on_input(&mut self, tag: &str, payload: &[u8], out: &mut Outbox) -> Result<(), BadInput> {
         let (twist, stamp_ns) = decode_cmd_vel(payload)?;
-        if !(twist.linear.x.is_finite() && twist.angular.z.is_finite()) {
+        if !(twist.linear.x.is_finite() && twist.linear.y.is_finite() && twist.angular.z.is_finite()) {
             return Err(BadInput(format!("non-finite command {twist:?}")));
         }
         let Some(served) = self.instances.get_mut(tag) else { return Ok(()) };
@@ -201,11 +242,11 @@ impl NodePlugin for DriveServer {
             stamp_ns.is_none() && self.clock.is_some_and(|c| matches!(c, ClockMode::Realtime | ClockMode::External));
         match (at_once, self.last_step) {
             (true, Some(step)) => {
-                if let Some(command) = served.command_now(twist.linear.x, twist.angular.z) {
+                if let Some(command) = served.command_now(&twist, self.now_ns) {
                     out.actuate(step).push(command);
                 }
             }
-            _ => served.command(twist.linear.x, twist.angular.z, stamp_ns.unwrap_or(self.now_ns)),
+            _ => served.command(&twist, stamp_ns.unwrap_or(self.now_ns)),
         }
         Ok(())
     }

@@ -20,6 +20,7 @@ fn every_example_world_loads() {
         "tests/tricycle/world.yaml",
         "tests/localization/world.yaml",
         "pioneer/world.yaml",
+        "tests/vehicle/world.yaml",
         "tests/determinism/world.yaml",
         "tests/gps/world.yaml",
         "tests/imu/world.yaml",

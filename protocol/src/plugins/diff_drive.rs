@@ -9,8 +9,7 @@ use super::registry::{Role, TopicSpec};
 use super::{check_topic, PluginContext};
 use crate::config::LoadError;
 use crate::names::resolve_topic;
-use crate::ros::geometry_msgs::{Twist, TwistWithCovarianceStamped};
-use crate::ros::nav_msgs::Odometry;
+use crate::ros::geometry_msgs::Twist;
 
 /// Default `cmd_vel_timeout`: a robot stops when it has heard no command for
 /// half a simulated second (Nav2 and teleop publish at 10–20 Hz).
@@ -53,23 +52,8 @@ impl super::PluginConfig for DiffDriveConfig {
         &self.body
     }
     fn topics(&self, namespace: &str) -> Vec<TopicSpec> {
-        let name = |topic: &str| resolve_topic(namespace, topic);
-        let odometry = &self.odometry;
-        let mut topics = vec![TopicSpec::subscribe::<Twist>(name(&self.twist_sub))];
-        if odometry.enable_odom_pub {
-            topics.push(TopicSpec::publish::<Odometry>(name(&odometry.odom_pub)));
-            topics.push(TopicSpec::publish::<Odometry>(name(&odometry.ground_truth_pub)));
-        }
-        if odometry.enable_twist_pub {
-            topics.push(TopicSpec::publish::<TwistWithCovarianceStamped>(name(&odometry.twist_pub)));
-        }
-        // odom → base, and map → odom with localization noise on
-        if odometry.enable_odom_tf_pub || odometry.localization.is_some() {
-            topics.push(TopicSpec::tf());
-        }
-        if odometry.enable_map_tf_pub {
-            topics.push(TopicSpec::tf_static());
-        }
+        let mut topics = vec![TopicSpec::subscribe::<Twist>(resolve_topic(namespace, &self.twist_sub))];
+        topics.extend(self.odometry.topics(namespace));
         topics
     }
 }

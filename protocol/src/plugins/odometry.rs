@@ -2,8 +2,12 @@
 //! (DiffDrive, TricycleDrive): frames, topics, noise, covariances, rate and
 //! which messages go out. `flotilla-odom` serves it.
 
+use super::registry::TopicSpec;
 use super::{check_rate, check_topic};
 use crate::config::{LoadError, Reader};
+use crate::names::resolve_topic;
+use crate::ros::geometry_msgs::TwistWithCovarianceStamped;
+use crate::ros::nav_msgs::Odometry;
 use crate::ros::Covariance;
 
 /// The odometry side of a drive plugin.
@@ -95,6 +99,28 @@ pub struct OdomErrorConfig {
 }
 
 impl OdometryConfig {
+    /// The topics `flotilla-odom` publishes for a model in `namespace`:
+    /// odometry and ground truth, the twist, tf (odom → base, and map →
+    /// odom with localization noise on) and tf_static (map → odom fixed).
+    pub fn topics(&self, namespace: &str) -> Vec<TopicSpec> {
+        let name = |topic: &str| resolve_topic(namespace, topic);
+        let mut topics = Vec::new();
+        if self.enable_odom_pub {
+            topics.push(TopicSpec::publish::<Odometry>(name(&self.odom_pub)));
+            topics.push(TopicSpec::publish::<Odometry>(name(&self.ground_truth_pub)));
+        }
+        if self.enable_twist_pub {
+            topics.push(TopicSpec::publish::<TwistWithCovarianceStamped>(name(&self.twist_pub)));
+        }
+        if self.enable_odom_tf_pub || self.localization.is_some() {
+            topics.push(TopicSpec::tf());
+        }
+        if self.enable_map_tf_pub {
+            topics.push(TopicSpec::tf_static());
+        }
+        topics
+    }
+
     /// Reads the odometry entries of a `plugin_type` entry for `body`: those
     /// every Flatland drive has (frames, topics, noise, covariances,
     /// `pub_rate`), and with `diff_drive_entries` DiffDrive's own

@@ -186,6 +186,7 @@ pub const REGISTRY: &[PluginType] = &[
     PluginType::of::<super::model_tf_publisher::ModelTfPublisherConfig>(),
     PluginType::of::<super::sonar::SonarConfig>(),
     PluginType::of::<super::tricycle_drive::TricycleDriveConfig>(),
+    PluginType::of::<super::vehicle::VehicleConfig>(),
 ];
 
 /// A model every registered type's example entry is valid in (the

@@ -20,7 +20,6 @@ use crate::config::{LoadError, Reader};
 use crate::description::{JointDescription, JointKind};
 use crate::names::resolve_topic;
 use crate::ros::geometry_msgs::Twist;
-use crate::ros::nav_msgs::Odometry;
 
 /// How far an anchor may be from where Flatland wants it, m.
 const ANCHOR_TOLERANCE_M: f64 = 1e-5;
@@ -84,16 +83,8 @@ impl super::PluginConfig for TricycleDriveConfig {
         &self.body
     }
     fn topics(&self, namespace: &str) -> Vec<TopicSpec> {
-        let name = |topic: &str| resolve_topic(namespace, topic);
-        let mut topics = vec![
-            TopicSpec::subscribe::<Twist>(name(&self.twist_sub)),
-            TopicSpec::publish::<Odometry>(name(&self.odometry.odom_pub)),
-            TopicSpec::publish::<Odometry>(name(&self.odometry.ground_truth_pub)),
-        ];
-        // map → odom, with localization noise on
-        if self.odometry.localization.is_some() {
-            topics.push(TopicSpec::tf());
-        }
+        let mut topics = vec![TopicSpec::subscribe::<Twist>(resolve_topic(namespace, &self.twist_sub))];
+        topics.extend(self.odometry.topics(namespace));
         topics
     }
 }

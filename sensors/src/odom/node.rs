@@ -1,11 +1,12 @@
-//! The odometry node's logic: every selected `DiffDrive` and
-//! `TricycleDrive` instance's odometry, ground truth, twist and odom → body
+//! The odometry node's logic: every selected `DiffDrive`, `TricycleDrive`
+//! and `VehicleDynamics` instance's odometry, ground truth, twist and odom → body
 //! transform (each as its plugin type publishes them).
 
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
+use flotilla_protocol::plugins::vehicle::VehicleConfig;
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
@@ -37,7 +38,7 @@ impl NodePlugin for OdomServer {
     }
 
     fn also_serves(&self) -> &'static [Role] {
-        &[TricycleDriveConfig::ODOM_ROLE]
+        &[TricycleDriveConfig::ODOM_ROLE, VehicleConfig::ODOM_ROLE]
     }
 
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
@@ -52,7 +53,11 @@ impl NodePlugin for OdomServer {
             .configured::<TricycleDriveConfig>()
             .into_iter()
             .map(|c| (c.model, c.plugin, c.key, c.body, c.config.odometry()));
-        for (model, plugin, key, body, config) in diff_drives.chain(tricycles) {
+        let vehicles = rebuild
+            .configured::<VehicleConfig>()
+            .into_iter()
+            .map(|c| (c.model, c.plugin, c.key, c.body, c.config.odometry()));
+        for (model, plugin, key, body, config) in diff_drives.chain(tricycles).chain(vehicles) {
             if let Some(pos) = old.iter().position(|i| i.key == key && i.body == body && *i.odom.config() == config) {
                 self.instances.push(old.swap_remove(pos));
                 continue;
