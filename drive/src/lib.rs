@@ -16,4 +16,5 @@ pub mod diff_drive;
 pub mod limits;
 pub mod server;
 pub mod tricycle;
+pub mod tween;
 pub mod vehicle;

@@ -25,17 +25,21 @@ use std::collections::BTreeMap;
 use flotilla_node_kit::runtime::{Answering, BadInput, NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::drive_to_world::BodyCommand;
+use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::names::{resolve_frame, resolve_topic};
 use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
+use flotilla_protocol::plugins::tween::TweenConfig;
 use flotilla_protocol::plugins::vehicle::VehicleConfig;
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
+use flotilla_protocol::ros::std_msgs::Bool;
 use flotilla_protocol::ros::{self, CdrError};
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use crate::diff_drive::{DiffDrive, DriveOutput};
 use crate::tricycle::Tricycle;
+use crate::tween::Tween;
 use crate::vehicle::Vehicle;
 
 /// One served drive instance.
@@ -55,6 +59,7 @@ enum Model {
     Diff(DiffDrive),
     Tricycle(Box<Tricycle>),
     Vehicle(Box<Vehicle>),
+    Tween(Box<Tween>),
 }
 
 impl Model {
@@ -63,6 +68,7 @@ impl Model {
             Model::Diff(_) => "DiffDrive",
             Model::Tricycle(_) => "TricycleDrive",
             Model::Vehicle(_) => "VehicleDynamics",
+            Model::Tween(_) => "Tween",
         }
     }
 }
@@ -72,6 +78,8 @@ enum Wanted {
     Diff(Box<DiffDriveConfig>),
     Tricycle(Box<TricycleDriveConfig>),
     Vehicle(Box<VehicleConfig>),
+    /// A tween, and where its body starts.
+    Tween(Box<TweenConfig>, Pose2),
 }
 
 impl Served {
@@ -85,16 +93,23 @@ impl Served {
         }
     }
 
-    /// Advances the model by one step: the body's velocity for the next.
-    fn step(&mut self, now_ns: u64, dt_s: f64) -> BodyCommand {
-        match &mut self.model {
+    /// Advances the model by one step of `state`: the body's velocity for
+    /// the next (`None` for a tween whose body is not in the state).
+    fn step(&mut self, state: &WorldState, now_ns: u64, dt_s: f64) -> Option<BodyCommand> {
+        if let Model::Tween(tween) = &mut self.model {
+            // bodies are sorted by id in the state
+            let i = state.bodies.binary_search_by_key(&self.body, |b| b.id).ok()?;
+            return Some(tween.step(self.body, state.bodies[i].pose, dt_s));
+        }
+        Some(match &mut self.model {
             Model::Diff(drive) => {
                 let out = drive.step(now_ns, dt_s);
                 self.body_command(out)
             }
             Model::Tricycle(tricycle) => tricycle.step(self.body, now_ns, dt_s),
             Model::Vehicle(vehicle) => vehicle.step(self.body, now_ns, dt_s),
-        }
+            Model::Tween(_) => unreachable!("stepped above"),
+        })
     }
 
     /// Queues a command in force after `apply_after_ns`.
@@ -104,6 +119,7 @@ impl Served {
             Model::Diff(drive) => drive.command(linear, angular, apply_after_ns),
             Model::Tricycle(tricycle) => tricycle.command(linear, angular, apply_after_ns),
             Model::Vehicle(vehicle) => vehicle.command([linear, twist.linear.y, angular], apply_after_ns),
+            Model::Tween(_) => false, // a tween takes no cmd_vel
         };
     }
 
@@ -121,12 +137,16 @@ impl Served {
                 self.command(twist, now_ns);
                 None
             }
+            Model::Tween(_) => None,
         }
     }
 }
 
-/// Serves `DiffDrive` and `TricycleDrive` plugin instances: `cmd_vel` in,
-/// actuations out.
+/// The tag suffix of a tween's trigger input.
+const TRIGGER_TAG: &str = "#trigger";
+
+/// Serves `DiffDrive`, `TricycleDrive`, `VehicleDynamics` and `Tween`
+/// plugin instances: `cmd_vel` (or a tween's trigger) in, actuations out.
 #[derive(Debug, Default)]
 pub struct DriveServer {
     /// Served instances by key (`model/plugin`).
@@ -148,7 +168,7 @@ impl NodePlugin for DriveServer {
     }
 
     fn also_serves(&self) -> &'static [Role] {
-        &[TricycleDriveConfig::DRIVE_ROLE, VehicleConfig::DRIVE_ROLE]
+        &[TricycleDriveConfig::DRIVE_ROLE, VehicleConfig::DRIVE_ROLE, TweenConfig::ROLE]
     }
 
     /// Keeps the state of instances that still drive the same body, and
@@ -167,10 +187,20 @@ impl NodePlugin for DriveServer {
             let twist_sub = c.config.twist_sub.clone();
             (c.model, c.key, c.body, twist_sub, Wanted::Vehicle(Box::new(c.config)))
         });
-        let wanted: Vec<_> = diff_drives.chain(tricycles).chain(vehicles).collect();
-        for (model, key, body, twist_sub, config) in wanted {
-            let topic = rebuild.keys.ros(&resolve_topic(&model.namespace, &twist_sub));
-            rebuild.subscribe(topic.clone(), key.clone());
+        let tweens = rebuild.configured::<TweenConfig>().into_iter().map(|c| {
+            let start = c.model.body(&c.config.body).map_or(Pose2::default(), |b| b.pose);
+            let trigger = c.config.trigger_topic.clone();
+            (c.model, c.key, c.body, trigger, Wanted::Tween(Box::new(c.config), start))
+        });
+        let wanted: Vec<_> = diff_drives.chain(tricycles).chain(vehicles).chain(tweens).collect();
+        for (model, key, body, input_topic, config) in wanted {
+            let topic = rebuild.keys.ros(&resolve_topic(&model.namespace, &input_topic));
+            match &config {
+                // A tween's only input is its trigger, when it has one.
+                Wanted::Tween(..) if input_topic.is_empty() => {}
+                Wanted::Tween(..) => rebuild.subscribe(topic.clone(), format!("{key}{TRIGGER_TAG}")),
+                _ => rebuild.subscribe(topic.clone(), key.clone()),
+            }
             let served = match old.remove(&key) {
                 Some(existing) if existing.body == body => existing,
                 _ => {
@@ -185,6 +215,7 @@ impl NodePlugin for DriveServer {
                         Wanted::Diff(config) => Model::Diff(DiffDrive::new(&config)),
                         Wanted::Tricycle(config) => Model::Tricycle(Box::new(Tricycle::new(&config))),
                         Wanted::Vehicle(config) => Model::Vehicle(Box::new(Vehicle::new(&config))),
+                        Wanted::Tween(config, start) => Model::Tween(Box::new(Tween::new(*config, start))),
                     };
                     tracing::info!("serving {} {key}: cmd_vel on {topic}", model.plugin_type());
                     Served { body, model, twist_actual }
@@ -210,7 +241,7 @@ impl NodePlugin for DriveServer {
         let dt_s = state.step_ns as f64 * 1e-9;
         let commands = out.actuate(state.step);
         for served in self.instances.values_mut() {
-            commands.push(served.step(self.now_ns, dt_s));
+            commands.extend(served.step(state, self.now_ns, dt_s));
         }
         // A vehicle's velocity reached (vehicle_dynamics_sim's twist_actual).
         let stamp = state.time.to_ros();
@@ -229,6 +260,13 @@ impl NodePlugin for DriveServer {
 
     /// A `cmd_vel` for instance `tag`.
     fn on_input(&mut self, tag: &str, payload: &[u8], out: &mut Outbox) -> Result<(), BadInput> {
+        if let Some(key) = tag.strip_suffix(TRIGGER_TAG) {
+            let on = ros::decode::<Bool>(payload)?.data;
+            if let Some(Served { model: Model::Tween(tween), .. }) = self.instances.get_mut(key) {
+                tween.trigger(on);
+            }
+            return Ok(());
+        }
         let (twist, stamp_ns) = decode_cmd_vel(payload)?;
         if !(twist.linear.x.is_finite() && twist.linear.y.is_finite() && twist.angular.z.is_finite()) {
             return Err(BadInput(format!("non-finite command {twist:?}")));

@@ -61,7 +61,8 @@ fn check_validates_and_names_unimplemented_plugin_types() {
     assert!(
         text.contains("Laser: 1 instance(s)")
             && text.contains("TricycleDrive: 1 instance(s)")
-            && text.contains("no node implements plugin type Tween"),
+            && text.contains("Tween: 1 instance(s)")
+            && !text.contains("no node implements"),
         "{text}"
     );
 

@@ -21,6 +21,7 @@ fn every_example_world_loads() {
         "tests/localization/world.yaml",
         "pioneer/world.yaml",
         "tests/vehicle/world.yaml",
+        "tests/tween/world.yaml",
         "tests/determinism/world.yaml",
         "tests/gps/world.yaml",
         "tests/imu/world.yaml",

@@ -19,6 +19,7 @@ pub mod sonar;
 #[rustfmt::skip] // generated: scripts/gen-sonar-rings.py
 mod sonar_rings;
 pub mod tricycle_drive;
+pub mod tween;
 pub mod vehicle;
 
 use std::path::Path;

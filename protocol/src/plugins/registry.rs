@@ -186,6 +186,7 @@ pub const REGISTRY: &[PluginType] = &[
     PluginType::of::<super::model_tf_publisher::ModelTfPublisherConfig>(),
     PluginType::of::<super::sonar::SonarConfig>(),
     PluginType::of::<super::tricycle_drive::TricycleDriveConfig>(),
+    PluginType::of::<super::tween::TweenConfig>(),
     PluginType::of::<super::vehicle::VehicleConfig>(),
 ];
 
@@ -309,7 +310,11 @@ mod tests {
             assert_eq!(entry["type"].as_str(), Some(t.name), "{}'s example is of another type", t.name);
             t.validate(&entry, "example", &ctx).unwrap_or_else(|e| panic!("{}: {e}", t.name));
             let topics = t.topics(&entry, "example", &ctx, "robot").unwrap();
-            assert!(topics.iter().any(|s| s.direction == Direction::Publish), "{} publishes nothing", t.name);
+            // Every type but a pure actuator (Tween: it only moves its body)
+            // publishes something.
+            let publishes = topics.iter().any(|s| s.direction == Direction::Publish);
+            assert!(publishes || t.name == "Tween", "{} publishes nothing", t.name);
+            assert!(!topics.is_empty(), "{}'s example exposes no topic", t.name);
         }
     }
 
@@ -319,7 +324,8 @@ mod tests {
         assert_eq!(binaries_for("DiffDrive"), Some(vec!["flotilla-drive", "flotilla-odom"]));
         assert_eq!(binaries_for("TricycleDrive"), Some(vec!["flotilla-drive", "flotilla-odom"]));
         assert_eq!(binaries_for("Bumper"), Some(vec!["flotilla-bumper"]));
-        assert_eq!(binaries_for("Tween"), None);
+        assert_eq!(binaries_for("Tween"), Some(vec!["flotilla-drive"]));
+        assert_eq!(binaries_for("RandomWall"), None);
         assert!(watches_contacts("Bumper") && watches_contacts("BoolSensor") && !watches_contacts("Laser"));
     }
 }

@@ -1,0 +1,214 @@
+//! Flatland's Tween as a model: a body moved from its start pose by `delta`
+//! along an easing curve, in `duration` sim seconds one way, repeating as
+//! its mode says. Flatland teleports the body to each pose; here the drive
+//! commands the velocity that takes the body from where it is to the next
+//! pose in one step, so it follows the same path (and still collides).
+
+use flotilla_protocol::drive_to_world::BodyCommand;
+use flotilla_protocol::geometry::{wrap_angle, Pose2};
+use flotilla_protocol::plugins::tween::{TweenConfig, TweenMode};
+use flotilla_protocol::world_to_nodes::BodyId;
+
+/// Below this progress a yoyo turns forward again (Flatland's 0.001).
+const YOYO_START: f64 = 0.001;
+
+/// One tweened body.
+#[derive(Debug, Clone)]
+pub struct Tween {
+    config: TweenConfig,
+    start: Pose2,
+    /// Time along the way, 0 (start) to 1 (end).
+    progress: f64,
+    forward: bool,
+    triggered: bool,
+}
+
+impl Tween {
+    /// A tween of a body starting at `start`.
+    pub fn new(config: TweenConfig, start: Pose2) -> Tween {
+        Tween { config, start, progress: 0.0, forward: true, triggered: false }
+    }
+
+    /// The trigger topic said `on`.
+    pub fn trigger(&mut self, on: bool) {
+        self.triggered = on;
+    }
+
+    /// The pose at `progress`.
+    pub fn pose_at(&self, progress: f64) -> Pose2 {
+        let k = ease(&self.config.easing, progress);
+        let d = self.config.delta;
+        Pose2::new(self.start.x_m + k * d.x_m, self.start.y_m + k * d.y_m, self.start.theta_rad + k * d.theta_rad)
+    }
+
+    /// Time along the way now, 0 to 1.
+    pub fn progress(&self) -> f64 {
+        self.progress
+    }
+
+    /// Advances by one step of `dt_s` with the body at `now`: the velocity
+    /// that brings it to the tween's next pose in that step.
+    pub fn step(&mut self, body: BodyId, now: Pose2, dt_s: f64) -> BodyCommand {
+        if self.config.mode == TweenMode::Trigger {
+            self.forward = self.triggered;
+        }
+        let advance = dt_s / self.config.duration_s;
+        self.progress = (self.progress + if self.forward { advance } else { -advance }).clamp(0.0, 1.0);
+        let target = self.pose_at(self.progress);
+        match self.config.mode {
+            TweenMode::Yoyo if self.progress >= 1.0 => self.forward = false,
+            TweenMode::Yoyo if self.progress <= YOYO_START => self.forward = true,
+            TweenMode::Loop if self.progress >= 1.0 => self.progress = 0.0,
+            _ => {}
+        }
+        // From where the body is to the target, in the body's frame.
+        let (sin, cos) = now.theta_rad.sin_cos();
+        let (dx, dy) = ((target.x_m - now.x_m) / dt_s, (target.y_m - now.y_m) / dt_s);
+        BodyCommand {
+            body,
+            local_vx_mps: cos * dx + sin * dy,
+            local_vy_mps: -sin * dx + cos * dy,
+            omega_radps: wrap_angle(target.theta_rad - now.theta_rad) / dt_s,
+        }
+    }
+}
+
+/// The eased fraction of the way at time fraction `t` (Robert Penner's
+/// equations, as tweeny and easings.net give them).
+pub fn ease(easing: &str, t: f64) -> f64 {
+    use std::f64::consts::PI;
+    let t = t.clamp(0.0, 1.0);
+    let in_out = |ease_in: &dyn Fn(f64) -> f64| {
+        if t < 0.5 {
+            ease_in(2.0 * t) / 2.0
+        } else {
+            1.0 - ease_in(2.0 - 2.0 * t) / 2.0
+        }
+    };
+    let power = |n: i32| move |t: f64| t.powi(n);
+    let exponential = |t: f64| if t == 0.0 { 0.0 } else { 2f64.powf(10.0 * (t - 1.0)) };
+    let circular = |t: f64| 1.0 - (1.0 - t * t).max(0.0).sqrt();
+    let back = |t: f64| {
+        let s = 1.70158;
+        t * t * ((s + 1.0) * t - s)
+    };
+    let elastic = |t: f64| {
+        if t == 0.0 || t == 1.0 {
+            t
+        } else {
+            -(2f64.powf(10.0 * (t - 1.0))) * ((t - 1.075) * (2.0 * PI) / 0.3).sin()
+        }
+    };
+    let bounce_out = |t: f64| {
+        let (n, d) = (7.5625, 2.75);
+        if t < 1.0 / d {
+            n * t * t
+        } else if t < 2.0 / d {
+            let t = t - 1.5 / d;
+            n * t * t + 0.75
+        } else if t < 2.5 / d {
+            let t = t - 2.25 / d;
+            n * t * t + 0.9375
+        } else {
+            let t = t - 2.625 / d;
+            n * t * t + 0.984375
+        }
+    };
+    let bounce = |t: f64| 1.0 - bounce_out(1.0 - t);
+    let curve: &dyn Fn(f64) -> f64 =
+        match easing.trim_end_matches("InOut").trim_end_matches("In").trim_end_matches("Out") {
+            "quadratic" => &power(2),
+            "cubic" => &power(3),
+            "quartic" => &power(4),
+            "quintic" => &power(5),
+            "exponential" => &exponential,
+            "circular" => &circular,
+            "back" => &back,
+            "elastic" => &elastic,
+            "bounce" => &bounce,
+            _ => return t, // linear
+        };
+    if easing.ends_with("InOut") {
+        in_out(curve)
+    } else if easing.ends_with("Out") {
+        1.0 - curve(1.0 - t)
+    } else {
+        curve(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_protocol::plugins::tween::EASINGS;
+
+    fn tween(yaml: &str) -> Tween {
+        let layers = vec![];
+        let ctx = flotilla_protocol::plugins::PluginContext {
+            model_file: std::path::Path::new("walker.model.yaml"),
+            model: "walker",
+            bodies: vec!["base"],
+            joints: &[],
+            layer_names: &layers,
+        };
+        let entry = serde_yaml::from_str(&format!("{{body: base, {yaml}}}")).unwrap();
+        Tween::new(TweenConfig::parse(&entry, "tween", &ctx).unwrap(), Pose2::new(1.0, 1.0, 0.0))
+    }
+
+    /// Steps `n` times following the commands exactly; the poses.
+    fn follow(t: &mut Tween, n: usize, dt: f64) -> Vec<Pose2> {
+        let mut pose = Pose2::new(1.0, 1.0, 0.0);
+        (0..n)
+            .map(|_| {
+                let c = t.step(1, pose, dt);
+                let (s, co) = pose.theta_rad.sin_cos();
+                pose = Pose2::new(
+                    pose.x_m + (co * c.local_vx_mps - s * c.local_vy_mps) * dt,
+                    pose.y_m + (s * c.local_vx_mps + co * c.local_vy_mps) * dt,
+                    pose.theta_rad + c.omega_radps * dt,
+                );
+                pose
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_easing_starts_at_0_and_ends_at_1() {
+        for easing in EASINGS {
+            assert!(ease(easing, 0.0).abs() < 1e-9, "{easing} at 0: {}", ease(easing, 0.0));
+            assert!((ease(easing, 1.0) - 1.0).abs() < 1e-9, "{easing} at 1: {}", ease(easing, 1.0));
+        }
+        assert!((ease("quadraticInOut", 0.25) - 0.125).abs() < 1e-12);
+        assert!((ease("cubicOut", 0.5) - 0.875).abs() < 1e-12);
+        assert!(ease("backIn", 0.2) < 0.0, "back overshoots backwards first");
+    }
+
+    #[test]
+    fn yoyo_goes_to_the_end_and_back_in_its_duration() {
+        let mut t = tween("delta: [2, 0, 1], duration: 1.0");
+        let poses = follow(&mut t, 400, 0.005);
+        let end = poses[199];
+        assert!((end.x_m - 3.0).abs() < 1e-9 && (end.theta_rad - 1.0).abs() < 1e-9, "at 1 s: {end:?}");
+        let back = poses[399];
+        assert!((back.x_m - 1.0).abs() < 1e-9, "back at 2 s: {back:?}");
+    }
+
+    #[test]
+    fn once_stops_at_the_end_and_loop_starts_again() {
+        let mut once = tween("delta: [1, 0, 0], mode: once, duration: 0.5");
+        let poses = follow(&mut once, 300, 0.005);
+        assert!((poses[299].x_m - 2.0).abs() < 1e-9);
+        let mut looping = tween("delta: [1, 0, 0], mode: loop, duration: 0.5");
+        let poses = follow(&mut looping, 101, 0.005);
+        assert!((poses[99].x_m - 2.0).abs() < 1e-9 && (poses[100].x_m - 1.0).abs() < 0.02, "{:?}", &poses[99..]);
+    }
+
+    #[test]
+    fn trigger_moves_towards_the_end_only_while_triggered() {
+        let mut t = tween("delta: [1, 0, 0], mode: trigger, trigger_topic: go, duration: 1.0");
+        assert!((follow(&mut t, 50, 0.005)[49].x_m - 1.0).abs() < 1e-9, "not triggered: stays");
+        t.trigger(true);
+        t.step(1, Pose2::new(1.0, 1.0, 0.0), 0.005);
+        assert!(t.progress() > 0.0);
+    }
+}
