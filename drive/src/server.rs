@@ -33,6 +33,7 @@ use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
 use flotilla_protocol::plugins::tween::TweenConfig;
 use flotilla_protocol::plugins::vehicle::VehicleConfig;
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
+use flotilla_protocol::ros::sensor_msgs::JointState;
 use flotilla_protocol::ros::std_msgs::Bool;
 use flotilla_protocol::ros::{self, CdrError};
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
@@ -51,6 +52,8 @@ struct Served {
     model: Model,
     /// Where a vehicle publishes the velocity it reached, and in which frame.
     twist_actual: Option<(String, String)>,
+    /// Where a bicycle vehicle publishes its steering state, and its joint's name.
+    joint_states: Option<(String, String)>,
 }
 
 /// The drive models served.
@@ -204,12 +207,18 @@ impl NodePlugin for DriveServer {
             let served = match old.remove(&key) {
                 Some(existing) if existing.body == body => existing,
                 _ => {
-                    let twist_actual = match &config {
-                        Wanted::Vehicle(c) => Some((
-                            rebuild.keys.ros(&resolve_topic(&model.namespace, &c.twist_actual_pub)),
-                            resolve_frame(&model.namespace, &c.body),
-                        )),
-                        _ => None,
+                    let (twist_actual, joint_states) = match &config {
+                        Wanted::Vehicle(c) => (
+                            Some((
+                                rebuild.keys.ros(&resolve_topic(&model.namespace, &c.twist_actual_pub)),
+                                resolve_frame(&model.namespace, &c.body),
+                            )),
+                            Some((
+                                rebuild.keys.ros(&resolve_topic(&model.namespace, &c.joint_states_pub)),
+                                resolve_frame(&model.namespace, "steering"),
+                            )),
+                        ),
+                        _ => (None, None),
                     };
                     let model = match config {
                         Wanted::Diff(config) => Model::Diff(DiffDrive::new(&config)),
@@ -218,7 +227,7 @@ impl NodePlugin for DriveServer {
                         Wanted::Tween(config, start) => Model::Tween(Box::new(Tween::new(*config, start))),
                     };
                     tracing::info!("serving {} {key}: cmd_vel on {topic}", model.plugin_type());
-                    Served { body, model, twist_actual }
+                    Served { body, model, twist_actual, joint_states }
                 }
             };
             self.instances.insert(key, served);
@@ -254,6 +263,20 @@ impl NodePlugin for DriveServer {
                 twist.header.frame_id = frame.clone();
                 (twist.twist.linear.x, twist.twist.linear.y, twist.twist.angular.z) = (vx, vy, wz);
                 out.put(key.clone(), ros::encode(&twist));
+            }
+            // and a bicycle's steering state
+            let (Some((angle, rate)), Some((key, joint))) = (vehicle.steering_state(), &served.joint_states) else {
+                continue;
+            };
+            if out.wants(key) {
+                let mut joints = JointState {
+                    name: vec![joint.clone()],
+                    position: vec![angle],
+                    velocity: vec![rate],
+                    ..JointState::default()
+                };
+                joints.header.stamp = stamp;
+                out.put(key.clone(), ros::encode(&joints));
             }
         }
     }

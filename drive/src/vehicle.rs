@@ -36,6 +36,8 @@ pub struct Vehicle {
     commands: Commands<[f64; 3]>,
     /// The velocity reached at the last step, body origin, body frame.
     actual: [f64; 3],
+    /// A bicycle's steering rate over the last step, rad/s.
+    steering_rate_radps: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +77,7 @@ impl Vehicle {
             base_link_offset_m: config.base_link_offset_m,
             commands: Commands::new(config.cmd_vel_timeout_s),
             actual: [0.0; 3],
+            steering_rate_radps: 0.0,
         }
     }
 
@@ -97,6 +100,11 @@ impl Vehicle {
         }
     }
 
+    /// A bicycle's steering angle (rad) and its rate over the last step (rad/s).
+    pub fn steering_state(&self) -> Option<(f64, f64)> {
+        self.steering_rad().map(|angle| (angle, self.steering_rate_radps))
+    }
+
     /// Advances by one step of `dt_s` ending at `now_ns`: the body's velocity
     /// for the next step.
     pub fn step(&mut self, body: BodyId, now_ns: u64, dt_s: f64) -> BodyCommand {
@@ -107,7 +115,9 @@ impl Vehicle {
                 let sign = if *reverse { -1.0 } else { 1.0 };
                 let target_angle =
                     if vx.abs() > STANDSTILL_MPS { (sign * wz * *wheel_base_m / vx).atan() } else { steering.angle() };
+                let before = steering.angle();
                 let angle = steering.step(now_ns, dt_s, target_angle);
+                self.steering_rate_radps = flotilla_protocol::geometry::wrap_angle(angle - before) / dt_s;
                 if *on_steered {
                     let cos = target_angle.cos();
                     let wheel = drive.step(now_ns, dt_s, if cos.abs() > 1e-9 { vx / cos } else { vx });

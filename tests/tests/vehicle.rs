@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::Sim;
 use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
 use flotilla_protocol::ros::nav_msgs::Odometry;
+use flotilla_protocol::ros::sensor_msgs::JointState;
 
 const T: Duration = Duration::from_secs(20);
 
@@ -18,6 +19,7 @@ async fn a_bicycle_reaches_the_commanded_speed_and_turn_through_its_actuators() 
     let sim = Sim::start("vehicle", &world, &["flotilla-drive", "flotilla-odom"], &[]).await;
     let mut truth = sim.subscribe::<Odometry>("/car/odometry/ground_truth").await;
     let mut actual = sim.subscribe::<TwistStamped>("/car/twist_actual").await;
+    let mut joints = sim.subscribe::<JointState>("/car/joint_states").await;
 
     let (speed, yaw_rate) = (0.5, 0.4);
     let (session, key) = (sim.session.clone(), sim.keys.ros("/car/cmd_vel"));
@@ -41,6 +43,9 @@ async fn a_bicycle_reaches_the_commanded_speed_and_turn_through_its_actuators() 
     let reached = actual.until(T, |t| (t.twist.linear.x - speed).abs() < 1e-3).await;
     assert_eq!(reached.header.frame_id, "car_base");
     assert!((reached.twist.angular.z - yaw_rate).abs() < 1e-3, "{reached:?}");
+    // the steering state: atan(ω·L / v) = atan(0.4 · 0.6 / 0.5)
+    let steering = joints.until(T, |j| (j.position[0] - (0.48f64).atan()).abs() < 1e-6).await;
+    assert_eq!(steering.name, ["car_steering"]);
     let rate = common::yaw_rate_from(&mut truth, &settled, 1.0).await;
     commanding.abort();
     assert!((rate - yaw_rate).abs() < 0.01 * yaw_rate, "yaw rate {rate} rad/s over 1 s, commanded {yaw_rate}");

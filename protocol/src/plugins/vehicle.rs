@@ -31,6 +31,7 @@ use super::{check_topic, PluginContext};
 use crate::config::{LoadError, Reader};
 use crate::names::resolve_topic;
 use crate::ros::geometry_msgs::{Twist, TwistStamped};
+use crate::ros::sensor_msgs::JointState;
 
 /// An actuator: dead time, saturation, first-order lag and a rate limit.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -95,6 +96,9 @@ pub struct VehicleConfig {
     pub twist_sub: String,
     /// The velocity reached, as `TwistStamped` in the body frame.
     pub twist_actual_pub: String,
+    /// A bicycle's steering state, as `sensor_msgs/JointState` (joint
+    /// `<namespace>_steering`, its angle and rate).
+    pub joint_states_pub: String,
     /// Sim seconds without a command after which the command is zero.
     pub cmd_vel_timeout_s: f64,
     /// What `flotilla-odom` publishes.
@@ -119,6 +123,9 @@ impl super::PluginConfig for VehicleConfig {
             TopicSpec::subscribe::<Twist>(name(&self.twist_sub)),
             TopicSpec::publish::<TwistStamped>(name(&self.twist_actual_pub)),
         ];
+        if matches!(self.model, VehicleModel::Bicycle { .. }) {
+            topics.push(TopicSpec::publish::<JointState>(name(&self.joint_states_pub)));
+        }
         topics.extend(self.odometry.topics(namespace));
         topics
     }
@@ -243,6 +250,7 @@ impl VehicleConfig {
             base_link_offset_m: r.opt("base_link_offset", 0.0)?,
             twist_sub: r.opt("twist_sub", "cmd_vel".to_string())?,
             twist_actual_pub: r.opt("twist_actual_pub", "twist_actual".to_string())?,
+            joint_states_pub: r.opt("joint_states_pub", "joint_states".to_string())?,
             cmd_vel_timeout_s: r.opt("cmd_vel_timeout", DEFAULT_CMD_VEL_TIMEOUT_S)?,
             odometry: OdometryConfig::read(&r, "VehicleDynamics", &body, true)?,
             body,
@@ -251,6 +259,7 @@ impl VehicleConfig {
         ctx.check_body(&r, &config.body)?;
         check_topic(&r, "twist_sub", &config.twist_sub)?;
         check_topic(&r, "twist_actual_pub", &config.twist_actual_pub)?;
+        check_topic(&r, "joint_states_pub", &config.joint_states_pub)?;
         config.odometry.check(&r)?;
         if !config.base_link_offset_m.is_finite() {
             return Err(r.error(format!("\"base_link_offset\" must be finite, got {}", config.base_link_offset_m)));

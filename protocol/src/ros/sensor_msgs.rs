@@ -372,3 +372,22 @@ impl PointCloud2 {
             .collect()
     }
 }
+
+/// `sensor_msgs/msg/JointState`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JointState {
+    /// Stamp.
+    pub header: Header,
+    /// Joint names.
+    pub name: Vec<String>,
+    /// Positions, rad or m.
+    pub position: Vec<f64>,
+    /// Velocities, rad/s or m/s.
+    pub velocity: Vec<f64>,
+    /// Efforts, N·m or N (empty: not known).
+    pub effort: Vec<f64>,
+}
+
+impl super::RosMessage for JointState {
+    const TYPE_NAME: &'static str = "sensor_msgs/msg/JointState";
+}

@@ -442,3 +442,31 @@ fn action_goal_ids_are_sixteen_bytes_without_a_count_and_statuses_align_their_st
     }
     assert_eq!(bytes, expected);
 }
+
+#[test]
+fn joint_state_sequences_carry_their_counts() {
+    use super::sensor_msgs::JointState;
+    let msg = JointState {
+        header: header(1, ""),
+        name: vec!["a".into()],
+        position: vec![0.5],
+        velocity: vec![],
+        effort: vec![],
+    };
+    let bytes = round_trip(&msg);
+    let mut expected = HDR.to_vec();
+    expected.extend_from_slice(&1i32.to_le_bytes()); // sec
+    expected.extend_from_slice(&0u32.to_le_bytes()); // nanosec
+    expected.extend_from_slice(&1u32.to_le_bytes()); // frame_id: "" with its NUL
+    expected.push(0);
+    expected.extend_from_slice(&[0; 3]); // to 4
+    expected.extend_from_slice(&1u32.to_le_bytes()); // one name
+    expected.extend_from_slice(&2u32.to_le_bytes());
+    expected.extend_from_slice(b"a\0");
+    expected.extend_from_slice(&[0; 2]); // to 4
+    expected.extend_from_slice(&1u32.to_le_bytes()); // one position, then to 8
+    expected.extend_from_slice(&F64_HALF);
+    expected.extend_from_slice(&0u32.to_le_bytes());
+    expected.extend_from_slice(&0u32.to_le_bytes());
+    assert_eq!(bytes, expected);
+}
