@@ -13,7 +13,7 @@ use flotilla_protocol::ros::action_msgs::Uuid;
 use flotilla_protocol::ros::services::SIMULATE_STEPS;
 use flotilla_protocol::ros::{self, RosMessage};
 use flotilla_protocol::Keys;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use zenoh::query::{Query, Queryable};
 use zenoh::Wait;
 
@@ -55,9 +55,13 @@ pub async fn declare(wiring: &Wiring, mut published: watch::Receiver<u64>) -> Re
         move || put(&session, &status_key, &lock(&shared).actions.statuses())
     };
 
+    // The progress task follows the steps only while a goal steps: waking
+    // it at every step of every run would cost the world's loop for nothing.
+    let stepping = Arc::new(Notify::new());
     let mut queryables = Vec::new();
     let send_goal = {
         let (shared, wake, publish_status) = (wiring.shared.clone(), wiring.wake.clone(), publish_status.clone());
+        let stepping = stepping.clone();
         move |query: Query| {
             let bytes = query.payload().map(|p| p.to_bytes().into_owned()).unwrap_or_default();
             let answer = {
@@ -69,6 +73,7 @@ pub async fn declare(wiring: &Wiring, mut published: watch::Receiver<u64>) -> Re
                 Ok(response) => {
                     reply(&query, ros::encode(&response));
                     publish_status();
+                    stepping.notify_one();
                     wake.notify_one();
                 }
                 Err(message) => drop(query.reply_err(message).wait()),
@@ -120,7 +125,14 @@ pub async fn declare(wiring: &Wiring, mut published: watch::Receiver<u64>) -> Re
     let (session, shared, feedback_key) =
         (wiring.session.clone(), wiring.shared.clone(), key(&wiring.keys, "feedback"));
     let progress = tokio::spawn(async move {
-        while published.changed().await.is_ok() {
+        loop {
+            if !lock(&shared).actions.is_stepping() {
+                stepping.notified().await;
+                continue;
+            }
+            if published.changed().await.is_err() {
+                return; // the world is stopping
+            }
             let progress = {
                 let mut s = lock(&shared);
                 let s = &mut *s;

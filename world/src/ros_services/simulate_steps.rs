@@ -206,6 +206,11 @@ impl SimulateSteps {
         }
     }
 
+    /// Whether a goal is stepping (the world's steps matter to it).
+    pub fn is_stepping(&self) -> bool {
+        self.goals.iter().any(|g| g.status == goal_status::EXECUTING)
+    }
+
     /// Every goal known and its status, for the `status` topic.
     pub fn statuses(&self) -> GoalStatusArray {
         GoalStatusArray {
