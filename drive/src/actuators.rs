@@ -80,6 +80,11 @@ impl DriveActuator {
         self.velocity
     }
 
+    /// Whether `target` is beyond the velocity limit (and so will be clamped).
+    pub fn exceeds(&self, target: f64) -> bool {
+        self.config.max_velocity > 0.0 && target.abs() > self.config.max_velocity
+    }
+
     /// The velocity after a step of `dt_s` ending at `now_ns`, commanded `target`.
     pub fn step(&mut self, now_ns: u64, dt_s: f64, target: f64) -> f64 {
         let c = self.config;
@@ -109,6 +114,11 @@ impl SteeringActuator {
     /// The angle reached, rad.
     pub fn angle(&self) -> f64 {
         self.angle
+    }
+
+    /// Whether `target` is beyond the position limit (and so will be clamped).
+    pub fn exceeds(&self, target: f64) -> bool {
+        self.config.max_position_rad > 0.0 && target.abs() > self.config.max_position_rad
     }
 
     /// The angle after a step of `dt_s` ending at `now_ns`, commanded `target` rad.

@@ -59,6 +59,12 @@ impl DiffDrive {
         self.commands.push((forward_mps, yaw_rate_radps), apply_after_ns)
     }
 
+    /// Whether a command asks for more than the velocity limits allow (it is
+    /// then clamped to them).
+    pub fn beyond_limits(&self, forward_mps: f64, yaw_rate_radps: f64) -> bool {
+        self.linear.exceeds(forward_mps) || self.angular.exceeds(yaw_rate_radps)
+    }
+
     /// Whether the last command is older than the timeout at `now_ns`.
     pub fn is_stale(&self, now_ns: u64) -> bool {
         self.commands.is_stale(now_ns)
@@ -159,6 +165,29 @@ mod tests {
         assert_eq!(drive.step(STEP_NS, 0.005).forward_mps, 0.0);
         assert_eq!(drive.step(2 * STEP_NS, 0.005).forward_mps, 0.0);
         assert_eq!(drive.step(3 * STEP_NS, 0.005).forward_mps, 0.5);
+    }
+
+    #[test]
+    fn commands_beyond_the_limits_are_told_apart_and_clamped() {
+        let yaml = "{body: base, linear_dynamics: {velocity_limit: 1.0}, angular_dynamics: {velocity_limit: 2.0}}";
+        let layers = vec![];
+        let ctx = flotilla_protocol::plugins::PluginContext {
+            model_file: std::path::Path::new("m.yaml"),
+            model: "m",
+            bodies: vec!["base"],
+            joints: &[],
+            layer_names: &layers,
+        };
+        let mut drive =
+            DiffDrive::new(&DiffDriveConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "d", &ctx).unwrap());
+        assert!(!drive.beyond_limits(1.0, -2.0));
+        assert!(drive.beyond_limits(1.5, 0.0) && drive.beyond_limits(0.0, -2.5));
+        drive.command(3.0, -9.0, 0);
+        assert_eq!(
+            drive.step(STEP_NS, 0.005),
+            DriveOutput { forward_mps: 1.0, yaw_rate_radps: -2.0 },
+            "clamped, no NaN"
+        );
     }
 
     #[test]

@@ -25,6 +25,11 @@ impl DynamicsLimits {
         DynamicsLimits { config }
     }
 
+    /// Whether `target` is beyond the velocity limit (and so will be clamped).
+    pub fn exceeds(&self, target: f64) -> bool {
+        self.config.velocity_limit > 0.0 && target.abs() > self.config.velocity_limit
+    }
+
     /// The velocity after one step of `dt_s` seconds from `velocity` towards
     /// `target`.
     pub fn step(&self, velocity: f64, target: f64, dt_s: f64) -> f64 {

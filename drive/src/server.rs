@@ -54,6 +54,8 @@ struct Served {
     twist_actual: Option<(String, String)>,
     /// Where a bicycle vehicle publishes its steering state, and its joint's name.
     joint_states: Option<(String, String)>,
+    /// Commands beyond the model's limits so far (clamped as the model says).
+    clamped: u64,
 }
 
 /// The drive models served.
@@ -113,6 +115,17 @@ impl Served {
             Model::Vehicle(vehicle) => vehicle.step(self.body, now_ns, dt_s),
             Model::Tween(_) => unreachable!("stepped above"),
         })
+    }
+
+    /// Whether a command asks for more than the model's limits allow.
+    fn beyond_limits(&self, twist: &Twist) -> bool {
+        let (linear, angular) = (twist.linear.x, twist.angular.z);
+        match &self.model {
+            Model::Diff(drive) => drive.beyond_limits(linear, angular),
+            Model::Tricycle(tricycle) => tricycle.beyond_limits(linear, angular),
+            Model::Vehicle(vehicle) => vehicle.beyond_limits([linear, twist.linear.y, angular]),
+            Model::Tween(_) => false,
+        }
     }
 
     /// Queues a command in force after `apply_after_ns`.
@@ -227,7 +240,7 @@ impl NodePlugin for DriveServer {
                         Wanted::Tween(config, start) => Model::Tween(Box::new(Tween::new(*config, start))),
                     };
                     tracing::info!("serving {} {key}: cmd_vel on {topic}", model.plugin_type());
-                    Served { body, model, twist_actual, joint_states }
+                    Served { body, model, twist_actual, joint_states, clamped: 0 }
                 }
             };
             self.instances.insert(key, served);
@@ -295,6 +308,17 @@ impl NodePlugin for DriveServer {
             return Err(BadInput(format!("non-finite command {twist:?}")));
         }
         let Some(served) = self.instances.get_mut(tag) else { return Ok(()) };
+        if served.beyond_limits(&twist) {
+            // Counted, and told now and then: a controller asking for more
+            // than the robot can do is worth knowing about.
+            served.clamped += 1;
+            if served.clamped.is_power_of_two() {
+                tracing::warn!(
+                    "{tag}: {} command(s) beyond its limits so far, clamped as the model says",
+                    served.clamped
+                );
+            }
+        }
         // Only where wall time matters: in fast mode the world is steps
         // ahead anyway, and one actuation per command (a thousand robots'
         // controllers) would only add traffic. In lockstep, commands only

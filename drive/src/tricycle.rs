@@ -60,6 +60,12 @@ impl Tricycle {
         self.state
     }
 
+    /// Whether a command asks for more speed or steering than the limits
+    /// allow (it is then clamped to them).
+    pub fn beyond_limits(&self, speed_mps: f64, steer_rad: f64) -> bool {
+        self.speed.exceeds(speed_mps) || (self.max_steer_angle_rad > 0.0 && steer_rad.abs() > self.max_steer_angle_rad)
+    }
+
     /// A `cmd_vel` (speed m/s, steering angle rad) that takes effect at the
     /// first step after `apply_after_ns` (see `DiffDrive::command`).
     pub fn command(&mut self, speed_mps: f64, steer_rad: f64, apply_after_ns: u64) -> bool {

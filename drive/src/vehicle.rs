@@ -87,6 +87,21 @@ impl Vehicle {
         self.commands.push(twist, apply_after_ns)
     }
 
+    /// Whether a command asks for more than an actuator's limit allows (it
+    /// is then clamped as the model says).
+    pub fn beyond_limits(&self, [vx, vy, wz]: [f64; 3]) -> bool {
+        match &self.model {
+            Actuated::Bicycle { wheel_base_m, drive, steering, .. } => {
+                let angle = if vx.abs() > STANDSTILL_MPS { (wz * *wheel_base_m / vx).atan() } else { 0.0 };
+                drive.exceeds(vx) || steering.exceeds(angle)
+            }
+            Actuated::Differential { track_m, left, .. } => {
+                left.exceeds(vx - wz * *track_m / 2.0) || left.exceeds(vx + wz * *track_m / 2.0)
+            }
+            Actuated::Omni { x, y, yaw } => x.exceeds(vx) || y.exceeds(vy) || yaw.exceeds(wz),
+        }
+    }
+
     /// The velocity reached: (forward, sideways, yaw rate) of the body origin.
     pub fn actual(&self) -> [f64; 3] {
         self.actual
@@ -225,6 +240,21 @@ mod tests {
         let out = run(&mut robot, 5);
         // the turn needs ±0.5 m/s at the wheels: 0.3 m/s is left for going forward
         assert!((out.omega_radps - 2.0).abs() < 1e-12 && (out.local_vx_mps - 0.3).abs() < 1e-12, "{out:?}");
+    }
+
+    #[test]
+    fn commands_beyond_an_actuator_s_limits_are_told_apart() {
+        let car = vehicle(
+            "model: bicycle, model_params: {bicycle: {wheel_base: 2.0, drive_actuator: {max_velocity: 5}, \
+             steering_actuator: {max_position: 0.5}}}",
+        );
+        assert!(!car.beyond_limits([4.0, 0.0, 0.5]));
+        assert!(car.beyond_limits([6.0, 0.0, 0.0]), "too fast");
+        assert!(car.beyond_limits([1.0, 0.0, 1.0]), "atan(1·2/1) > 0.5 rad: too sharp");
+        let robot = vehicle(
+            "model: differential, model_params: {differential: {track: 0.5, drive_actuators: {max_velocity: 0.8}}}",
+        );
+        assert!(robot.beyond_limits([0.5, 0.0, 2.0]) && !robot.beyond_limits([0.5, 0.0, 1.0]));
     }
 
     #[test]
