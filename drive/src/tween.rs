@@ -203,6 +203,63 @@ mod tests {
         assert!((poses[99].x_m - 2.0).abs() < 1e-9 && (poses[100].x_m - 1.0).abs() < 0.02, "{:?}", &poses[99..]);
     }
 
+    /// The poses Flatland's `tween_test.cpp` expects, 0.5 s steps: each
+    /// command taken exactly (the world integrates it over the step).
+    fn flatland_steps(yaml: &str, start: Pose2, steps: usize) -> Vec<[f64; 3]> {
+        let layers = vec![];
+        let ctx = flotilla_protocol::plugins::PluginContext {
+            model_file: std::path::Path::new("tween.model.yaml"),
+            model: "tween",
+            bodies: vec!["base"],
+            joints: &[],
+            layer_names: &layers,
+        };
+        let entry = serde_yaml::from_str(&format!("{{body: base, easing: linear, {yaml}}}")).unwrap();
+        let mut t = Tween::new(TweenConfig::parse(&entry, "tween", &ctx).unwrap(), start);
+        let mut pose = start;
+        (0..steps)
+            .map(|_| {
+                let c = t.step(1, pose, 0.5);
+                let (s, co) = pose.theta_rad.sin_cos();
+                pose = Pose2::new(
+                    pose.x_m + (co * c.local_vx_mps - s * c.local_vy_mps) * 0.5,
+                    pose.y_m + (s * c.local_vx_mps + co * c.local_vy_mps) * 0.5,
+                    pose.theta_rad + c.omega_radps * 0.5,
+                );
+                [pose.x_m, pose.y_m, pose.theta_rad]
+            })
+            .collect()
+    }
+
+    fn assert_poses(got: &[[f64; 3]], want: &[[f64; 3]]) {
+        for (g, w) in got.iter().zip(want) {
+            assert!(g.iter().zip(w).all(|(a, b)| (a - b).abs() < 1e-5), "{got:?}\n  expected {want:?}");
+        }
+    }
+
+    #[test]
+    fn the_sequences_of_flatland_s_own_tween_tests() {
+        // once: from (2, 1, 0) by [1, 3, 2] in 1 s
+        let once = flatland_steps("mode: once, delta: [1, 3, 2], duration: 1", Pose2::new(2.0, 1.0, 0.0), 3);
+        assert_poses(&once, &[[2.5, 2.5, 1.0], [3.0, 4.0, 2.0], [3.0, 4.0, 2.0]]);
+        // yoyo: by [10, 10, 1] in 1 s
+        let yoyo = flatland_steps("mode: yoyo, delta: [10, 10, 1], duration: 1", Pose2::default(), 5);
+        assert_poses(&yoyo, &[[5.0, 5.0, 0.5], [10.0, 10.0, 1.0], [5.0, 5.0, 0.5], [0.0, 0.0, 0.0], [5.0, 5.0, 0.5]]);
+        // loop: by [10, 10, 1] in 2 s, starting over after the end
+        let looping = flatland_steps("mode: loop, delta: [10, 10, 1], duration: 2", Pose2::default(), 6);
+        assert_poses(
+            &looping,
+            &[
+                [2.5, 2.5, 0.25],
+                [5.0, 5.0, 0.5],
+                [7.5, 7.5, 0.75],
+                [10.0, 10.0, 1.0],
+                [2.5, 2.5, 0.25],
+                [5.0, 5.0, 0.5],
+            ],
+        );
+    }
+
     #[test]
     fn trigger_moves_towards_the_end_only_while_triggered() {
         let mut t = tween("delta: [1, 0, 0], mode: trigger, trigger_topic: go, duration: 1.0");
