@@ -119,8 +119,13 @@ mod tests {
     use flotilla_protocol::plugins::dynamics_limits::DynamicsLimitsConfig;
 
     fn config(accel: f64, timeout_s: f64) -> DiffDriveConfig {
-        let yaml =
-            format!("{{body: base, cmd_vel_timeout: {timeout_s}, linear_dynamics: {{acceleration_limit: {accel}}}}}");
+        parse(&format!(
+            "{{body: base, cmd_vel_timeout: {timeout_s}, linear_dynamics: {{acceleration_limit: {accel}}}}}"
+        ))
+    }
+
+    /// A DiffDrive entry of a model whose one body is `base`.
+    fn parse(yaml: &str) -> DiffDriveConfig {
         let layers = vec![];
         let ctx = flotilla_protocol::plugins::PluginContext {
             model_file: std::path::Path::new("m.yaml"),
@@ -129,7 +134,7 @@ mod tests {
             joints: &[],
             layer_names: &layers,
         };
-        DiffDriveConfig::parse(&serde_yaml::from_str(&yaml).unwrap(), "d", &ctx).unwrap()
+        DiffDriveConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "d", &ctx).unwrap()
     }
 
     const STEP_NS: u64 = 5_000_000;
@@ -169,17 +174,9 @@ mod tests {
 
     #[test]
     fn commands_beyond_the_limits_are_told_apart_and_clamped() {
-        let yaml = "{body: base, linear_dynamics: {velocity_limit: 1.0}, angular_dynamics: {velocity_limit: 2.0}}";
-        let layers = vec![];
-        let ctx = flotilla_protocol::plugins::PluginContext {
-            model_file: std::path::Path::new("m.yaml"),
-            model: "m",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
-        let mut drive =
-            DiffDrive::new(&DiffDriveConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "d", &ctx).unwrap());
+        let mut drive = DiffDrive::new(&parse(
+            "{body: base, linear_dynamics: {velocity_limit: 1.0}, angular_dynamics: {velocity_limit: 2.0}}",
+        ));
         assert!(!drive.beyond_limits(1.0, -2.0));
         assert!(drive.beyond_limits(1.5, 0.0) && drive.beyond_limits(0.0, -2.5));
         drive.command(3.0, -9.0, 0);

@@ -101,19 +101,19 @@ impl Served {
     /// Advances the model by one step of `state`: the body's velocity for
     /// the next (`None` for a tween whose body is not in the state).
     fn step(&mut self, state: &WorldState, now_ns: u64, dt_s: f64) -> Option<BodyCommand> {
-        if let Model::Tween(tween) = &mut self.model {
-            // bodies are sorted by id in the state
-            let i = state.bodies.binary_search_by_key(&self.body, |b| b.id).ok()?;
-            return Some(tween.step(self.body, state.bodies[i].pose, dt_s));
-        }
+        let body = self.body;
         Some(match &mut self.model {
             Model::Diff(drive) => {
                 let out = drive.step(now_ns, dt_s);
                 self.body_command(out)
             }
-            Model::Tricycle(tricycle) => tricycle.step(self.body, now_ns, dt_s),
-            Model::Vehicle(vehicle) => vehicle.step(self.body, now_ns, dt_s),
-            Model::Tween(_) => unreachable!("stepped above"),
+            Model::Tricycle(tricycle) => tricycle.step(body, now_ns, dt_s),
+            Model::Vehicle(vehicle) => vehicle.step(body, now_ns, dt_s),
+            Model::Tween(tween) => {
+                // bodies are sorted by id in the state
+                let i = state.bodies.binary_search_by_key(&body, |b| b.id).ok()?;
+                tween.step(body, state.bodies[i].pose, dt_s)
+            }
         })
     }
 

@@ -247,34 +247,53 @@ pub fn parse(text: &str, path: &Path, layer: &str) -> Result<ArMapLayer, LoadErr
         ));
     }
 
+    let mut segments = walls(&lines, &points, resolution_m);
+    let mut named_poses: Vec<NamedPose> = Vec::new();
+    for object in &objects {
+        place_object(object, classes.get(&object.kind), &error, &mut segments, &mut named_poses)?;
+    }
+    Ok(ArMapLayer { segments, named_poses, origin_lat_lon_alt })
+}
+
+/// The walls of the `LINES` (m), or, in a map without lines, a square of
+/// the map's resolution around each `DATA` point.
+fn walls(lines: &[[f64; 4]], points: &[[f64; 2]], resolution_m: Option<f64>) -> Vec<Segment> {
     let mut segments: Vec<Segment> = lines.iter().map(|l| Segment { a: [l[0], l[1]], b: [l[2], l[3]] }).collect();
     if lines.is_empty() {
         let half = resolution_m.unwrap_or(DEFAULT_POINT_SIZE_M) / 2.0;
-        for &[x, y] in &points {
+        for &[x, y] in points {
             let corners = [[x - half, y - half], [x + half, y - half], [x + half, y + half], [x - half, y + half]];
             segments.extend((0..4).map(|i| Segment { a: corners[i], b: corners[(i + 1) % 4] }));
         }
     }
-    let mut named_poses: Vec<NamedPose> = Vec::new();
-    for object in &objects {
-        let class = classes.get(&object.kind);
-        let class_kind = class.map(|c| c.kind.as_str());
-        if matches!(object.kind.as_str(), "Goal" | "GoalWithHeading") || class_kind == Some("GoalType") {
-            named_poses.push(named_pose(object, "goal", &named_poses));
-        } else if matches!(object.kind.as_str(), "Dock" | "RobotHome" | "Home") || class_kind == Some("DockType") {
-            named_poses.push(named_pose(object, "dock", &named_poses));
-        } else if object.kind == "Reflector"
-            || class.is_some_and(|c| c.kind == "BoundaryType" && reflective(&object.kind, c))
-        {
-            let Some([a, b]) = object.from_to else {
-                return Err(error(object.line, "a Reflector needs its from and to points".into()));
-            };
-            segments.push(Segment { a, b });
-        } else if let Some(class) = class.filter(|c| c.kind == "SectorType") {
-            segments.extend(box_walls(object, class, &error)?);
-        }
+    segments
+}
+
+/// What a `Cairn` object of `class` becomes: a named pose (goal, dock),
+/// walls (reflector line, box) or nothing (metadata).
+fn place_object(
+    object: &MapObject,
+    class: Option<&ObjectClass>,
+    error: &dyn Fn(usize, String) -> LoadError,
+    segments: &mut Vec<Segment>,
+    named_poses: &mut Vec<NamedPose>,
+) -> Result<(), LoadError> {
+    let class_kind = class.map(|c| c.kind.as_str());
+    if matches!(object.kind.as_str(), "Goal" | "GoalWithHeading") || class_kind == Some("GoalType") {
+        named_poses.push(named_pose(object, "goal", named_poses));
+    } else if matches!(object.kind.as_str(), "Dock" | "RobotHome" | "Home") || class_kind == Some("DockType") {
+        named_poses.push(named_pose(object, "dock", named_poses));
+    } else if object.kind == "Reflector"
+        || class.is_some_and(|c| c.kind == "BoundaryType" && reflective(&object.kind, c))
+    {
+        let Some([a, b]) = object.from_to else {
+            return Err(error(object.line, "a Reflector needs its from and to points".into()));
+        };
+        segments.push(Segment { a, b });
+    } else if let Some(class) = class.filter(|c| c.kind == "SectorType") {
+        segments.extend(box_walls(object, class, error)?);
     }
-    Ok(ArMapLayer { segments, named_poses, origin_lat_lon_alt })
+    Ok(())
 }
 
 /// Whether objects of a class return a bright laser reading (AMRISim's rule).
