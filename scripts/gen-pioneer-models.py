@@ -170,6 +170,37 @@ def main():
                 "    noise_std_dev: %g                                 # m: AMRISim's uniform ±%g" % (round(noise / 3 ** 0.5, 6), noise),
                 "    update_rate: %g                                      # Hz" % LASER_RATE_HZ,
             ]
+        # The Pioneer interface (flotilla-pioneer): ARIA reads its robot
+        # parameters by the subclass, and the conversion factors must be
+        # the ones those parameters name; limits as the drive's.
+        def factor(key, default):
+            value = get(model, key)
+            return float(value) if value else default
+
+        lateral_top = max_speed[1] if max_speed[1] > 0 else (max_speed[0] if drive == "omni" else 0)
+        deg = 180 / 3.141592653589793
+        lines += [
+            "  - type: Pioneer",
+            "    name: pioneer",
+            "    body: base",
+            "    robot_subclass: %s" % (get(model, "pioneer_robot_subtype") or model).strip('"'),
+            "    dist_conv: %g                                      # mm per unit" % factor("pioneer_distconv", 1.0),
+            "    angle_conv: %g                                   # rad per unit" % factor("pioneer_angleconv", 0.001534),
+            "    vel_conv: %g                                       # mm/s per unit" % factor("pioneer_velconv", 1.0),
+            "    range_conv: %g                                     # mm per unit" % factor("pioneer_rangeconv", 1.0),
+            "    diff_conv: %g" % factor("pioneer_diffconv", 0.0056),
+            "    vel2_div: %g" % factor("pioneer_vel2div", 20),
+            "    trans_vel_top: %g                                  # mm/s" % round(max_speed[0] * 1000),
+            "    trans_vel_max: %g                                  # mm/s" % round(max_speed[0] * 1000),
+            "    rot_vel_top: %g                                     # deg/s" % round(max_speed[2] * deg),
+            "    rot_vel_max: %g                                     # deg/s" % round(max_speed[2] * deg),
+            "    trans_accel: %g                                    # mm/s²" % round(accel[0] * 1000),
+            "    trans_decel: %g                                    # mm/s²" % round(decel[0] * 1000),
+            "    rot_accel: %g                                      # deg/s²" % round(accel[2] * deg),
+            "    rot_decel: %g                                      # deg/s²" % round(decel[2] * deg),
+            "    lat_vel_top: %g                                    # mm/s" % round(lateral_top * 1000),
+            "    lat_acc_top: %g                                    # mm/s²" % round((accel[1] or accel[0]) * 1000 if lateral_top else 0),
+        ]
         with open(os.path.join(out_dir, "%s.model.yaml" % model), "w") as f:
             f.write("\n".join(lines) + "\n")
 

@@ -59,6 +59,16 @@ pub struct RunArgs {
     /// Stop everything after this many wall seconds.
     #[arg(long = "for", value_name = "SECONDS")]
     for_s: Option<f64>,
+    /// Make every robot an emulated Pioneer on a TCP port (8101 and up), as
+    /// AMRISim does: `flotilla-pioneer --every-robot`. Robots whose model
+    /// has a `Pioneer` entry get one without this.
+    #[arg(long)]
+    pioneer: bool,
+    /// An option for `flotilla-pioneer` (repeatable), e.g.
+    /// `--pioneer-arg=--robot-factory=configs/pioneer/p3dx.model.yaml`;
+    /// starts it even if no robot has a `Pioneer` entry.
+    #[arg(long = "pioneer-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pioneer_args: Vec<String>,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -117,6 +127,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     }
 
+    let pioneer = flotilla_protocol::plugins::pioneer::PioneerConfig::ROLE.binary;
+    let mut pioneer_args = args.pioneer_args.clone();
+    if args.pioneer {
+        pioneer_args.push("--every-robot".to_string());
+    }
+    if !pioneer_args.is_empty() {
+        binaries.insert(pioneer);
+    }
+
     let mut world_args =
         vec![args.world.to_string_lossy().into_owned(), "--sim".into(), sim.clone(), "--listen".into(), listen.clone()];
     for extra in args.node.zenoh.listen.iter().skip(1) {
@@ -159,6 +178,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         // stay clients of the world.
         let mut args = node_args();
         args.extend(loopback_peer_args(&endpoint));
+        if *binary == pioneer {
+            args.extend(pioneer_args.iter().cloned());
+        }
         children.push(supervised(&name, sibling(binary)?, args, vec![]));
     }
     if args.ros {

@@ -8,6 +8,7 @@ use flotilla_protocol::description::{
     PluginDescription,
 };
 use flotilla_protocol::geometry::Pose2;
+use flotilla_protocol::plugins::pioneer::PioneerConfig;
 use flotilla_protocol::plugins::{self, PluginContext};
 use serde_yaml::Value;
 
@@ -109,6 +110,11 @@ pub fn load_model(
     let ctx = PluginContext::of(&description, layer_names);
     for (plugin, entry) in &plugins {
         plugins::validate(&plugin.plugin_type, entry, &plugin.name, &ctx)?;
+    }
+    // A Pioneer entry names sibling plugins (its drive, sonar, laser).
+    let siblings: Vec<(&str, &str)> = plugins.iter().map(|(p, _)| (p.name.as_str(), p.plugin_type.as_str())).collect();
+    for (plugin, entry) in plugins.iter().filter(|(p, _)| p.plugin_type == PioneerConfig::TYPE_NAME) {
+        PioneerConfig::parse(entry, &plugin.name, &ctx)?.siblings(path, name, &siblings)?;
     }
     Ok(ModelDescription { plugins: plugins.into_iter().map(|(p, _)| p).collect(), ..description })
 }

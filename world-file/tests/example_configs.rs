@@ -26,6 +26,7 @@ fn every_example_world_loads() {
         "tests/gps/world.yaml",
         "tests/imu/world.yaml",
         "tests/sonar/world.yaml",
+        "tests/pioneer/world.yaml",
     ] {
         let spec = load_world(&configs().join(world)).unwrap_or_else(|e| panic!("{world}: {e}"));
         assert!(!spec.models.is_empty(), "{world} has robots");
@@ -38,4 +39,12 @@ fn the_nav2_robot_uses_nav2s_default_names() {
     let robot = &spec.models[0];
     assert_eq!(robot.namespace, "", "no namespace: /cmd_vel, /odom, /scan");
     assert_eq!(robot.bodies[0].name, "base_link");
+}
+
+#[test]
+fn a_pioneer_entry_naming_a_missing_sibling_is_refused_with_file_model_and_plugin() {
+    let err = load_world(&configs().join("tests/pioneer/broken/missing_laser.world.yaml")).unwrap_err().to_string();
+    assert!(err.contains("missing_laser.model.yaml"), "{err}");
+    assert!(err.contains("model \"r1\" plugin \"pioneer\""), "{err}");
+    assert!(err.contains("\"laser\": plugin \"lidar\" does not exist in model \"r1\""), "{err}");
 }

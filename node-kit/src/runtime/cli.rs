@@ -38,7 +38,7 @@ pub struct PluginNodeArgs {
 /// Parses arguments, opens Zenoh and serves `plugin`'s role (which names
 /// the binary and the node kind) until SIGINT/SIGTERM; the process exit
 /// code says how it went.
-pub fn main<P: NodePlugin>(mut plugin: P) -> std::process::ExitCode {
+pub fn main<P: NodePlugin>(plugin: P) -> std::process::ExitCode {
     let role = plugin.role();
     crate::zenoh_threads::configure();
     crate::logging::init("info,zenoh=warn");
@@ -53,9 +53,6 @@ pub fn main<P: NodePlugin>(mut plugin: P) -> std::process::ExitCode {
         }
         return std::process::ExitCode::SUCCESS;
     }
-    if let Some(threads) = args.threads {
-        plugin.set_threads(threads as usize);
-    }
     match run(&args, plugin) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -66,15 +63,63 @@ pub fn main<P: NodePlugin>(mut plugin: P) -> std::process::ExitCode {
 }
 
 fn run<P: NodePlugin>(args: &PluginNodeArgs, plugin: P) -> anyhow::Result<()> {
+    run_made(args, plugin.role(), |_, _| plugin)
+}
+
+/// Runs the plugin that `make` builds from the open session and the keys.
+fn run_made<P: NodePlugin>(
+    args: &PluginNodeArgs,
+    role: &'static flotilla_protocol::plugins::registry::Role,
+    make: impl FnOnce(&zenoh::Session, &Keys) -> P,
+) -> anyhow::Result<()> {
     let selection = Selection::new(args.models.as_deref(), args.shard.as_deref())?;
     check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
-    let node = node_id(plugin.role().aspect);
+    let node = node_id(role.aspect);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
         let session = open_session(&args.node.zenoh, Role::Node).await?;
+        let mut plugin = make(&session, &keys);
+        if let Some(threads) = args.threads {
+            plugin.set_threads(threads as usize);
+        }
         let result = serve(session.clone(), keys, node, selection, plugin, shutdown_signal()).await;
         let _ = session.close().await;
         Ok::<(), anyhow::Error>(result?)
     })
+}
+
+/// A node binary with options of its own (`X`, flattened beside the
+/// shared ones) whose plugin needs the Zenoh session (e.g. to call the
+/// world's control services): `make` builds it once the session is open.
+pub fn main_with<X: clap::Args, P: NodePlugin>(
+    role: &'static flotilla_protocol::plugins::registry::Role,
+    make: impl FnOnce(X, &zenoh::Session, &Keys) -> P,
+) -> std::process::ExitCode {
+    #[derive(Parser)]
+    struct WithExtra<X: clap::Args> {
+        #[command(flatten)]
+        shared: PluginNodeArgs,
+        #[command(flatten)]
+        extra: X,
+    }
+    crate::zenoh_threads::configure();
+    crate::logging::init("info,zenoh=warn");
+    let command = WithExtra::<X>::command()
+        .name(role.binary)
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(format!("Serves the {} plugins of a running Flotilla world ({} side).", role.plugin_type, role.aspect));
+    let args = WithExtra::<X>::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
+    if args.shared.served_role {
+        println!("{}/{}", role.plugin_type, role.aspect);
+        return std::process::ExitCode::SUCCESS;
+    }
+    let extra = args.extra;
+    match run_made(&args.shared, role, |session, keys| make(extra, session, keys)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}: {e:#}", role.binary);
+            std::process::ExitCode::from(2)
+        }
+    }
 }

@@ -29,6 +29,6 @@ pub mod serve;
 mod state_gate;
 mod static_tf;
 
-pub use cli::main;
+pub use cli::{main, main_with};
 pub use plugin::{steps_before_first_due, Answering, BadInput, Input, Interest, NodePlugin, Outbox, Rebuild};
 pub use serve::serve;

@@ -14,6 +14,7 @@ pub mod imu;
 pub mod laser;
 pub mod model_tf_publisher;
 pub mod odometry;
+pub mod pioneer;
 pub mod registry;
 pub mod sonar;
 #[rustfmt::skip] // generated: scripts/gen-sonar-rings.py
