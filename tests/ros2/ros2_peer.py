@@ -17,7 +17,9 @@ on the same DDS domain:
   5. spawn_entity, then get_entities lists the new entity, then delete_entity
      removes it, and a spawn with a taken name gets NAME_NOT_UNIQUE;
   6. the simulate_steps action takes a goal and gives its result (while
-     playing: aborted with OPERATION_FAILED).
+     playing: aborted with OPERATION_FAILED);
+  7. every other simulation_interfaces service answers, as it should work and
+     with the failure code the standard gives for bad input (si_checks.py).
 Prints one line per check and exits non-zero on the first failure.
 
 Usage: ros2_peer.py --domain N [--namespace robot] [--timeout 30]
@@ -32,210 +34,38 @@ from dataclasses import dataclass, field
 from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.types import array, float32, float64, int8, int32, int64, sequence, uint8, uint16, uint32, uint64
+from cyclonedds.idl.types import array, int8, int64, sequence, uint8, uint64
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-# --- ROS 2 message types, as rosidl generates them for DDS -----------------
+from ros2_types import (  # noqa: E402 (the script's own directory)
+    Clock,
+    Header,
+    LaserScan,
+    Odometry,
+    Point,
+    Pose,
+    PoseStamped,
+    TFMessage,
+    Time,
+    Twist,
+    Vector3,
+)
+import si_checks  # noqa: E402
+from si_types import (  # noqa: E402
+    DeleteEntityReply,
+    DeleteEntityRequest,
+    GetEntitiesReply,
+    GetEntitiesRequest,
+    Resource,
+    SimResult,
+    SpawnEntityReply,
+    SpawnEntityRequest,
+)
 
-
-@dataclass
-class Time(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
-    sec: int32 = 0
-    nanosec: uint32 = 0
-
-
-@dataclass
-class Header(IdlStruct, typename="std_msgs::msg::dds_::Header_"):
-    stamp: Time = field(default_factory=Time)
-    frame_id: str = ""
-
-
-@dataclass
-class Vector3(IdlStruct, typename="geometry_msgs::msg::dds_::Vector3_"):
-    x: float64 = 0.0
-    y: float64 = 0.0
-    z: float64 = 0.0
-
-
-@dataclass
-class Point(IdlStruct, typename="geometry_msgs::msg::dds_::Point_"):
-    x: float64 = 0.0
-    y: float64 = 0.0
-    z: float64 = 0.0
-
-
-@dataclass
-class Quaternion(IdlStruct, typename="geometry_msgs::msg::dds_::Quaternion_"):
-    x: float64 = 0.0
-    y: float64 = 0.0
-    z: float64 = 0.0
-    w: float64 = 1.0
-
-
-@dataclass
-class Pose(IdlStruct, typename="geometry_msgs::msg::dds_::Pose_"):
-    position: Point = field(default_factory=Point)
-    orientation: Quaternion = field(default_factory=Quaternion)
-
-
-@dataclass
-class PoseStamped(IdlStruct, typename="geometry_msgs::msg::dds_::PoseStamped_"):
-    header: Header = field(default_factory=Header)
-    pose: Pose = field(default_factory=Pose)
-
-
-@dataclass
-class Twist(IdlStruct, typename="geometry_msgs::msg::dds_::Twist_"):
-    linear: Vector3 = field(default_factory=Vector3)
-    angular: Vector3 = field(default_factory=Vector3)
-
-
-@dataclass
-class PoseWithCovariance(IdlStruct, typename="geometry_msgs::msg::dds_::PoseWithCovariance_"):
-    pose: Pose = field(default_factory=Pose)
-    covariance: array[float64, 36] = field(default_factory=lambda: [0.0] * 36)
-
-
-@dataclass
-class TwistWithCovariance(IdlStruct, typename="geometry_msgs::msg::dds_::TwistWithCovariance_"):
-    twist: Twist = field(default_factory=Twist)
-    covariance: array[float64, 36] = field(default_factory=lambda: [0.0] * 36)
-
-
-@dataclass
-class Odometry(IdlStruct, typename="nav_msgs::msg::dds_::Odometry_"):
-    header: Header = field(default_factory=Header)
-    child_frame_id: str = ""
-    pose: PoseWithCovariance = field(default_factory=PoseWithCovariance)
-    twist: TwistWithCovariance = field(default_factory=TwistWithCovariance)
-
-
-@dataclass
-class LaserScan(IdlStruct, typename="sensor_msgs::msg::dds_::LaserScan_"):
-    header: Header = field(default_factory=Header)
-    angle_min: float32 = 0.0
-    angle_max: float32 = 0.0
-    angle_increment: float32 = 0.0
-    time_increment: float32 = 0.0
-    scan_time: float32 = 0.0
-    range_min: float32 = 0.0
-    range_max: float32 = 0.0
-    ranges: sequence[float32] = field(default_factory=list)
-    intensities: sequence[float32] = field(default_factory=list)
-
-
-@dataclass
-class Clock(IdlStruct, typename="rosgraph_msgs::msg::dds_::Clock_"):
-    clock: Time = field(default_factory=Time)
-
-
-@dataclass
-class Transform(IdlStruct, typename="geometry_msgs::msg::dds_::Transform_"):
-    translation: Vector3 = field(default_factory=Vector3)
-    rotation: Quaternion = field(default_factory=Quaternion)
-
-
-@dataclass
-class TransformStamped(IdlStruct, typename="geometry_msgs::msg::dds_::TransformStamped_"):
-    header: Header = field(default_factory=Header)
-    child_frame_id: str = ""
-    transform: Transform = field(default_factory=Transform)
-
-
-@dataclass
-class TFMessage(IdlStruct, typename="tf2_msgs::msg::dds_::TFMessage_"):
-    transforms: sequence[TransformStamped] = field(default_factory=list)
-
-
-# --- simulation_interfaces, each request/reply with rmw's request header ----
-
-
-@dataclass
-class SimResult(IdlStruct, typename="simulation_interfaces::msg::dds_::Result_"):
-    result: uint8 = 0
-    error_message: str = ""
-
-
-@dataclass
-class Resource(IdlStruct, typename="simulation_interfaces::msg::dds_::Resource_"):
-    uri: str = ""
-    resource_string: str = ""
-
-
-@dataclass
-class EntityCategory(IdlStruct, typename="simulation_interfaces::msg::dds_::EntityCategory_"):
-    category: uint8 = 0
-
-
-@dataclass
-class TagsFilter(IdlStruct, typename="simulation_interfaces::msg::dds_::TagsFilter_"):
-    tags: sequence[str] = field(default_factory=list)
-    filter_mode: uint8 = 0
-
-
-@dataclass
-class Bounds(IdlStruct, typename="simulation_interfaces::msg::dds_::Bounds_"):
-    type: uint8 = 0
-    points: sequence[Vector3] = field(default_factory=list)
-
-
-@dataclass
-class EntityFilters(IdlStruct, typename="simulation_interfaces::msg::dds_::EntityFilters_"):
-    filter: str = ""
-    categories: sequence[EntityCategory] = field(default_factory=list)
-    tags: TagsFilter = field(default_factory=TagsFilter)
-    bounds: Bounds = field(default_factory=Bounds)
-
-
-@dataclass
-class SpawnEntityRequest(IdlStruct, typename="simulation_interfaces::srv::dds_::SpawnEntity_Request_"):
-    client_guid: uint64 = 0
-    sequence_number: int64 = 0
-    name: str = ""
-    allow_renaming: bool = False
-    entity_resource: Resource = field(default_factory=Resource)
-    entity_namespace: str = ""
-    initial_pose: PoseStamped = field(default_factory=PoseStamped)
-
-
-@dataclass
-class SpawnEntityReply(IdlStruct, typename="simulation_interfaces::srv::dds_::SpawnEntity_Response_"):
-    client_guid: uint64 = 0
-    sequence_number: int64 = 0
-    result: SimResult = field(default_factory=SimResult)
-    entity_name: str = ""
-
-
-@dataclass
-class GetEntitiesRequest(IdlStruct, typename="simulation_interfaces::srv::dds_::GetEntities_Request_"):
-    client_guid: uint64 = 0
-    sequence_number: int64 = 0
-    filters: EntityFilters = field(default_factory=EntityFilters)
-
-
-@dataclass
-class GetEntitiesReply(IdlStruct, typename="simulation_interfaces::srv::dds_::GetEntities_Response_"):
-    client_guid: uint64 = 0
-    sequence_number: int64 = 0
-    result: SimResult = field(default_factory=SimResult)
-    entities: sequence[str] = field(default_factory=list)
-
-
-@dataclass
-class DeleteEntityRequest(IdlStruct, typename="simulation_interfaces::srv::dds_::DeleteEntity_Request_"):
-    client_guid: uint64 = 0
-    sequence_number: int64 = 0
-    entity: str = ""
-
-
-@dataclass
-class DeleteEntityReply(IdlStruct, typename="simulation_interfaces::srv::dds_::DeleteEntity_Response_"):
-    client_guid: uint64 = 0
-    sequence_number: int64 = 0
-    result: SimResult = field(default_factory=SimResult)
+# --- the simulate_steps action's services -------------------------------
 
 
 @dataclass
@@ -497,6 +327,15 @@ def run(args):
         "simulate_steps ends it while playing",
         reply.status == GOAL_ABORTED and reply.result.result.result == OPERATION_FAILED,
         str(reply),
+    )
+
+    # Every other simulation_interfaces service, each with its failure codes.
+    si_checks.run(
+        node,
+        lambda name, request_type, reply_type: ServiceClient(node, name, request_type, reply_type),
+        check,
+        deadline,
+        args.model,
     )
 
 

@@ -3,7 +3,8 @@
 //! a DDS participant from the PyPI `cyclonedds` package that announces
 //! itself on `ros_discovery_info` as rmw does. It sees clock, tf, the
 //! latched tf_static, scan and odometry, drives the robot with cmd_vel, and
-//! spawns, lists and deletes an entity through simulation_interfaces.
+//! calls every simulation_interfaces service (and the SimulateSteps action),
+//! each as it should work and with the failure codes of bad input.
 
 mod common;
 
@@ -49,6 +50,14 @@ async fn a_ros2_node_drives_sees_and_spawns_through_the_bridge() {
         "cmd_vel drives the robot",
         "get_entities lists it",
         "simulate_steps ends it while playing",
+        "get_simulator_features lists what works",
+        "spawn_entities: all or none, ENTITIES_SPAWN_FAILED",
+        "set_entity_state: an unknown frame is INVALID_POSE",
+        "get_named_pose_bounds: NOT_FOUND",
+        "set_simulation_state: ALREADY_IN_TARGET_STATE",
+        "reset_simulation: time alone is FEATURE_UNSUPPORTED",
+        "get_current_world: NO_WORLD_LOADED",
+        "the loaded world has its robot",
     ];
     for check in checks {
         assert!(report.contains(&format!("ok: {check}")), "{check} missing from:\n{report}");
