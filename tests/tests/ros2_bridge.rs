@@ -54,6 +54,7 @@ async fn a_ros2_node_drives_sees_and_spawns_through_the_bridge() {
         "spawn_entities: all or none, ENTITIES_SPAWN_FAILED",
         "set_entity_state: an unknown frame is INVALID_POSE",
         "get_named_pose_bounds: NOT_FOUND",
+        "get_named_poses",
         "set_simulation_state: ALREADY_IN_TARGET_STATE",
         "reset_simulation: time alone is FEATURE_UNSUPPORTED",
         "get_current_world: NO_WORLD_LOADED",
