@@ -95,7 +95,7 @@ pub struct PioneerConfig {
 impl super::PluginConfig for PioneerConfig {
     const TYPE: &'static str = "Pioneer";
     const ROLES: &'static [Role] = &[PioneerConfig::ROLE];
-    const EXAMPLE: &'static str = "{type: Pioneer, name: pioneer}";
+    const EXAMPLE: &'static str = "{type: Pioneer, name: pioneer, drive: drive}";
     fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<PioneerConfig, LoadError> {
         PioneerConfig::parse(entry, name, ctx)
     }
