@@ -46,13 +46,13 @@ impl StepPublisher {
     }
 
     /// Publishes `payload`, at once when `urgent` (see [`flotilla_protocol::delivery::urgent`]).
-    pub async fn put(&self, payload: Vec<u8>, urgent: bool) -> zenoh::Result<()> {
+    pub async fn put(&self, payload: impl Into<zenoh::bytes::ZBytes>, urgent: bool) -> zenoh::Result<()> {
         self.pick(urgent).put(payload).await
     }
 
     /// [`StepPublisher::put`] from a thread outside any async context, e.g.
     /// in a subscriber's callback.
-    pub fn put_now(&self, payload: Vec<u8>, urgent: bool) -> zenoh::Result<()> {
+    pub fn put_now(&self, payload: impl Into<zenoh::bytes::ZBytes>, urgent: bool) -> zenoh::Result<()> {
         use zenoh::Wait;
         self.pick(urgent).put(payload).wait()
     }

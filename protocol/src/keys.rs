@@ -51,6 +51,28 @@ impl Keys {
     pub fn world_state(&self) -> String {
         format!("{}/world/state", self.root)
     }
+    /// `flotilla/<sim>/world/state_every/<n>` — the state of every step
+    /// that is a multiple of `n` (the same bytes as on `world/state`),
+    /// published while some node wants it (see [`Keys::state_interest`]):
+    /// a node whose outputs are all due every `n` steps subscribes here
+    /// instead of receiving every state.
+    pub fn world_state_every(&self, n: u64) -> String {
+        format!("{}/world/state_every/{n}", self.root)
+    }
+    /// `flotilla/<sim>/state_interest/<n>/<node>` — liveliness token of a
+    /// node that wants `world/state_every/<n>`.
+    pub fn state_interest(&self, n: u64, node: &str) -> String {
+        format!("{}/state_interest/{n}/{node}", self.root)
+    }
+    /// `flotilla/<sim>/state_interest/*/*` — every such token.
+    pub fn state_interests(&self) -> String {
+        format!("{}/state_interest/*/*", self.root)
+    }
+    /// The stride of a [`Keys::state_interest`] token's key.
+    pub fn stride_of_interest(&self, key: &str) -> Option<u64> {
+        let rest = key.strip_prefix(&self.root)?.strip_prefix("/state_interest/")?;
+        rest.split('/').next()?.parse().ok().filter(|&n| n > 0)
+    }
     /// `flotilla/<sim>/world/contacts` — the contacts of the bodies that
     /// contact plugins watch, one message per step just before the state;
     /// published only while the world has such bodies.
@@ -148,6 +170,9 @@ mod tests {
     fn internal_keys_follow_the_design() {
         let k = Keys::new("sim7");
         assert_eq!(k.world_state(), "flotilla/sim7/world/state");
+        assert_eq!(k.world_state_every(20), "flotilla/sim7/world/state_every/20");
+        assert_eq!(k.stride_of_interest(&k.state_interest(20, "sonar-1a2b")), Some(20));
+        assert_eq!(k.stride_of_interest("flotilla/sim7/state_interest/0/x"), None);
         assert_eq!(k.world_contacts(), "flotilla/sim7/world/contacts");
         assert_eq!(k.actuation("drive-1"), "flotilla/sim7/actuation/drive-1");
         assert_eq!(k.claim_token("robot1/laser/laser", "laser-1"), "flotilla/sim7/claims/robot1/laser/laser/laser-1");

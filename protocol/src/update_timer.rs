@@ -2,11 +2,16 @@
 
 /// Decides at which steps a plugin with a given rate runs.
 ///
-/// An infinite rate runs at every step; a rate of `r` Hz runs at the first
-/// step and then whenever sim time has advanced by `1/r` s since the previous
-/// due time (with half a step of tolerance, so that 10 Hz at a 5 ms step gives
+/// An infinite rate runs at every step; a rate of `r` Hz is due at the
+/// multiples of `1/r` s of sim time and runs at the first step at or after
+/// each (with half a step of tolerance, so that 10 Hz at a 5 ms step gives
 /// exactly 10 updates per simulated second). Due times advance by whole
-/// periods, so a rate never drifts.
+/// periods, so a rate never drifts; and they are multiples of the period
+/// whenever the timer starts, so that a sensor started, rebuilt or moved
+/// to another process mid-run keeps the phase it would have had (outputs
+/// do not depend on the process layout), and a node whose rates are all
+/// multiples of the step needs only the states at their multiples (see
+/// `Keys::world_state_every`).
 #[derive(Debug, Clone)]
 pub struct UpdateTimer {
     period_ns: Option<u64>,
@@ -33,7 +38,12 @@ impl UpdateTimer {
         if period == u64::MAX {
             return false;
         }
-        let due = *self.next_due_ns.get_or_insert(now_ns);
+        // The first multiple of the period that no earlier step reached
+        // (a step reaches the multiples up to half a step ahead of it).
+        let due = *self.next_due_ns.get_or_insert_with(|| match now_ns.checked_sub(step_ns / 2) {
+            Some(reached_before) => (reached_before / period).saturating_add(1).saturating_mul(period),
+            None => 0,
+        });
         if now_ns + step_ns / 2 < due {
             return false;
         }
@@ -58,6 +68,11 @@ impl UpdateTimer {
         }
     }
 
+    /// The period, ns: `None` for every step, `u64::MAX` for never.
+    pub fn period_ns(&self) -> Option<u64> {
+        self.period_ns
+    }
+
     /// Forget the schedule (world reset or time jump backwards).
     pub fn reset(&mut self) {
         self.next_due_ns = None;
@@ -79,6 +94,18 @@ mod tests {
         assert_eq!(count(10.0, 5_000_000, 2000), 100);
         // A step size that does not divide the period still gives the right count.
         assert_eq!(count(10.0, 3_000_000, 3334), 101);
+    }
+
+    #[test]
+    fn a_timer_started_mid_run_fires_at_the_multiples_of_its_period() {
+        // 10 Hz at 5 ms steps, first checked at step 37 (t = 185 ms): due at
+        // 200 ms (step 40), then every 20 steps, as if started at t = 0.
+        let mut timer = UpdateTimer::new(10.0);
+        let fired: Vec<u64> = (37..100u64).filter(|k| timer.check(k * 5_000_000, 5_000_000)).collect();
+        assert_eq!(fired, [40, 60, 80]);
+        // Started exactly at a multiple, it fires there.
+        let mut timer = UpdateTimer::new(10.0);
+        assert!(timer.check(400_000_000, 5_000_000));
     }
 
     #[test]

@@ -274,6 +274,13 @@ impl Scene {
         nearer_footprint(prepared, origin, dir, range_m, self.walls.cast(origin, dir, range_m, layers))
     }
 
+    /// The nearest wall on `layers` that a unit ray hits within `range_m`
+    /// (the walls' half of [`Scene::cast`], for callers that test the
+    /// footprints themselves).
+    pub fn cast_walls(&self, origin: Vec2, dir: Vec2, range_m: f64, layers: LayerBits) -> Option<Hit> {
+        self.walls.cast(origin, dir, range_m, layers)
+    }
+
     /// Casts a whole fan into `buffers`: walls in one sweep (see
     /// [`SegmentGrid::sweep_fan`]), then the footprints prepared with
     /// [`Scene::prepare`] arc by arc.

@@ -27,8 +27,11 @@ pub mod core;
 pub mod plugin;
 pub mod serve;
 mod state_gate;
+mod state_stream;
 mod static_tf;
 
 pub use cli::{main, main_with};
-pub use plugin::{steps_before_first_due, Answering, BadInput, Input, Interest, NodePlugin, Outbox, Rebuild};
+pub use plugin::{
+    steps_before_first_due, stride_of, Answering, BadInput, Input, Interest, NodePlugin, Outbox, Rebuild,
+};
 pub use serve::serve;

@@ -92,6 +92,39 @@ pub trait NodePlugin: Send + 'static {
     /// How many threads may compute the outputs due at one step
     /// (`--threads`); plugins whose outputs are cheap ignore it.
     fn set_threads(&mut self, _threads: usize) {}
+
+    /// `n` when every output of the served instances is due only at
+    /// multiples of `n` steps of `step_ns` (see [`stride_of`]); the node
+    /// then receives only those states (`world/state_every/<n>`). 1 (the
+    /// default): every state, for plugins that need them all (a drive, an
+    /// IMU differentiating velocities).
+    fn state_stride(&self, _step_ns: u64) -> u64 {
+        1
+    }
+}
+
+/// [`NodePlugin::state_stride`] for instances due every `period` ns
+/// (`UpdateTimer::period_ns`: `None` for every step, `u64::MAX` for
+/// never): the greatest common divisor of their periods in steps, when
+/// each is a whole number of steps; else 1. With no instance that fires,
+/// 1 (a node that serves nothing keeps the full stream, ready for the
+/// next rebuild).
+pub fn stride_of(periods_ns: impl IntoIterator<Item = Option<u64>>, step_ns: u64) -> u64 {
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let mut stride = 0;
+    for period in periods_ns {
+        match period {
+            Some(u64::MAX) => continue,
+            Some(p) if step_ns > 0 && p % step_ns == 0 => stride = gcd(stride, p / step_ns),
+            _ => return 1,
+        }
+    }
+    stride.max(1)
 }
 
 /// [`NodePlugin::steps_without_output`] for instances due in the given
@@ -408,6 +441,17 @@ mod tests {
         assert!(!out.wants_cached("robot1/sonar_pointcloud2", &mut key), "the new flag, not the kept one");
         out.retain_folders(&|_| false);
         assert!(!out.nobody_under_cached("robot1/sonar", &mut folder), "no longer watched");
+    }
+
+    #[test]
+    fn the_stride_is_the_common_divisor_of_the_periods_in_steps() {
+        let ms = 1_000_000;
+        // 10 Hz and 25 Hz at 5 ms steps: every 20 and 8 steps, so every 4th.
+        assert_eq!(stride_of([Some(100 * ms), Some(40 * ms)], 5 * ms), 4);
+        assert_eq!(stride_of([Some(100 * ms), Some(u64::MAX)], 5 * ms), 20, "a rate of 0 never fires");
+        assert_eq!(stride_of([Some(100 * ms), None], 5 * ms), 1, "one instance due every step");
+        assert_eq!(stride_of([Some(142_857_143)], ms), 1, "7 Hz is no whole number of 1 ms steps");
+        assert_eq!(stride_of([], 5 * ms), 1, "nothing served: every state");
     }
 
     #[test]

@@ -25,6 +25,7 @@ use zenoh::Wait;
 use super::core::{Arrival, Core, Reply, Rework};
 use super::plugin::{folder_of, Answering, Input, NodePlugin, Outbox, Rebuild};
 use super::state_gate::StateGate;
+use super::state_stream::StateStream;
 use super::static_tf::StaticTf;
 use crate::claims::{watch_claims, Claims};
 use crate::client::{fetch_description, wait_for_world};
@@ -70,7 +71,7 @@ pub async fn serve<P: NodePlugin>(
         gate: StateGate::default(),
         lockstep: OnceLock::new(),
     });
-    let _world = subscribe_world(&shared).await?;
+    let (full_states, _world) = subscribe_world(&shared).await?;
     let (_claims, mut claim_events) = watch_claims(&session, &keys).await?;
 
     tokio::pin!(shutdown);
@@ -88,6 +89,7 @@ pub async fn serve<P: NodePlugin>(
         inputs: BTreeMap::new(),
         folders: HashMap::new(),
         static_tf: StaticTf::new(keys.ros("/tf_static")),
+        states: StateStream::new(full_states),
     };
     main.claims.load(&session, &keys, &mut claim_events).await;
     main.rebuild(false).await;
@@ -117,6 +119,10 @@ pub async fn serve<P: NodePlugin>(
             ToLoop::Arrival(arrival) => shared.handle(|core| core.arrive(arrival)),
             ToLoop::Handed(arrival) => shared.handle(|core| core.arrive_handed(arrival)),
             ToLoop::Rework(rework) => Some(rework),
+            ToLoop::ThinFlowing(stride) => {
+                main.states.flowing(stride);
+                None
+            }
         };
         if let Some(rework) = rework {
             main.rework(rework).await;
@@ -134,6 +140,8 @@ enum ToLoop {
     Handed(Arrival),
     /// Work the receiving thread found and only the main loop can do.
     Rework(Rework),
+    /// The first state of the thinned stream of this stride arrived.
+    ThinFlowing(u64),
 }
 
 /// What the receiving threads and the main loop share.
@@ -215,26 +223,50 @@ impl<P: NodePlugin> Shared<P> {
     }
 }
 
-/// Subscribes to the world's states, events, status and liveliness, each
-/// arrival going to [`Shared::arrive`].
-async fn subscribe_world<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<Vec<zenoh::pubsub::Subscriber<()>>> {
+/// Subscribes to every world state (the subscriber returned first) and to
+/// the world's events, status and liveliness, each arrival going to
+/// [`Shared::arrive`].
+#[allow(clippy::type_complexity)]
+async fn subscribe_world<P: NodePlugin>(
+    shared: &Arc<Shared<P>>,
+) -> Result<(zenoh::pubsub::Subscriber<()>, Vec<zenoh::pubsub::Subscriber<()>>)> {
     let (session, keys) = (&shared.session, &shared.keys);
-    // States the node does not need are dropped before their bodies are
-    // decoded (see `StateGate`); one whose head cannot be read goes on, to
-    // be counted as bad.
+    let all = |_: &[u8]| true;
+    let full = subscribe_states(shared, keys.world_state(), None).await?;
+    let revision = |e: WorldEvent| Arrival::Revision(e.revision);
+    let others = vec![
+        on_message(session, keys.world_events(), all, arriving(shared, revision)).await?,
+        // The clock mode, for how urgently to send.
+        on_message(session, keys.status(), all, arriving(shared, |s: WorldStatus| Arrival::Clock(s.clock))).await?,
+        on_world_presence(session, keys, arriving(shared, Arrival::World)).await?,
+    ];
+    Ok((full, others))
+}
+
+/// Subscribes to world states on `key` (every state, or a thinned stream
+/// whose first arrival sets `flowing` and tells the main loop). States
+/// the node does not need are dropped before their bodies are decoded (see
+/// `StateGate`); one whose head cannot be read goes on, to be counted as
+/// bad.
+async fn subscribe_states<P: NodePlugin>(
+    shared: &Arc<Shared<P>>,
+    key: String,
+    flowing: Option<(u64, Arc<std::sync::atomic::AtomicBool>)>,
+) -> Result<zenoh::pubsub::Subscriber<()>> {
     let admit = {
         let shared = shared.clone();
         move |bytes: &[u8]| decode::<WorldStateHead>(bytes).map_or(true, |h| shared.gate.admits(h.revision, h.step))
     };
-    let all = |_: &[u8]| true;
-    Ok(vec![
-        on_message(session, keys.world_state(), admit, arriving(shared, Arrival::State)).await?,
-        on_message(session, keys.world_events(), all, arriving(shared, |e: WorldEvent| Arrival::Revision(e.revision)))
-            .await?,
-        // The clock mode, for how urgently to send.
-        on_message(session, keys.status(), all, arriving(shared, |s: WorldStatus| Arrival::Clock(s.clock))).await?,
-        on_world_presence(session, keys, arriving(shared, Arrival::World)).await?,
-    ])
+    let arrivals = shared.clone();
+    on_message(&shared.session, key, admit, move |state: flotilla_protocol::world_to_nodes::WorldState| {
+        if let Some((stride, flowing)) = &flowing {
+            if !flowing.swap(true, Ordering::AcqRel) {
+                let _ = arrivals.to_loop.send(ToLoop::ThinFlowing(*stride));
+            }
+        }
+        arrivals.arrive(Arrival::State(state));
+    })
+    .await
 }
 
 /// A subscriber's callback: each message, as an arrival.
@@ -261,6 +293,8 @@ struct MainLoop<'a, P> {
     /// only watches for subscribers.
     folders: HashMap<String, zenoh::pubsub::Publisher<'static>>,
     static_tf: StaticTf,
+    /// Every world state, or every n-th.
+    states: StateStream,
 }
 
 impl<P: NodePlugin> MainLoop<'_, P> {
@@ -318,6 +352,8 @@ impl<P: NodePlugin> MainLoop<'_, P> {
         self.subscribe(inputs).await;
         self.watch_folders(&outputs).await;
         self.static_tf.update(&shared.session, static_transforms).await;
+        let stride = shared.lock().core.plugin.state_stride(self.description.step_ns).max(1);
+        self.follow_stride(stride).await;
         shared.gate.open();
     }
 
@@ -342,6 +378,46 @@ impl<P: NodePlugin> MainLoop<'_, P> {
 }
 
 impl<P: NodePlugin> MainLoop<'_, P> {
+    /// Receives every `stride`-th world state (1: every state), switching
+    /// streams without a gap (see [`StateStream`]).
+    async fn follow_stride(&mut self, stride: u64) {
+        if stride == self.states.stride() {
+            return;
+        }
+        let shared = self.shared;
+        if !self.states.has_full() {
+            match subscribe_states(shared, shared.keys.world_state(), None).await {
+                Ok(full) => self.states.set_full(full),
+                Err(e) => {
+                    tracing::error!("cannot subscribe to the world's states again: {e}");
+                    return;
+                }
+            }
+        }
+        if stride == 1 {
+            self.states.drop_thin();
+            return;
+        }
+        let flowing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let key = shared.keys.world_state_every(stride);
+        let subscriber = match subscribe_states(shared, key, Some((stride, flowing.clone()))).await {
+            Ok(subscriber) => subscriber,
+            Err(e) => {
+                tracing::warn!("receiving every world state: {e}");
+                self.states.drop_thin();
+                return;
+            }
+        };
+        let token_key = shared.keys.state_interest(stride, &shared.node);
+        match shared.session.liveliness().declare_token(&token_key).await {
+            Ok(token) => self.states.set_thin(stride, subscriber, token, flowing),
+            Err(e) => {
+                tracing::warn!("receiving every world state: cannot declare {token_key}: {e}");
+                self.states.drop_thin();
+            }
+        }
+    }
+
     /// Watches the folders of the announced outputs for subscribers (see
     /// [`Outbox::wants`]), dropping the watches of folders no longer used.
     async fn watch_folders(&mut self, outputs: &[String]) {

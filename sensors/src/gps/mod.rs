@@ -129,6 +129,11 @@ impl Gps {
         &self.config
     }
 
+    /// Its update period, ns (`UpdateTimer::period_ns`).
+    pub fn period_ns(&self) -> Option<u64> {
+        self.timer.period_ns()
+    }
+
     /// Whether a fix is due at `now_ns` (and if so, the timer moves on).
     pub fn due(&mut self, now_ns: u64, step_ns: u64) -> bool {
         self.timer.check(now_ns, step_ns)

@@ -1,6 +1,6 @@
 //! The GPS node's plugin: every selected `Gps` instance's fixes.
 
-use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::gps::GpsConfig;
 use flotilla_protocol::plugins::registry::Role;
@@ -58,6 +58,11 @@ impl NodePlugin for GpsServer {
 
     fn steps_without_output(&self, state: &WorldState) -> u64 {
         steps_before_first_due(self.instances.iter().map(|i| i.gps.steps_until_due(state.time.nanos, state.step_ns)))
+    }
+
+    /// Its outputs are due only at multiples of their periods.
+    fn state_stride(&self, step_ns: u64) -> u64 {
+        stride_of(self.instances.iter().map(|i| i.gps.period_ns()), step_ns)
     }
 
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {

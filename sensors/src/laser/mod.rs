@@ -72,6 +72,11 @@ impl Laser {
         &self.config
     }
 
+    /// Its update period, ns (`UpdateTimer::period_ns`).
+    pub fn period_ns(&self) -> Option<u64> {
+        self.timer.period_ns()
+    }
+
     /// Steps after the one at `now_ns` until the next update is due.
     pub fn steps_until_due(&self, now_ns: u64, step_ns: u64) -> u64 {
         self.timer.steps_until_due(now_ns, step_ns)

@@ -14,7 +14,7 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Laser;
 use crate::scene::Scene;
-use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, NodePlugin, Outbox, Rebuild};
 
 struct Instance {
     key: String,
@@ -116,6 +116,11 @@ impl NodePlugin for LaserServer {
     /// a fixed share of them. Each laser keeps its own noise stream and the
     /// messages go out in instance order, so the output does not depend on
     /// the number of threads.
+    /// Its outputs are due only at multiples of their periods.
+    fn state_stride(&self, step_ns: u64) -> u64 {
+        stride_of(self.instances.iter().map(|i| i.laser.period_ns()), step_ns)
+    }
+
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let Some(scene) = &mut self.scene else { return };
         scene.update(state);

@@ -18,7 +18,7 @@ mod sweep;
 pub use grid::SegmentGrid;
 pub use scan::{fast_atan2, scan_shapes, Fan, ScanBuffers};
 pub use segments::Wall;
-pub use shapes::{ConvexPolygon, Shape};
+pub use shapes::{circle_rays, ConvexPolygon, Shape};
 pub use sweep::{FanSweep, SweepWork};
 
 /// A point or vector in metres.

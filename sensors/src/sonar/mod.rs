@@ -25,6 +25,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::raycast::ScanBuffers;
+use crate::raycast::{circle_rays, Shape};
 use crate::scene::Scene;
 
 /// Cell size of the walls a sonar casts at, m. A ring casts short single
@@ -54,6 +55,10 @@ pub struct Sonar {
     ray_dirs: Vec<[f64; 2]>,
     /// How far from the body's origin anything seen can be, m.
     reach_m: f64,
+    /// The rays of the reading under way in the world frame, as arrays
+    /// (origins, directions, ranges) and each ray's nearest hit so far
+    /// (∞: none): the footprints are tested ray array by ray array.
+    rays: RayArrays,
     /// The latest reading of each transducer.
     latest: Vec<Reading>,
     /// When the latest readings were taken.
@@ -76,6 +81,24 @@ struct Mount {
     max_range_m: f64,
     /// Its rays in [`Sonar::ray_dirs`].
     rays: std::ops::Range<usize>,
+}
+
+/// A reading's rays, component by component.
+#[derive(Debug, Default)]
+struct RayArrays {
+    ox: Vec<f64>,
+    oy: Vec<f64>,
+    dx: Vec<f64>,
+    dy: Vec<f64>,
+    range: Vec<f64>,
+    nearest: Vec<f64>,
+}
+
+impl RayArrays {
+    fn with_len(n: usize) -> RayArrays {
+        let v = || vec![0.0; n];
+        RayArrays { ox: v(), oy: v(), dx: v(), dy: v(), range: v(), nearest: v() }
+    }
 }
 
 /// One transducer's latest reading.
@@ -147,8 +170,10 @@ impl Sonar {
             .collect();
         let latest = config.transducers.iter().map(|t| Reading { range_m: t.max_range_m, hit: false }).collect();
         let cloud_header = Header { stamp: Default::default(), frame_id: resolve_frame(namespace, &config.body) };
+        let rays = RayArrays::with_len(ray_dirs.len());
         Sonar {
             timer: UpdateTimer::new(config.update_rate_hz),
+            rays,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             mounts,
             ray_dirs,
@@ -171,6 +196,11 @@ impl Sonar {
         self.timer.check(now_ns, step_ns)
     }
 
+    /// Its update period, ns (`UpdateTimer::period_ns`).
+    pub fn period_ns(&self) -> Option<u64> {
+        self.timer.period_ns()
+    }
+
     /// Steps after `now_ns` until readings are next due (1: the next step).
     pub fn steps_until_due(&self, now_ns: u64, step_ns: u64) -> u64 {
         self.timer.steps_until_due(now_ns, step_ns)
@@ -188,16 +218,47 @@ impl Sonar {
         // into the body frame once, at start.
         let (sin, cos) = body.theta_rad.sin_cos();
         let to_world = |[x, y]: [f64; 2]| [cos * x - sin * y, sin * x + cos * y];
-        let noise_m = self.config.noise_m;
-        for (mount, latest) in self.mounts.iter().zip(&mut self.latest) {
+        // Each ray's origin, direction and nearest wall.
+        let rays = &mut self.rays;
+        for mount in &self.mounts {
             let [dx, dy] = to_world(mount.offset);
             let origin = [body.x_m + dx, body.y_m + dy];
-            let mut nearest_m = f64::INFINITY;
-            for &dir in &self.ray_dirs[mount.rays.clone()] {
-                if let Some(hit) = scene.cast(buffers, origin, to_world(dir), mount.max_range_m, layers) {
-                    nearest_m = nearest_m.min(hit.distance_m);
+            for i in mount.rays.clone() {
+                let dir = to_world(self.ray_dirs[i]);
+                (rays.ox[i], rays.oy[i], rays.dx[i], rays.dy[i]) = (origin[0], origin[1], dir[0], dir[1]);
+                rays.range[i] = mount.max_range_m;
+                rays.nearest[i] =
+                    scene.cast_walls(origin, dir, mount.max_range_m, layers).map_or(f64::INFINITY, |h| h.distance_m);
+            }
+        }
+        // Then each footprint gathered near the ring against every ray:
+        // the same nearest hits as casting ray by ray (`Scene::cast`), in
+        // tight loops over the ring's rays.
+        for (shape, _) in &buffers.footprints {
+            match shape {
+                Shape::Circle { center, radius } => circle_rays(
+                    *center,
+                    *radius,
+                    &rays.ox,
+                    &rays.oy,
+                    &rays.dx,
+                    &rays.dy,
+                    &rays.range,
+                    &mut rays.nearest,
+                ),
+                Shape::Polygon(polygon) => {
+                    for i in 0..rays.nearest.len() {
+                        let (origin, dir) = ([rays.ox[i], rays.oy[i]], [rays.dx[i], rays.dy[i]]);
+                        if let Some(t) = polygon.ray(origin, dir, rays.range[i]) {
+                            rays.nearest[i] = rays.nearest[i].min(t);
+                        }
+                    }
                 }
             }
+        }
+        let noise_m = self.config.noise_m;
+        for (mount, latest) in self.mounts.iter().zip(&mut self.latest) {
+            let nearest_m = rays.nearest[mount.rays.clone()].iter().copied().fold(f64::INFINITY, f64::min);
             // Drawn for every transducer at every reading, hit or not, so
             // that the stream does not depend on what is seen.
             let error_m = if noise_m > 0.0 { self.rng.gen_range(-noise_m..=noise_m) } else { 0.0 };

@@ -1,6 +1,6 @@
 //! The sonar node's plugin: every selected `Sonar` instance, read when due.
 
-use flotilla_node_kit::runtime::{steps_before_first_due, Interest, NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, Interest, NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::sonar::SonarConfig;
@@ -88,6 +88,11 @@ impl NodePlugin for SonarServer {
 
     fn steps_without_output(&self, state: &WorldState) -> u64 {
         steps_before_first_due(self.instances.iter().map(|i| i.sonar.steps_until_due(state.time.nanos, state.step_ns)))
+    }
+
+    /// Its outputs are due only at multiples of their periods.
+    fn state_stride(&self, step_ns: u64) -> u64 {
+        stride_of(self.instances.iter().map(|i| i.sonar.period_ns()), step_ns)
     }
 
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {

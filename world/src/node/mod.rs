@@ -18,6 +18,7 @@ mod pacing;
 mod ros_adapter;
 pub mod status;
 pub mod stepper;
+mod thinned;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -43,6 +44,7 @@ use crate::physics::Physics;
 use inputs::{lock, Wiring};
 use status::StatusBoard;
 use stepper::{Next, Sim, Stepper};
+use thinned::ThinnedStates;
 
 /// How to run the world node.
 pub struct WorldNodeConfig {
@@ -152,6 +154,8 @@ pub async fn run(
 struct Outputs {
     contacts: StepPublisher,
     state: StepPublisher,
+    /// Every n-th state, for the nodes that want no more.
+    thinned: ThinnedStates,
     clock: zenoh::pubsub::Publisher<'static>,
     /// The contacts message, its buffer kept between steps.
     contacts_message: Mutex<WorldContacts>,
@@ -161,13 +165,14 @@ impl Outputs {
     async fn declare(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<Outputs> {
         let contacts = StepPublisher::declare(session, keys.world_contacts()).await?;
         let state = StepPublisher::declare(session, keys.world_state()).await?;
+        let thinned = ThinnedStates::declare(session, keys).await?;
         let clock_key = keys.ros("/clock");
         let clock = session
             .declare_publisher(clock_key.clone())
             .congestion_control(CongestionControl::Block)
             .await
             .map_err(flotilla_node_kit::Error::zenoh("publish on", clock_key))?;
-        Ok(Outputs { contacts, state, clock, contacts_message: Mutex::default() })
+        Ok(Outputs { contacts, state, thinned, clock, contacts_message: Mutex::default() })
     }
 
     /// Publishes the simulation's current state (into `state`) and clock.
@@ -190,8 +195,12 @@ impl Outputs {
         if let Some(contacts) = contacts {
             self.contacts.put(contacts, urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         }
-        // Every node's step starts from this message.
-        self.state.put(bytes, urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        // Every node's step starts from this message (or its thinned copy).
+        let bytes = zenoh::bytes::ZBytes::from(bytes);
+        self.state.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        for every in self.thinned.due(state.step) {
+            every.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
         // In external mode the clock is someone else's.
         if mode != ClockMode::External {
             self.clock.put(clock).await.map_err(|e| anyhow::anyhow!("{e}"))?;
