@@ -523,3 +523,36 @@ async fn the_robot_factory_spawns_a_robot_per_client_and_deletes_it_when_it_leav
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flotilla_run_pioneer_makes_every_robot_a_pioneer() {
+    // The room's robot has no Pioneer entry: `--pioneer` serves it with
+    // AMRISim's defaults (a p3dx-sh).
+    let world = common::config("tests/room/world.yaml");
+    let first_port = format!("--pioneer-arg=--first-port={}", common::free_port());
+    let sim = common::Launched::start("pioneer-run", &world, &["--pioneer", &first_port]).await;
+    let marker = "serving Pioneer robot/pioneer on 127.0.0.1:";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !sim.output().contains(marker) {
+        assert!(Instant::now() < deadline, "no Pioneer port:\n{}", sim.output());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let output = sim.output();
+    let at = output.find(marker).unwrap() + marker.len();
+    let port: u16 = output[at..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap();
+    blocking(move || {
+        let mut c = Client::connect(port);
+        assert_eq!(c.sync(), ["AMRISim", "Pioneer", "p3dx-sh"]);
+        c.command(OPEN);
+        c.command_int(ENABLE, 1);
+        let (x0, y0, _) = c.true_pose();
+        assert_eq!((x0, y0), (5000, 5000));
+        c.command_int(VEL, 300);
+        c.run_for(Duration::from_secs(2));
+        c.command_int(VEL, 0);
+        let (x1, _, _) = c.true_pose();
+        assert!(x1 > x0 + 200, "the robot drove: {x0} → {x1}");
+    })
+    .await;
+    assert!(sim.stop().await.success());
+}

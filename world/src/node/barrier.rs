@@ -69,6 +69,14 @@ impl Barrier {
             .collect()
     }
 
+    /// Whether `node` still owes a report for `step` (one of
+    /// [`Barrier::pending`], without building the list).
+    pub fn owes(&self, node: &str, step: u64) -> bool {
+        self.members
+            .get(node)
+            .is_some_and(|m| !m.dropped && m.required_from <= step && self.reported.get(node).is_none_or(|&d| d < step))
+    }
+
     /// Drops stalled participants from the barrier.
     pub fn drop_members(&mut self, nodes: &[String]) {
         for n in nodes {
@@ -99,6 +107,16 @@ mod tests {
         b.done("laser", 0);
         assert!(b.pending(0).is_empty());
         assert_eq!(b.pending(1), ["drive", "laser"]);
+    }
+
+    #[test]
+    fn owes_agrees_with_pending() {
+        let mut b = Barrier::default();
+        b.join("laser", 5);
+        assert!(!b.owes("laser", 4) && b.owes("laser", 5) && !b.owes("drive", 5));
+        b.done("laser", 19);
+        assert!(!b.owes("laser", 19) && b.owes("laser", 20));
+        assert_eq!(b.pending(20), ["laser"]);
     }
 
     #[test]

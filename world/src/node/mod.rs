@@ -177,16 +177,20 @@ impl Outputs {
 
     /// Publishes the simulation's current state (into `state`) and clock.
     async fn publish(&self, shared: &Mutex<Sim>, state: &mut WorldState) -> anyhow::Result<()> {
-        let (contacts, bytes, clock, mode) = {
+        let (contacts, bytes, clock, mode, thinned) = {
             let mut s = lock(shared);
             s.physics.state_into(state);
             s.published_step = state.step;
+            // In lockstep, a node that owes a report for this step gets it
+            // on its thinned stream too (see `thinned`).
+            let lockstep = s.run.clock == ClockMode::Lockstep;
+            let thinned = self.thinned.due(state.step, |node| lockstep && s.barrier.owes(node, state.step));
             let contacts = s.physics.watches_contacts().then(|| {
                 let mut message = self.contacts_message.lock().unwrap_or_else(|e| e.into_inner());
                 s.physics.contacts_into(&mut message);
                 encode(&*message)
             });
-            (contacts, encode(state), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock)
+            (contacts, encode(state), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock, thinned)
         };
         // Before the state, on the same session and with the same urgency,
         // so that a contact plugin has a step's contacts when it answers
@@ -198,7 +202,7 @@ impl Outputs {
         // Every node's step starts from this message (or its thinned copy).
         let bytes = zenoh::bytes::ZBytes::from(bytes);
         self.state.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-        for every in self.thinned.due(state.step) {
+        for every in thinned {
             every.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         }
         // In external mode the clock is someone else's.

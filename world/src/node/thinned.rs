@@ -5,16 +5,21 @@
 //! puts every `n`-th state on `world/state_every/<n>` as well — the same
 //! bytes, encoded once. A 10 Hz sonar at 200 Hz then receives one state in
 //! twenty instead of every one (in warehouse-1000, 52 KB each).
+//!
+//! One exception: in lockstep, a node that has just (re)joined the barrier
+//! owes a report for the next step, whatever it is; until it reports once,
+//! every state goes on its stride's key too, or the barrier would wait for
+//! a report of a state the node never receives.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use flotilla_node_kit::step_publisher::StepPublisher;
 use flotilla_protocol::Keys;
 use zenoh::sample::SampleKind;
 
-/// The strides nodes want, with a publisher and a count of tokens each.
-type Strides = BTreeMap<u64, (Arc<StepPublisher>, usize)>;
+/// The strides nodes want, with a publisher and the nodes that want each.
+type Strides = BTreeMap<u64, (Arc<StepPublisher>, BTreeSet<String>)>;
 
 /// Watches the interest tokens and holds a publisher per wanted stride.
 pub struct ThinnedStates {
@@ -34,26 +39,28 @@ impl ThinnedStates {
                 .history(true)
                 .callback(move |sample| {
                     let (keys, session) = (&keys_here, &session_here);
-                    let Some(n) = keys.stride_of_interest(sample.key_expr().as_str()) else { return };
+                    let key = sample.key_expr().as_str();
+                    let Some(n) = keys.stride_of_interest(key) else { return };
+                    let node = key.rsplit('/').next().unwrap_or_default().to_string();
                     let mut strides = strides.lock().unwrap_or_else(|e| e.into_inner());
                     match sample.kind() {
                         SampleKind::Put => {
                             if let Some((_, holders)) = strides.get_mut(&n) {
-                                *holders += 1;
+                                holders.insert(node);
                                 return;
                             }
                             match StepPublisher::declare_now(session, keys.world_state_every(n)) {
                                 Ok(publisher) => {
                                     tracing::info!("publishing every {n}th state on {}", keys.world_state_every(n));
-                                    strides.insert(n, (Arc::new(publisher), 1));
+                                    strides.insert(n, (Arc::new(publisher), BTreeSet::from([node])));
                                 }
                                 Err(e) => tracing::warn!("cannot publish every {n}th state: {e}"),
                             }
                         }
                         SampleKind::Delete => {
                             if let Some((_, holders)) = strides.get_mut(&n) {
-                                *holders -= 1;
-                                if *holders == 0 {
+                                holders.remove(&node);
+                                if holders.is_empty() {
                                     strides.remove(&n);
                                 }
                             }
@@ -66,9 +73,14 @@ impl ThinnedStates {
         Ok(ThinnedStates { strides, _tokens: tokens })
     }
 
-    /// The publishers whose stride divides `step`.
-    pub fn due(&self, step: u64) -> Vec<Arc<StepPublisher>> {
+    /// The publishers that carry the state of `step`: those whose stride
+    /// divides it, and those with a node that `owes` a report for it.
+    pub fn due(&self, step: u64, owes: impl Fn(&str) -> bool) -> Vec<Arc<StepPublisher>> {
         let strides = self.strides.lock().unwrap_or_else(|e| e.into_inner());
-        strides.iter().filter(|(n, _)| step.is_multiple_of(**n)).map(|(_, (p, _))| p.clone()).collect()
+        strides
+            .iter()
+            .filter(|(n, (_, holders))| step.is_multiple_of(**n) || holders.iter().any(|node| owes(node)))
+            .map(|(_, (p, _))| p.clone())
+            .collect()
     }
 }
