@@ -50,7 +50,7 @@ impl StatusBoard {
             .collect();
         if unclaimed != self.reported_unclaimed && now.duration_since(self.started) > CLAIM_GRACE {
             if !unclaimed.is_empty() {
-                tracing::warn!("{} plugin instance(s) served by no node: {}", unclaimed.len(), unclaimed.join(", "));
+                tracing::warn!("{} plugin instance(s) served by no node: {}", unclaimed.len(), some_of(&unclaimed));
             }
             self.reported_unclaimed = unclaimed.clone();
         }
@@ -70,6 +70,19 @@ impl StatusBoard {
             unclaimed_count: unclaimed.len() as u32,
             unclaimed: unclaimed.into_iter().take(MAX_UNCLAIMED_NAMED).collect(),
         })
+    }
+}
+
+/// How many names a log line lists before it only counts the rest.
+const NAMES_LISTED: usize = 10;
+
+/// The first [`NAMES_LISTED`] of `names`, and how many more there are: a
+/// world of thousands of robots would otherwise log lines of megabytes.
+fn some_of(names: &[String]) -> String {
+    let shown = names[..names.len().min(NAMES_LISTED)].join(", ");
+    match names.len().saturating_sub(NAMES_LISTED) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
     }
 }
 
@@ -101,5 +114,14 @@ mod tests {
         }
         let later = board.due(&sim, 400, SimTime { nanos: 2_000_000_000 }, start + STATUS_INTERVAL * 2).unwrap();
         assert_eq!((later.unclaimed_count, later.endpoint.as_str()), (0, "tcp/127.0.0.1:7450"));
+    }
+
+    #[test]
+    fn a_long_list_of_names_is_cut_and_counted() {
+        let names: Vec<String> = (1..=12).map(|i| format!("robot{i}/laser/laser")).collect();
+        let line = some_of(&names);
+        assert!(line.starts_with("robot1/laser/laser, robot2/laser/laser"), "{line}");
+        assert!(line.ends_with("robot10/laser/laser and 2 more"), "{line}");
+        assert_eq!(some_of(&names[..2]), "robot1/laser/laser, robot2/laser/laser");
     }
 }
