@@ -26,7 +26,6 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 use flotilla_protocol::Keys;
 
 use self::factory::{FactorySpec, Waiting};
-use self::link::Link;
 use self::robot::{Connection, Inputs, Robot};
 
 /// Options of `flotilla-pioneer` beside every node's.
@@ -108,8 +107,8 @@ impl PioneerServer {
     }
 
     /// Binds the robot's port: its `port` entry, the one it had, or the
-    /// first free one from `--first-port` that no other robot has.
-    fn listen(&mut self, key: &str, config: &PioneerConfig, taken: &[u16]) -> std::io::Result<std::net::TcpListener> {
+    /// first free one from `--first-port` that no robot has had.
+    fn listen(&mut self, key: &str, config: &PioneerConfig) -> std::io::Result<std::net::TcpListener> {
         let (first, tries) = match (config.port, self.ports.get(key)) {
             (Some(port), _) => (port, 1),
             (None, Some(&port)) => (port, 1),
@@ -118,7 +117,8 @@ impl PioneerServer {
         let mut last_error = None;
         let mut port = first;
         for _ in 0..tries {
-            if !taken.contains(&port) && !self.ports.values().any(|&p| p == port) || tries == 1 {
+            let given = self.ports.values().any(|&p| p == port);
+            if tries == 1 || !given {
                 match std::net::TcpListener::bind(SocketAddr::new(self.args.bind, port)) {
                     Ok(listener) => {
                         self.ports.insert(key.to_string(), port);
@@ -231,16 +231,13 @@ impl NodePlugin for PioneerServer {
                 None => {
                     let connection = match self.waiting.take(&model.name) {
                         Some(stream) => Connection::Factory(stream),
-                        None => {
-                            let taken: Vec<u16> = old.iter().chain(&self.robots).filter_map(|r| r.port).collect();
-                            match self.listen(&key, &config, &taken) {
-                                Ok(listener) => Connection::Listen(listener),
-                                Err(e) => {
-                                    tracing::error!("not serving {key}: no port to listen on: {e}");
-                                    continue;
-                                }
+                        None => match self.listen(&key, &config) {
+                            Ok(listener) => Connection::Listen(listener),
+                            Err(e) => {
+                                tracing::error!("not serving {key}: no port to listen on: {e}");
+                                continue;
                             }
-                        }
+                        },
                     };
                     match Robot::start(
                         key.clone(),
@@ -299,8 +296,5 @@ impl NodePlugin for PioneerServer {
     }
 }
 
-/// Waits between retries of a control call.
+/// How long a control call (move, spawn, delete, pause) may take.
 pub(crate) const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The link type robots share with their TCP tasks.
-pub type SharedLink = Arc<Link>;

@@ -113,8 +113,9 @@ impl Inputs {
     }
 }
 
-/// The simulated laser's selection (SIM_LRF_*).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The simulated laser's selection (SIM_LRF_*); by default off, the
+/// scan's whole field at its own resolution.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct LaserView {
     /// 0 off, 1 plain packets, 2 extended.
     mode: i32,
@@ -171,8 +172,6 @@ pub enum Connection {
 
 /// One robot.
 pub struct Robot {
-    /// Its TCP port (none for a factory robot).
-    pub port: Option<u16>,
     /// `<model>/<plugin>`.
     pub key: String,
     model: String,
@@ -215,8 +214,8 @@ pub struct Robot {
     scan_sent: bool,
     moved: bool,
     commanded: [f64; 3],
-    stall_steps: u32,
-    step_s: f64,
+    /// Sim time the robot has been stalled for, s.
+    stalled_s: f64,
     now_ns: u64,
     rezero: Option<Rezero>,
     events: Vec<LinkEvent>,
@@ -247,33 +246,29 @@ impl Robot {
         let link = Arc::new(Link::default());
         let watchdog = (config.watchdog_ms > 0).then(|| Duration::from_millis(config.watchdog_ms));
         let identification = replies::sync2(&config);
-        let (task, port) = match connection {
+        let task = match connection {
             Connection::Listen(std_listener) => {
                 std_listener.set_nonblocking(true)?;
                 let address = std_listener.local_addr()?;
                 let listener = tokio::net::TcpListener::from_std(std_listener)?;
                 tracing::info!("serving Pioneer {key} on {address}");
-                let task = tokio::spawn(listen(listener, link.clone(), model.clone(), identification, watchdog));
-                (task, Some(address.port()))
+                tokio::spawn(listen(listener, link.clone(), model.clone(), identification, watchdog))
             }
             Connection::Factory(stream) => {
                 tracing::info!("serving Pioneer {key} for its factory client");
                 let (link, model, world) = (link.clone(), model.clone(), world.clone());
-                let task = tokio::spawn(async move {
+                tokio::spawn(async move {
                     serve_client(stream, &link, &model, &identification, watchdog).await;
                     if let Some(world) = world {
                         super::factory::delete(world, model).await;
                     }
-                });
-                (task, None)
+                })
             }
         };
-        let limits = Limits::of(&config);
         Ok(Robot {
-            port,
             key,
             model,
-            motion: Motion::new(limits, [config.trans_acc_top, config.rot_acc_top, config.lat_acc_top]),
+            motion: motion_of(&config),
             sip: SipWriter::new(&config),
             sip_timer: UpdateTimer::new(1000.0 / config.sip_cycle_ms as f64),
             battery_volts: config.battery_volts,
@@ -293,7 +288,7 @@ impl Robot {
             sonar_on: true,
             last_sip: None,
             simstat: SimStatMode::Off,
-            laser_view: LaserView { mode: 0, start_deg: None, end_deg: None, resolution_deg: None },
+            laser_view: LaserView::default(),
             origin: Pose2::default(),
             odometry: None,
             true_pose: None,
@@ -302,8 +297,7 @@ impl Robot {
             scan_sent: true,
             moved: false,
             commanded: [0.0; 3],
-            stall_steps: 0,
-            step_s: 0.0,
+            stalled_s: 0.0,
             now_ns: 0,
             rezero: None,
             events: Vec::new(),
@@ -362,10 +356,7 @@ impl Robot {
     /// The odometric pose as the client counts it: odometry (or the true
     /// pose) relative to the SETO origin.
     fn client_pose(&self) -> Pose2 {
-        let raw = self.client_pose_raw();
-        let (s, c) = self.origin.theta_rad.sin_cos();
-        let (dx, dy) = (raw.x_m - self.origin.x_m, raw.y_m - self.origin.y_m);
-        Pose2::new(c * dx + s * dy, -s * dx + c * dy, raw.theta_rad - self.origin.theta_rad)
+        self.origin.inverse().compose(&self.client_pose_raw())
     }
 
     fn odometric(&self) -> OdometricPose {
@@ -399,7 +390,6 @@ impl Robot {
         }
         self.events = events;
         let dt = state.step_ns as f64 * 1e-9;
-        self.step_s = dt;
         self.now_ns = state.time.nanos;
         let [v, w, lateral] = self.motion.step(dt, self.odometric());
         let twist = [v / 1000.0, lateral / 1000.0, w.to_radians()];
@@ -415,7 +405,7 @@ impl Robot {
             };
             out.put(self.cmd_vel_key.clone(), ros::encode(&message));
         }
-        self.track_stall();
+        self.track_stall(dt);
         if sip_due && self.connected && self.open {
             self.send_cycle();
         }
@@ -424,18 +414,14 @@ impl Robot {
     /// A stall: translation commanded and the odometry showing under a
     /// tenth of it for [`STALL_AFTER_S`] (AMRISim stalls a robot pushing
     /// against an obstacle).
-    fn track_stall(&mut self) {
+    fn track_stall(&mut self, dt: f64) {
         let commanded = self.commanded[0].abs();
         let moving = self.odometry.map_or(0.0, |o| o.twist[0].abs());
-        if commanded > 0.05 && moving < 0.1 * commanded {
-            self.stall_steps = self.stall_steps.saturating_add(1);
-        } else {
-            self.stall_steps = 0;
-        }
+        self.stalled_s = if commanded > 0.05 && moving < 0.1 * commanded { self.stalled_s + dt } else { 0.0 };
     }
 
     fn stalled(&self) -> bool {
-        f64::from(self.stall_steps) * self.step_s >= STALL_AFTER_S
+        self.stalled_s >= STALL_AFTER_S
     }
 
     /// One client-communication cycle: SIMSTAT if asked, the SIP, and the
@@ -505,12 +491,9 @@ impl Robot {
                 self.connected = true;
                 self.open = false;
                 self.sonar_on = true;
-                self.motion = Motion::new(
-                    Limits::of(&self.config),
-                    [self.config.trans_acc_top, self.config.rot_acc_top, self.config.lat_acc_top],
-                );
+                self.motion = motion_of(&self.config);
                 self.simstat = SimStatMode::Off;
-                self.laser_view = LaserView { mode: 0, start_deg: None, end_deg: None, resolution_deg: None };
+                self.laser_view = LaserView::default();
                 self.battery_volts = self.config.battery_volts;
             }
             LinkEvent::Disconnected => {
@@ -637,11 +620,7 @@ impl Robot {
 
     /// Moves the SETO origin so that the client reads `hold` now.
     fn hold_client_pose(&mut self, hold: Pose2) {
-        let raw = self.client_pose_raw();
-        let theta = raw.theta_rad - hold.theta_rad;
-        let (s, c) = theta.sin_cos();
-        self.origin =
-            Pose2::new(raw.x_m - (c * hold.x_m - s * hold.y_m), raw.y_m - (s * hold.x_m + c * hold.y_m), theta);
+        self.origin = self.client_pose_raw().compose(&hold.inverse());
     }
 
     /// Moves the robot's body to `pose` in the world (SIM_SET_POSE,
@@ -695,6 +674,12 @@ impl Drop for Robot {
     fn drop(&mut self) {
         self.listener.abort();
     }
+}
+
+/// A robot's motion at rest, with its model's limits: ESTOP decelerates at
+/// the tops.
+fn motion_of(config: &PioneerConfig) -> Motion {
+    Motion::new(Limits::of(config), [config.trans_acc_top, config.rot_acc_top, config.lat_acc_top])
 }
 
 /// The readings of `scan` that the client's view selects, as (range m,
