@@ -144,10 +144,7 @@ impl PioneerServer {
         if self.args.every_robot {
             for model in &description.models {
                 let has_entry = model.plugins.iter().any(|p| p.plugin_type == PioneerConfig::TYPE_NAME);
-                let drive = model
-                    .plugins
-                    .iter()
-                    .find(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str()) || p.plugin_type == "VehicleDynamics");
+                let drive = model.plugins.iter().find(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str()));
                 let Some(drive) = drive.filter(|_| !has_entry) else { continue };
                 let ctx = PluginContext::of(model, &description.layer_names);
                 let entry = format!("{{type: Pioneer, name: pioneer, drive: {}}}", drive.name);

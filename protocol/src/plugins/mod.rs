@@ -148,7 +148,8 @@ pub fn configured<'a, C: PluginConfig>(
 /// Plugin types that make a model a robot (something driven by `cmd_vel`),
 /// those no node serves yet included, so that a world's robots are counted
 /// and categorised alike whichever drives it uses.
-pub const DRIVE_TYPES: &[&str] = &["DiffDrive", "TricycleDrive", "BicycleDrive", "AckermannDrive", "OmniDrive"];
+pub const DRIVE_TYPES: &[&str] =
+    &["DiffDrive", "TricycleDrive", "VehicleDynamics", "BicycleDrive", "AckermannDrive", "OmniDrive"];
 
 /// Validates a plugin entry of a registered type; `Ok(false)` for types no
 /// node serves (they load, and `flotilla check` warns).

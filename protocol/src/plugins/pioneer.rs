@@ -227,7 +227,6 @@ impl PioneerConfig {
         let of_type = |types: &[&str]| -> Vec<&'a str> {
             plugins.iter().filter(|(_, t)| types.contains(t)).map(|(n, _)| *n).collect()
         };
-        let drive_types: Vec<&str> = DRIVE_TYPES.iter().copied().chain(["VehicleDynamics"]).collect();
         let pick = |key: &str, named: &'a Option<String>, types: &[&str], required: bool| -> Result<_, LoadError> {
             let candidates = of_type(types);
             match named.as_deref() {
@@ -248,7 +247,7 @@ impl PioneerConfig {
             }
         };
         Ok(Siblings {
-            drive: pick("drive", &self.drive, &drive_types, true)?.unwrap_or_default(),
+            drive: pick("drive", &self.drive, DRIVE_TYPES, true)?.unwrap_or_default(),
             sonar: pick("sonar", &self.sonar, &["Sonar"], false)?,
             laser: pick("laser", &self.laser, &["Laser"], false)?,
         })

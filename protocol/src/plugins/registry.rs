@@ -326,6 +326,13 @@ mod tests {
     }
 
     #[test]
+    fn every_registered_drive_makes_a_robot() {
+        for t in REGISTRY {
+            assert_eq!(super::super::DRIVE_TYPES.contains(&t.name), t.drives_robot, "{}", t.name);
+        }
+    }
+
+    #[test]
     fn binaries_find_their_roles() {
         assert_eq!(role_of_binary("flotilla-odom").map(|r| (r.plugin_type, r.aspect)), Some(("DiffDrive", "odom")));
         assert_eq!(binaries_for("DiffDrive"), Some(vec!["flotilla-drive", "flotilla-odom"]));
