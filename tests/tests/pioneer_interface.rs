@@ -46,6 +46,9 @@ struct Client {
     last_raw: (i32, i32),
     last_sip: Option<Sip>,
     last_pulse: Instant,
+    /// Whether the client sends a PULSE when it has been quiet, as ARIA
+    /// does (off: a client gone silent, for the watchdog).
+    pulse: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -84,6 +87,7 @@ impl Client {
             last_raw: (0, 0),
             last_sip: None,
             last_pulse: Instant::now(),
+            pulse: true,
         }
     }
 
@@ -115,7 +119,7 @@ impl Client {
     /// odometry. Sends a PULSE now and then, as ARIA does.
     fn packet(&mut self, deadline: Instant) -> (u8, Vec<u8>) {
         loop {
-            if self.last_pulse.elapsed() > Duration::from_millis(500) {
+            if self.pulse && self.last_pulse.elapsed() > Duration::from_millis(500) {
                 self.command(PULSE);
             }
             if let Some(start) = self.received.windows(2).position(|w| w == [0xFA, 0xFB]) {
@@ -259,215 +263,198 @@ async fn an_aria_style_client_drives_two_robots_and_reads_their_sensors() {
     let (port1, port2) = (port_of(&sim, "r1").await, port_of(&sim, "r2").await);
     assert_ne!(port1, port2);
 
-    let mut a = blocking(move || {
-        let mut a = Client::connect(port1);
-        assert_eq!(a.sync(), ["AMRISim", "Pioneer", "p3dx"], "SYNC2: name, class, subclass");
-        a.command(OPEN);
-        a.command(CONFIG);
-        let config = a.wait_for(0x20, Duration::from_secs(10));
-        let strings: Vec<&[u8]> = config.splitn(4, |&b| b == 0).take(3).collect();
-        assert_eq!(strings, [&b"Pioneer"[..], b"p3dx", b"SIM"], "CONFIGpac names a simulator");
-        a.command_int(ENABLE, 1);
-        // Motors on, sonar on, and every transducer read.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let sip = a.sip();
-            if sip.flags & 1 == 1 && sip.sonar.len() == 16 {
-                assert_eq!(sip.flags & 0b1_1110, 0b1_1110, "sonar arrays on");
-                let range = |n: u8| f64::from(sip.sonar.iter().find(|(i, _)| *i == n).unwrap().1);
-                // Transducer 11 at (−0.255, −0.027) facing −170°: the wall
-                // x = 0 at 1.745 m / cos 10°. Transducer 0 faces +y: the
-                // wall y = 10 at 4.864 m.
-                assert!((range(11) - 1771.9).abs() < 5.0, "rear sonar {}", range(11));
-                assert!((range(0) - 4864.0).abs() < 5.0, "left sonar {}", range(0));
-                break;
-            }
-            assert!(Instant::now() < deadline, "no SIP with motors on and 16 sonar readings: {sip:?}");
-        }
-        assert_eq!(a.true_pose(), (2000, 5000, 0), "SIMSTAT's true pose at the start");
-        a
-    })
-    .await;
-
-    // VEL: drive 3 s at 300 mm/s; odometry follows the truth within the
-    // model's odometry error (0.75 % of the distance) and a few mm.
-    a = blocking(move || {
-        let (x0, _, _) = a.pose.unwrap();
-        a.command_int(VEL, 300);
-        a.run_for(Duration::from_secs(3));
-        a.command_int(VEL, 0);
-        a.until_stopped(Duration::from_secs(10));
-        a.run_for(Duration::from_millis(300));
-        let (tx, ty, _) = a.true_pose();
-        let travelled_true = f64::from(tx - 2000);
-        let travelled_odometry = a.pose.unwrap().0 - x0;
-        assert!(travelled_true > 500.0, "the robot drove: {travelled_true} mm");
-        assert!(
-            (travelled_odometry - travelled_true).abs() < 0.0075 * travelled_true + 10.0,
-            "odometry {travelled_odometry:.1} mm, truth {travelled_true} mm"
-        );
-        assert!((ty - 5000).abs() < 20, "straight: y {ty}");
-        a
-    })
-    .await;
-
-    // MOVE 500 mm, then HEAD 90°: position servo on the odometry.
-    a = blocking(move || {
-        let (x0, _, _) = a.true_pose();
-        a.command_int(MOVE, 500);
-        a.run_for(Duration::from_millis(500));
-        a.until_stopped(Duration::from_secs(15));
-        let (x1, _, _) = a.true_pose();
-        assert!((f64::from(x1 - x0) - 500.0).abs() < 25.0, "MOVE 500 moved {} mm", x1 - x0);
-        a.command_int(HEAD, 90);
-        a.run_for(Duration::from_millis(500));
-        a.until_stopped(Duration::from_secs(15));
-        let (_, _, th) = a.true_pose();
-        assert!((th - 90).abs() <= 3, "HEAD 90 turned to {th}°");
-        a
-    })
-    .await;
-
-    // Two robots at once: r2 backs up while r1 turns.
-    let (a, _b) = blocking(move || {
-        let mut b = Client::connect(port2);
-        assert_eq!(b.sync()[2], "p3dx");
-        b.command(OPEN);
-        b.command_int(ENABLE, 1);
-        let sip = b.sip();
-        let _ = sip;
-        let (bx0, _, _) = b.true_pose();
-        let (_, _, ath0) = a.true_pose();
-        b.command_int(VEL, -200);
-        a.command_int(RVEL, -30);
-        for _ in 0..20 {
-            b.run_for(Duration::from_millis(50));
-            a.run_for(Duration::from_millis(50));
-        }
-        b.command_int(VEL, 0);
-        a.command_int(RVEL, 0);
-        b.until_stopped(Duration::from_secs(10));
-        let (bx1, _, _) = b.true_pose();
-        let (_, _, ath1) = a.true_pose();
-        assert!(bx1 < bx0 - 100, "r2 backed up: {bx0} → {bx1}");
-        assert!(ath1 < ath0 - 10, "r1 turned clockwise: {ath0} → {ath1}");
-        // r2's rear sonar (transducer 7 faces −y): the wall y = 0.
-        let sip = b.sip();
-        let right = sip.sonar.iter().find(|(i, _)| *i == 7).map(|(_, r)| *r);
-        assert!(right.is_some_and(|r| (f64::from(r) - 1864.0).abs() < 10.0), "r2's right sonar {right:?}");
-
-        // Bad packets on r2's connection are dropped; both robots go on.
-        b.send_raw(&[0x00, 0x13, 0x37, 0xFA, 0xFB, 0x01]);
-        b.send_raw(&[0xFA, 0xFB, 0x06, VEL, 0x3B, 0x2C, 0x01, 0x00, 0x00]);
-        let (bx2, _, _) = b.true_pose();
-        b.run_for(Duration::from_millis(500));
-        let (bx3, _, _) = b.true_pose();
-        assert!((bx3 - bx2).abs() < 5, "the VEL with a bad checksum was ignored: {bx2} → {bx3}");
-        let _ = a.sip();
-        (a, b)
-    })
-    .await;
-
-    // Laser packets (0x60): the LMS200's 181 readings in packets of 32.
-    let a = blocking(move || {
-        let mut a = a;
-        a.command_int(SIM_LRF_ENABLE, 1);
-        let data = a.wait_for(0x60, Duration::from_secs(5));
-        let u16_at = |i: usize| u16::from_le_bytes([data[i], data[i + 1]]);
-        assert_eq!(u16_at(6), 181, "total readings");
-        assert!(data[10] as usize <= 32 && data[10] > 0, "readings in this packet");
-        a.command_int(SIM_LRF_ENABLE, 0);
-        a
-    })
-    .await;
-
-    // The watchdog: a client that goes silent has its robot stopped.
-    let a = blocking(move || {
-        let mut a = a;
-        a.command_int(VEL, 200);
-        a.run_for(Duration::from_secs(1));
-        assert!(a.sip().left > 100, "moving");
-        // Silent (no PULSE) for 3.5 s: reads only.
-        let until = Instant::now() + Duration::from_millis(3500);
-        let mut last = None;
-        while Instant::now() < until {
-            let mut buffer = [0u8; 1024];
-            if let Ok(n) = a.stream.read(&mut buffer) {
-                a.received.extend_from_slice(&buffer[..n]);
-            }
-            while let Some(start) = a.received.windows(2).position(|w| w == [0xFA, 0xFB]) {
-                if a.received.len() < start + 3 || a.received.len() < start + 3 + usize::from(a.received[start + 2]) {
-                    break;
-                }
-                let total = 3 + usize::from(a.received[start + 2]);
-                let body: Vec<u8> = a.received[start + 3..start + total - 2].to_vec();
-                a.received.drain(..start + total);
-                if body[0] == 0x32 {
-                    a.on_sip(&body[1..]);
-                    last = a.last_sip.clone();
-                }
-            }
-        }
-        let last = last.expect("SIPs while silent");
-        assert_eq!((last.left, last.right), (0, 0), "the watchdog stopped the robot");
-        a
-    })
-    .await;
-
-    // SIM_SET_POSE moves the robot, not its odometry; SIM_RESET puts it
-    // back at its start and zeroes the odometry. SIM_EXIT is refused.
-    blocking(move || {
-        let mut a = a;
-        a.command_int(VEL, 0);
-        a.until_stopped(Duration::from_secs(10));
-        let before = a.sip();
-        let mut pose = Vec::new();
-        for v in [6000i32, 8000, 0] {
-            pose.extend_from_slice(&v.to_le_bytes());
-        }
-        let mut data = vec![0x3B];
-        data.extend_from_slice(&pose);
-        a.send(SIM_SET_POSE, &data);
-        a.run_for(Duration::from_millis(800));
-        let (x, y, th) = a.true_pose();
-        assert!((x - 6000).abs() < 10 && (y - 8000).abs() < 10 && th.abs() <= 1, "moved to ({x}, {y}, {th})");
-        let after = a.sip();
-        let mm = |units: i16| f64::from(units) * DIST_CONV;
-        assert!(
-            (mm(after.raw_x) - mm(before.raw_x)).abs() < 15.0 && (mm(after.raw_y) - mm(before.raw_y)).abs() < 15.0,
-            "odometry kept: {before:?} → {after:?}"
-        );
-        // Into the wall x = 10 m: the wheels stall (SIP bits 0 and 8).
-        let mut data = vec![0x3B];
-        for v in [9500i32, 5000, 0] {
-            data.extend_from_slice(&v.to_le_bytes());
-        }
-        a.send(SIM_SET_POSE, &data);
-        a.run_for(Duration::from_millis(500));
-        a.command_int(VEL, 300);
-        a.run_for(Duration::from_secs(3));
-        let pushing = a.sip();
-        assert_eq!(pushing.stall, 0x0101, "stalled against the wall: {pushing:?}");
-        a.command_int(VEL, 0);
-        a.until_stopped(Duration::from_secs(10));
-        assert_eq!(a.sip().stall, 0, "no stall at rest");
-        a.command(SIM_RESET);
-        a.run_for(Duration::from_millis(800));
-        assert_eq!(a.true_pose(), (2000, 5000, 0), "back at the start");
-        let zero = a.sip();
-        let th = a.pose.unwrap().2;
-        assert!(
-            mm(zero.raw_x).abs() < 15.0 && mm(zero.raw_y).abs() < 15.0 && th.abs() < 1.0,
-            "odometry at zero: {zero:?}, {th}°"
-        );
-        a.command_int(SIM_EXIT, 3);
-        a.run_for(Duration::from_millis(500));
-        let _ = a.sip();
-        a.command(CLOSE);
-    })
-    .await;
+    let a = blocking(move || connects_and_reads_its_sensors(port1)).await;
+    let a = blocking(move || vel_odometry_follows_the_truth(a)).await;
+    let a = blocking(move || move_and_head_servo_on_odometry(a)).await;
+    let (a, _b) = blocking(move || two_robots_at_once_and_bad_packets(a, port2)).await;
+    let a = blocking(move || laser_packets(a)).await;
+    let a = blocking(move || the_watchdog_stops_a_silent_client_s_robot(a)).await;
+    blocking(move || teleports_reset_stall_and_exit(a)).await;
     assert!(sim.alive("pioneer"), "SIM_EXIT without --allow-exit is refused:\n{}", sim.log("pioneer"));
     assert!(sim.log("pioneer").contains("SIM_EXIT 3 refused"), "{}", sim.log("pioneer"));
+}
+
+/// Connects, syncs, opens, reads CONFIGpac, enables the motors, and reads
+/// sonar ranges to known walls and the true start pose.
+fn connects_and_reads_its_sensors(port: u16) -> Client {
+    let mut a = Client::connect(port);
+    assert_eq!(a.sync(), ["AMRISim", "Pioneer", "p3dx"], "SYNC2: name, class, subclass");
+    a.command(OPEN);
+    a.command(CONFIG);
+    let config = a.wait_for(0x20, Duration::from_secs(10));
+    let strings: Vec<&[u8]> = config.splitn(4, |&b| b == 0).take(3).collect();
+    assert_eq!(strings, [&b"Pioneer"[..], b"p3dx", b"SIM"], "CONFIGpac names a simulator");
+    a.command_int(ENABLE, 1);
+    // Motors on, sonar on, and every transducer read.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let sip = a.sip();
+        if sip.flags & 1 == 1 && sip.sonar.len() == 16 {
+            assert_eq!(sip.flags & 0b1_1110, 0b1_1110, "sonar arrays on");
+            let range = |n: u8| f64::from(sip.sonar.iter().find(|(i, _)| *i == n).unwrap().1);
+            // Transducer 11 at (−0.255, −0.027) facing −170°: the wall
+            // x = 0 at 1.745 m / cos 10°. Transducer 0 faces +y: the
+            // wall y = 10 at 4.864 m.
+            assert!((range(11) - 1771.9).abs() < 5.0, "rear sonar {}", range(11));
+            assert!((range(0) - 4864.0).abs() < 5.0, "left sonar {}", range(0));
+            break;
+        }
+        assert!(Instant::now() < deadline, "no SIP with motors on and 16 sonar readings: {sip:?}");
+    }
+    assert_eq!(a.true_pose(), (2000, 5000, 0), "SIMSTAT's true pose at the start");
+    a
+}
+
+/// VEL: drive 3 s at 300 mm/s; odometry follows the truth within the
+/// model's odometry error (0.75 % of the distance) and a few mm.
+fn vel_odometry_follows_the_truth(mut a: Client) -> Client {
+    let (x0, _, _) = a.pose.unwrap();
+    a.command_int(VEL, 300);
+    a.run_for(Duration::from_secs(3));
+    a.command_int(VEL, 0);
+    a.until_stopped(Duration::from_secs(10));
+    a.run_for(Duration::from_millis(300));
+    let (tx, ty, _) = a.true_pose();
+    let travelled_true = f64::from(tx - 2000);
+    let travelled_odometry = a.pose.unwrap().0 - x0;
+    assert!(travelled_true > 500.0, "the robot drove: {travelled_true} mm");
+    assert!(
+        (travelled_odometry - travelled_true).abs() < 0.0075 * travelled_true + 10.0,
+        "odometry {travelled_odometry:.1} mm, truth {travelled_true} mm"
+    );
+    assert!((ty - 5000).abs() < 20, "straight: y {ty}");
+    a
+}
+
+/// MOVE 500 mm, then HEAD 90°: position servo on the odometry.
+fn move_and_head_servo_on_odometry(mut a: Client) -> Client {
+    let (x0, _, _) = a.true_pose();
+    a.command_int(MOVE, 500);
+    a.run_for(Duration::from_millis(500));
+    a.until_stopped(Duration::from_secs(15));
+    let (x1, _, _) = a.true_pose();
+    assert!((f64::from(x1 - x0) - 500.0).abs() < 25.0, "MOVE 500 moved {} mm", x1 - x0);
+    a.command_int(HEAD, 90);
+    a.run_for(Duration::from_millis(500));
+    a.until_stopped(Duration::from_secs(15));
+    let (_, _, th) = a.true_pose();
+    assert!((th - 90).abs() <= 3, "HEAD 90 turned to {th}°");
+    a
+}
+
+/// Two robots at once: r2 backs up while r1 turns.
+fn two_robots_at_once_and_bad_packets(mut a: Client, port2: u16) -> (Client, Client) {
+    let mut b = Client::connect(port2);
+    assert_eq!(b.sync()[2], "p3dx");
+    b.command(OPEN);
+    b.command_int(ENABLE, 1);
+    let sip = b.sip();
+    let _ = sip;
+    let (bx0, _, _) = b.true_pose();
+    let (_, _, ath0) = a.true_pose();
+    b.command_int(VEL, -200);
+    a.command_int(RVEL, -30);
+    for _ in 0..20 {
+        b.run_for(Duration::from_millis(50));
+        a.run_for(Duration::from_millis(50));
+    }
+    b.command_int(VEL, 0);
+    a.command_int(RVEL, 0);
+    b.until_stopped(Duration::from_secs(10));
+    let (bx1, _, _) = b.true_pose();
+    let (_, _, ath1) = a.true_pose();
+    assert!(bx1 < bx0 - 100, "r2 backed up: {bx0} → {bx1}");
+    assert!(ath1 < ath0 - 10, "r1 turned clockwise: {ath0} → {ath1}");
+    // r2's rear sonar (transducer 7 faces −y): the wall y = 0.
+    let sip = b.sip();
+    let right = sip.sonar.iter().find(|(i, _)| *i == 7).map(|(_, r)| *r);
+    assert!(right.is_some_and(|r| (f64::from(r) - 1864.0).abs() < 10.0), "r2's right sonar {right:?}");
+
+    // Bad packets on r2's connection are dropped; both robots go on.
+    b.send_raw(&[0x00, 0x13, 0x37, 0xFA, 0xFB, 0x01]);
+    b.send_raw(&[0xFA, 0xFB, 0x06, VEL, 0x3B, 0x2C, 0x01, 0x00, 0x00]);
+    let (bx2, _, _) = b.true_pose();
+    b.run_for(Duration::from_millis(500));
+    let (bx3, _, _) = b.true_pose();
+    assert!((bx3 - bx2).abs() < 5, "the VEL with a bad checksum was ignored: {bx2} → {bx3}");
+    let _ = a.sip();
+    (a, b)
+}
+
+/// Laser packets (0x60): the LMS200's 181 readings in packets of 32.
+fn laser_packets(mut a: Client) -> Client {
+    a.command_int(SIM_LRF_ENABLE, 1);
+    let data = a.wait_for(0x60, Duration::from_secs(5));
+    let u16_at = |i: usize| u16::from_le_bytes([data[i], data[i + 1]]);
+    assert_eq!(u16_at(6), 181, "total readings");
+    assert!(data[10] as usize <= 32 && data[10] > 0, "readings in this packet");
+    a.command_int(SIM_LRF_ENABLE, 0);
+    a
+}
+
+/// The watchdog: a client that goes silent has its robot stopped.
+fn the_watchdog_stops_a_silent_client_s_robot(mut a: Client) -> Client {
+    a.command_int(VEL, 200);
+    a.run_for(Duration::from_secs(1));
+    assert!(a.sip().left > 100, "moving");
+    // Silent (no PULSE) for 3.5 s: reads only.
+    a.pulse = false;
+    a.run_for(Duration::from_millis(3500));
+    a.pulse = true;
+    let last = a.last_sip.clone().expect("SIPs while silent");
+    assert_eq!((last.left, last.right), (0, 0), "the watchdog stopped the robot");
+    a
+}
+
+/// SIM_SET_POSE moves the robot, not its odometry; SIM_RESET puts it
+/// back at its start and zeroes the odometry. SIM_EXIT is refused.
+fn teleports_reset_stall_and_exit(mut a: Client) {
+    a.command_int(VEL, 0);
+    a.until_stopped(Duration::from_secs(10));
+    let before = a.sip();
+    let mut pose = Vec::new();
+    for v in [6000i32, 8000, 0] {
+        pose.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut data = vec![0x3B];
+    data.extend_from_slice(&pose);
+    a.send(SIM_SET_POSE, &data);
+    a.run_for(Duration::from_millis(800));
+    let (x, y, th) = a.true_pose();
+    assert!((x - 6000).abs() < 10 && (y - 8000).abs() < 10 && th.abs() <= 1, "moved to ({x}, {y}, {th})");
+    let after = a.sip();
+    let mm = |units: i16| f64::from(units) * DIST_CONV;
+    assert!(
+        (mm(after.raw_x) - mm(before.raw_x)).abs() < 15.0 && (mm(after.raw_y) - mm(before.raw_y)).abs() < 15.0,
+        "odometry kept: {before:?} → {after:?}"
+    );
+    // Into the wall x = 10 m: the wheels stall (SIP bits 0 and 8).
+    let mut data = vec![0x3B];
+    for v in [9500i32, 5000, 0] {
+        data.extend_from_slice(&v.to_le_bytes());
+    }
+    a.send(SIM_SET_POSE, &data);
+    a.run_for(Duration::from_millis(500));
+    a.command_int(VEL, 300);
+    a.run_for(Duration::from_secs(3));
+    let pushing = a.sip();
+    assert_eq!(pushing.stall, 0x0101, "stalled against the wall: {pushing:?}");
+    a.command_int(VEL, 0);
+    a.until_stopped(Duration::from_secs(10));
+    assert_eq!(a.sip().stall, 0, "no stall at rest");
+    a.command(SIM_RESET);
+    a.run_for(Duration::from_millis(800));
+    assert_eq!(a.true_pose(), (2000, 5000, 0), "back at the start");
+    let zero = a.sip();
+    let th = a.pose.unwrap().2;
+    assert!(
+        mm(zero.raw_x).abs() < 15.0 && mm(zero.raw_y).abs() < 15.0 && th.abs() < 1.0,
+        "odometry at zero: {zero:?}, {th}°"
+    );
+    a.command_int(SIM_EXIT, 3);
+    a.run_for(Duration::from_millis(500));
+    let _ = a.sip();
+    a.command(CLOSE);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
