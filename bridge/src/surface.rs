@@ -58,7 +58,10 @@ impl Topic {
 /// serves publish nothing, so they are left out.
 pub fn surface(description: &WorldDescription, keys: &Keys, services: &[(&str, &'static str)]) -> Surface {
     let always = [TopicSpec::publish::<Clock>("/clock"), TopicSpec::tf(), TopicSpec::tf_static()];
-    let plugins = registry::topics_of(description).into_iter().filter(|t| t.direction == Direction::Publish);
+    let plugins = registry::topics_of(description)
+        .into_iter()
+        .chain(flotilla_protocol::maps::topics(description))
+        .filter(|t| t.direction == Direction::Publish);
     let mut topics: Vec<Topic> = always.into_iter().chain(plugins).map(|spec| Topic::of(spec, keys)).collect();
     topics.sort();
     topics.dedup_by(|a, b| a.key == b.key);
@@ -113,6 +116,27 @@ mod tests {
                 ros_type: "simulation_interfaces/action/SimulateSteps"
             }]
         );
+    }
+
+    #[test]
+    fn robots_on_maps_show_their_map_name_and_grid_latched() {
+        let world = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/building/building.world.yaml");
+        let description = load_world(&world).unwrap().initial_description().unwrap();
+        let surface = surface(&description, &Keys::new("s"), &[]);
+        for (key, ros_type) in [
+            ("rider/map_name", "std_msgs/msg/String"),
+            ("rider/map", "nav_msgs/msg/OccupancyGrid"),
+            ("resident/map_name", "std_msgs/msg/String"),
+        ] {
+            let topic = surface.topics.iter().find(|t| t.key == key).unwrap_or_else(|| panic!("{key} missing"));
+            assert_eq!((topic.ros_type, topic.durability, topic.depth), (ros_type, Durability::TransientLocal, 1));
+        }
+        assert!(!surface.topics.iter().any(|t| t.key.ends_with("map_command")), "taken in, not published");
+        assert!(!room_has_map_topics(), "a world of one map shows none");
+    }
+
+    fn room_has_map_topics() -> bool {
+        surface(&room(), &Keys::new("s"), &[]).topics.iter().any(|t| t.key.ends_with("map_name"))
     }
 
     #[test]

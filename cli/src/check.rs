@@ -37,6 +37,35 @@ pub fn check(world: &Path) -> anyhow::Result<()> {
     for (plugin_type, instances) in &unserved {
         println!("  warning: no node implements plugin type {plugin_type} yet: {}", instances.join(", "));
     }
+    for map in &spec.maps {
+        let on: Vec<&str> = spec.models.iter().filter(|m| m.map == map.name).map(|m| m.name.as_str()).collect();
+        let layers: Vec<&str> = spec
+            .layer_names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| map.layers & (1 << i) != 0)
+            .map(|(_, n)| n.as_str())
+            .collect();
+        println!(
+            "  map {}: layers {}; on it: {}",
+            map.name,
+            layers.join(", "),
+            if on.is_empty() { "-".to_string() } else { on.join(", ") }
+        );
+    }
+    if let Some((file, transitions)) = &spec.transitions {
+        let commands = transitions.iter().filter(|t| t.command.is_some()).count();
+        println!(
+            "  transitions: {} from {} ({} on a command, {} automatic), served by {}",
+            transitions.len(),
+            file.display(),
+            commands,
+            transitions.len() - commands,
+            flotilla_protocol::maps::BINARY
+        );
+    } else if !spec.maps.is_empty() {
+        println!("  maps served by {} (map names and grids; no transitions file)", flotilla_protocol::maps::BINARY);
+    }
     for world_plugin in &spec.world_plugin_types {
         println!("  warning: no node implements world plugin type {world_plugin} yet");
     }

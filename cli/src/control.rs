@@ -1,4 +1,5 @@
-//! `flotilla spawn | delete | move | pause | resume | step`.
+//! `flotilla spawn | delete | move | pause | resume | step | set-map |
+//! map-command`.
 
 use std::time::Duration;
 
@@ -49,4 +50,38 @@ pub fn move_model(node: &NodeArgs, name: String, pose: Pose2) -> anyhow::Result<
 /// Pause, resume, step or change the clock.
 pub fn simple(node: &NodeArgs, request: ControlRequest) -> anyhow::Result<()> {
     call(node, request)
+}
+
+/// Puts a model on another map, optionally moving it.
+pub fn set_map(node: &NodeArgs, name: String, map: String, pose: Option<Pose2>) -> anyhow::Result<()> {
+    call(node, ControlRequest::SetMap { name, map, pose, only_from: None })
+}
+
+/// Sends a map command (Flat's `t` command) to a robot's `map_command`
+/// topic, for the map-transition manager. The manager's answer shows on the
+/// robot's `map_name`; a command it cannot use is logged by the manager.
+pub fn map_command(node: &NodeArgs, ros_prefix: &str, robot: String, command: String) -> anyhow::Result<()> {
+    use flotilla_protocol::maps::{self, MAP_COMMAND_TOPIC};
+    use flotilla_protocol::ros::{self, std_msgs::StdString};
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    runtime.block_on(async {
+        let session = open_session(&node.zenoh, Role::Node).await?;
+        let result = async {
+            let keys = Keys::new(&node.sim).with_ros_prefix(ros_prefix);
+            let description =
+                flotilla_node_kit::client::fetch_description(&session, &keys, Duration::from_secs(10)).await?;
+            let Some(model) = description.model(&robot) else { bail!("no model named \"{robot}\"") };
+            if model.map.is_empty() {
+                bail!("model \"{robot}\" lives on no map: the world declares no maps, or it is not a robot");
+            }
+            let key = keys.ros(&maps::topic(&model.namespace, MAP_COMMAND_TOPIC));
+            let payload = ros::encode(&StdString { data: command.clone() });
+            session.put(&key, payload).await.map_err(|e| anyhow::anyhow!("cannot publish on {key}: {e}"))?;
+            println!("map-command: {command:?} sent to {robot} on {key} (its map is {})", model.map);
+            Ok(())
+        }
+        .await;
+        let _ = session.close().await;
+        result
+    })
 }

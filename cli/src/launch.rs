@@ -135,6 +135,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if !pioneer_args.is_empty() {
         binaries.insert(pioneer);
     }
+    // A world of several maps: the map-transition manager moves robots
+    // between them and shows each robot's map to ROS.
+    if !spec.maps.is_empty() {
+        binaries.insert(flotilla_protocol::maps::BINARY);
+    }
 
     let mut world_args =
         vec![args.world.to_string_lossy().into_owned(), "--sim".into(), sim.clone(), "--listen".into(), listen.clone()];

@@ -105,6 +105,35 @@ enum Command {
         #[command(flatten)]
         node: NodeArgs,
     },
+    /// Put a model on another map of a world of several maps (see
+    /// `properties: maps`), optionally moving it: `--pose X Y THETA` (m, m,
+    /// rad).
+    SetMap {
+        /// The model.
+        name: String,
+        /// The map it goes to.
+        map: String,
+        /// Where it lands: x (m), y (m), theta (rad).
+        #[arg(long, num_args = 3, allow_negative_numbers = true, value_names = ["X", "Y", "THETA"])]
+        pose: Option<Vec<f64>>,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
+    /// Send a map command (e.g. CLOSE-DOOR, GOTO-2) to a robot, for the
+    /// map-transition manager: it fires the robot's command transition if
+    /// the robot is inside its circle.
+    #[command(name = "map-command")]
+    MapCmd {
+        /// The robot (model name).
+        robot: String,
+        /// The command (case-sensitive).
+        command: String,
+        /// Prefix of the world's ROS-facing keys, if it has one.
+        #[arg(long, default_value = "")]
+        ros_prefix: String,
+        #[command(flatten)]
+        node: NodeArgs,
+    },
     /// Take N steps, then stay paused.
     Step {
         /// Number of steps.
@@ -135,6 +164,12 @@ fn main() -> std::process::ExitCode {
             &node,
             flotilla_protocol::control::ControlRequest::SetClock { mode: clock_mode, real_time_factor: rate },
         ),
+        Command::SetMap { name, map, pose, node } => {
+            control::set_map(&node, name, map, pose.map(|p| flotilla_protocol::geometry::Pose2::new(p[0], p[1], p[2])))
+        }
+        Command::MapCmd { robot, command, ros_prefix, node } => {
+            control::map_command(&node, &ros_prefix, robot, command)
+        }
         Command::Step { steps, node } => {
             control::simple(&node, flotilla_protocol::control::ControlRequest::Step { steps })
         }

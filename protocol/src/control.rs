@@ -24,6 +24,8 @@ pub mod verbs {
     pub const STEP: &str = "step";
     /// Change the clock mode.
     pub const CLOCK: &str = "clock";
+    /// Put a robot on another map.
+    pub const SET_MAP: &str = "set_map";
 }
 
 /// How the world paces its steps (ARCHITECTURE.md, "Rules every process follows").
@@ -114,6 +116,19 @@ pub enum ControlRequest {
         /// New real-time factor, if it changes.
         real_time_factor: Option<f64>,
     },
+    /// Put a model on another map (see `MapDescription`), between two
+    /// steps, and teleport it there if `pose` is given.
+    SetMap {
+        /// The model.
+        name: String,
+        /// The map it goes to.
+        map: String,
+        /// Where it lands (model pose), if it moves.
+        pose: Option<Pose2>,
+        /// Only if the model is on this map now: a transition fires once
+        /// even when it is asked twice (a restarted manager, two managers).
+        only_from: Option<String>,
+    },
 }
 
 impl ControlRequest {
@@ -127,6 +142,7 @@ impl ControlRequest {
             ControlRequest::Resume => verbs::RESUME,
             ControlRequest::Step { .. } => verbs::STEP,
             ControlRequest::SetClock { .. } => verbs::CLOCK,
+            ControlRequest::SetMap { .. } => verbs::SET_MAP,
         }
     }
 }

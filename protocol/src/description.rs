@@ -35,6 +35,12 @@ pub struct WorldDescription {
     /// altitude m), from an ArMap layer's `OriginLatLonAlt`: the GPS
     /// plugin's reference when its entry names none.
     pub georeference: Option<[f64; 3]>,
+    /// The maps (floors, buildings, rooms) robots live on, one at a time;
+    /// empty for a world of one map. See [`MapDescription`].
+    pub maps: Vec<MapDescription>,
+    /// Where robots change maps (a Flat world file's transitions), for the
+    /// map-transition manager; empty when the world names none.
+    pub transitions: Vec<MapTransition>,
 }
 
 impl WireMessage for WorldDescription {
@@ -52,6 +58,90 @@ impl WorldDescription {
     pub fn model(&self, name: &str) -> Option<&ModelDescription> {
         self.models.iter().find(|m| m.name == name)
     }
+
+    /// The map with this name.
+    pub fn map(&self, name: &str) -> Option<&MapDescription> {
+        self.maps.iter().find(|m| m.name == name)
+    }
+
+    /// The layers a model on map `name` lives in: the map's own and every
+    /// layer no map lists; every layer for `""` (no map) or an unknown map.
+    pub fn map_mask(&self, name: &str) -> LayerBits {
+        map_mask(&self.maps, name, every_layer(self.layer_names.len()))
+    }
+}
+
+/// A map: a named set of layers (a floor, a building, a detailed room).
+///
+/// A model on a map lives in the map's layers and in the layers that no
+/// map lists (shared by every map): its footprints collide and are seen
+/// only there, and its sensors see only there. Two robots on maps without
+/// a common layer never meet, even at the same x, y.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MapDescription {
+    /// The map's name, as world files and transitions name it.
+    pub name: String,
+    /// The map's own layers.
+    pub layers: LayerBits,
+}
+
+/// Puts a model on its map: a robot (a model with a drive) that names no
+/// map goes on the first, other models stay on none unless they name one
+/// (they live where their footprints' layers say, as in Flatland); then
+/// sets the model's [`ModelDescription::layer_mask`]. The map name must be
+/// one of `maps` (checked by the caller, which knows the file to blame);
+/// `layers` are the bits of every layer of the world.
+pub fn assign_map(model: &mut ModelDescription, maps: &[MapDescription], layers: LayerBits) {
+    let is_robot = model.plugins.iter().any(|p| crate::plugins::DRIVE_TYPES.contains(&p.plugin_type.as_str()));
+    if model.map.is_empty() && is_robot {
+        if let Some(first) = maps.first() {
+            model.map = first.name.clone();
+        }
+    }
+    model.layer_mask = map_mask(maps, &model.map, layers);
+}
+
+/// Where and when a robot on one map goes to another: a Flat world file's
+/// `TRANSITION (x y radius [command]) new-map [(x y theta)]`, in metres and
+/// radians.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MapTransition {
+    /// The map it applies on (the `MAP` line above it).
+    pub from_map: String,
+    /// Centre of its circle, m.
+    pub center_m: [f64; 2],
+    /// Radius of its circle, m.
+    pub radius_m: f64,
+    /// The command that fires it while the robot is inside the circle;
+    /// `None`: it fires by itself when the robot enters the circle.
+    pub command: Option<String>,
+    /// The map it goes to.
+    pub to_map: String,
+    /// Where the robot lands on the new map (model pose), if it moves.
+    pub pose: Option<Pose2>,
+    /// Where it was written: `<file>:<line>`, for logs.
+    pub source: String,
+}
+
+impl MapTransition {
+    /// Whether a point (m) lies within the circle (its rim included).
+    pub fn contains(&self, point_m: [f64; 2]) -> bool {
+        let (dx, dy) = (point_m[0] - self.center_m[0], point_m[1] - self.center_m[1]);
+        dx * dx + dy * dy <= self.radius_m * self.radius_m
+    }
+}
+
+/// See [`WorldDescription::map_mask`].
+/// `layers` are the bits of every layer of the world.
+pub fn map_mask(maps: &[MapDescription], name: &str, layers: LayerBits) -> LayerBits {
+    let Some(map) = maps.iter().find(|m| m.name == name) else { return layers };
+    let listed = maps.iter().fold(0, |bits, m| bits | m.layers);
+    (map.layers | !listed) & layers
+}
+
+/// The bits of a world's `count` layers.
+pub fn every_layer(count: usize) -> LayerBits {
+    ((1u32 << count.min(MAX_LAYERS)) - 1) as LayerBits
 }
 
 /// Resolves layer names to bits against a list of known names.
@@ -60,7 +150,7 @@ pub fn layer_bits(known: &[String], names: &[String]) -> Result<LayerBits, Vec<S
     let mut unknown = Vec::new();
     for name in names {
         if name == "all" {
-            bits |= ((1u32 << known.len()) - 1) as LayerBits;
+            bits |= every_layer(known.len());
         } else if let Some(i) = known.iter().position(|k| k == name) {
             bits |= 1 << i;
         } else {
@@ -119,12 +209,23 @@ pub struct ModelDescription {
     pub joints: Vec<JointDescription>,
     /// Enabled plugin entries, in file order.
     pub plugins: Vec<PluginDescription>,
+    /// The map the model is on (`""`: none; see [`MapDescription`]).
+    pub map: String,
+    /// The layers the model lives in on its map (every layer on none):
+    /// its footprints' layers and its sensors' are cut down to these.
+    pub layer_mask: LayerBits,
 }
 
 impl ModelDescription {
     /// The body with this name.
     pub fn body(&self, name: &str) -> Option<&BodyDescription> {
         self.bodies.iter().find(|b| b.name == name)
+    }
+
+    /// The layers a footprint of this model collides in and is seen on,
+    /// on the model's current map.
+    pub fn footprint_layers(&self, footprint: &Footprint) -> LayerBits {
+        footprint.layers & self.layer_mask
     }
 }
 

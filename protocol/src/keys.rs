@@ -47,6 +47,13 @@ impl Keys {
     pub fn world_events(&self) -> String {
         format!("{}/world/events", self.root)
     }
+    /// `flotilla/<sim>/world/map_requests` — `ControlRequest::SetMap`s
+    /// sent as messages (the map-transition manager's), applied before the
+    /// next step: sent before a lockstep report, one is applied at the same
+    /// step in every run.
+    pub fn world_map_requests(&self) -> String {
+        format!("{}/world/map_requests", self.root)
+    }
     /// `flotilla/<sim>/world/state` — one batched state per step.
     pub fn world_state(&self) -> String {
         format!("{}/world/state", self.root)

@@ -37,6 +37,7 @@ pub mod drive_to_world;
 pub mod geometry;
 pub mod keys;
 pub mod lockstep;
+pub mod maps;
 pub mod names;
 pub mod plugins;
 pub mod ros;

@@ -106,6 +106,8 @@ mod tests {
                     params_yaml: "{}".into(),
                 })
                 .collect(),
+            map: String::new(),
+            layer_mask: crate::description::LayerBits::MAX,
         }
     }
 
@@ -119,6 +121,8 @@ mod tests {
             layer_names: vec![],
             layers: vec![],
             georeference: None,
+            maps: vec![],
+            transitions: vec![],
             models: vec![
                 robot("robot1", &[("DiffDrive", "drive"), ("Laser", "laser")]),
                 robot("robot2", &[("DiffDrive", "drive")]),

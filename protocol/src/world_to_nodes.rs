@@ -189,6 +189,15 @@ pub enum WorldChange {
     },
     /// The world was emptied: no layer, no model.
     WorldUnloaded,
+    /// A model went to another map (and was teleported with `pose`).
+    MapChanged {
+        /// Model name.
+        model: String,
+        /// The map it is on now.
+        map: String,
+        /// Its new model pose, when it was moved.
+        pose: Option<Pose2>,
+    },
 }
 
 /// A summary the world publishes about twice per wall second.

@@ -158,7 +158,7 @@ impl Scene {
                                 LocalShape::Polygon(ConvexPolygon::hull(points)?)
                             }
                         };
-                        Some((shape, f.layers))
+                        Some((shape, model.footprint_layers(f)))
                     })
                     .collect();
                 self.index.insert(body.id, self.bodies.len());

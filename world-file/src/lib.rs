@@ -6,6 +6,7 @@
 //! Loading is all-or-nothing: the first problem stops it with a [`LoadError`]
 //! naming the file, the entity and the entry, and nothing is half-built.
 
+mod flat_world;
 mod map_armap;
 mod map_image;
 mod map_lines;

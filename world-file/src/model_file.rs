@@ -104,6 +104,9 @@ pub fn load_model(
         bodies,
         joints,
         plugins: Vec::new(),
+        // On no map until the world puts it on one (`assign_map`).
+        map: String::new(),
+        layer_mask: flotilla_protocol::description::LayerBits::MAX,
     };
     // Plugins of the types Flotilla implements are validated here, so a world
     // or a spawn with a broken plugin entry is refused before anything starts.

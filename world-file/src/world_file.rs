@@ -3,14 +3,17 @@
 use std::path::{Path, PathBuf};
 
 use flotilla_protocol::config::{FromYaml, LoadError, Reader};
-use flotilla_protocol::description::{LayerDescription, ModelDescription, WorldDescription, MAX_LAYERS};
+use flotilla_protocol::description::{
+    assign_map, every_layer, layer_bits, LayerDescription, MapDescription, MapTransition, ModelDescription,
+    WorldDescription, MAX_LAYERS,
+};
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::BodyId;
 use serde_yaml::Value;
 
 use super::named_poses::{read_named_poses, NamedPose};
 use super::settings::WorldSettings;
-use super::{map_armap, map_image, map_lines, read_yaml, resolve_path};
+use super::{flat_world, map_armap, map_image, map_lines, read_yaml, resolve_path};
 
 /// A fully loaded and validated world.
 #[derive(Debug, Clone)]
@@ -32,6 +35,11 @@ pub struct WorldSpec {
     /// Where the world's origin is on Earth (latitude °, longitude °,
     /// altitude m), from an ArMap layer's `OriginLatLonAlt`.
     pub georeference: Option<[f64; 3]>,
+    /// The maps robots live on (`properties: maps:`), the first being
+    /// where robots that name none start.
+    pub maps: Vec<MapDescription>,
+    /// The Flat world file of `properties: transitions:` and what it says.
+    pub transitions: Option<(PathBuf, Vec<MapTransition>)>,
 }
 
 /// The id the world gives the first body it loads; the others follow in
@@ -70,6 +78,8 @@ impl WorldSpec {
             layers: self.layers.clone(),
             models,
             georeference: self.georeference,
+            maps: self.maps.clone(),
+            transitions: self.transitions.iter().flat_map(|(_, t)| t.clone()).collect(),
         })
     }
 }
@@ -81,6 +91,9 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
 
     let properties =
         world.sub("properties", "properties")?.ok_or_else(|| world.error("entry \"properties\" does not exist"))?;
+    // Read before the settings, which refuse keys they do not know.
+    let maps_entry = properties.raw("maps");
+    let transitions_entry: Option<String> = properties.maybe("transitions")?;
     let settings = WorldSettings::parse(&properties)?;
 
     let layer_entries = world.seq("layers")?.ok_or_else(|| world.error("entry \"layers\" does not exist"))?;
@@ -148,6 +161,22 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         layers.push(LayerDescription { names, bits, segments, solid_on_left, color });
     }
 
+    let maps = match maps_entry {
+        Some(entry) => read_maps(entry, &properties, &layer_names)?,
+        None => Vec::new(),
+    };
+    let transitions = match transitions_entry {
+        None => None,
+        Some(_) if maps.is_empty() => {
+            return Err(properties.error("entry \"transitions\" needs \"maps\": the maps robots go between"))
+        }
+        Some(file) => {
+            let flat_path = resolve_path(path, &file);
+            let names = || maps.iter().map(|m| m.name.as_str());
+            Some((flat_path.clone(), flat_world::load(&flat_path, &|w| flat_world::map_named(names(), w))?))
+        }
+    };
+
     let mut models: Vec<ModelDescription> = Vec::new();
     if let Some(entries) = world.seq("models")? {
         for (i, entry) in entries.iter().enumerate() {
@@ -156,7 +185,21 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
             let namespace: String = m.opt("namespace", String::new())?;
             let [x, y, t] = m.array::<3>("pose", Some([0.0; 3]))?;
             let model_file: String = m.req("model")?;
+            let map: Option<String> = m.maybe("map")?;
             m.finish()?;
+            if let Some(map) = &map {
+                if !maps.iter().any(|known| &known.name == map) {
+                    let known: Vec<&str> = maps.iter().map(|m| m.name.as_str()).collect();
+                    return Err(m.error(format!(
+                        "\"map\" {map:?} is not one of the world's maps ({})",
+                        if known.is_empty() {
+                            "it declares none in properties: maps".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    )));
+                }
+            }
             flotilla_protocol::keys::check_key_chunk("model name", &name).map_err(|e| m.error(e))?;
             if models.iter().any(|other| other.name == name) {
                 return Err(m.error(format!("model named \"{name}\" already exists")));
@@ -166,7 +209,10 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
                 return Err(m.error(format!("\"pose\" must be finite, got [{x}, {y}, {t}]")));
             }
             let model_path = resolve_path(path, &model_file);
-            models.push(super::load_model(&model_path, &name, &namespace, pose, &layer_names)?);
+            let mut model = super::load_model(&model_path, &name, &namespace, pose, &layer_names)?;
+            model.map = map.unwrap_or_default();
+            assign_map(&mut model, &maps, every_layer(layer_names.len()));
+            models.push(model);
         }
     }
 
@@ -203,7 +249,38 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         world_plugin_types,
         named_poses,
         georeference,
+        maps,
+        transitions,
     })
+}
+
+/// `properties: maps:`, a map from each map's name to its layers (one name
+/// or a list): `{floor-1: [floor-1, stairs], elevator: elevator}`.
+fn read_maps(entry: &Value, properties: &Reader, layer_names: &[String]) -> Result<Vec<MapDescription>, LoadError> {
+    let Value::Mapping(entries) = entry else {
+        return Err(properties.error("\"maps\" must map each map's name to its layers, e.g. {floor-1: [walls-1]}"));
+    };
+    let mut maps: Vec<MapDescription> = Vec::new();
+    for (name, layers) in entries {
+        let name = String::from_yaml(name).map_err(|e| properties.error(format!("\"maps\": a map's name: {e}")))?;
+        let entity = |message: String| properties.error(format!("\"maps\" entry {name:?}: {message}"));
+        flotilla_protocol::keys::check_key_chunk("map name", &name).map_err(entity)?;
+        let names = match layers {
+            Value::Sequence(items) => items.iter().map(String::from_yaml).collect::<Result<Vec<_>, _>>(),
+            other => String::from_yaml(other).map(|n| vec![n]),
+        }
+        .map_err(|e| entity(e.to_string()))?;
+        if names.is_empty() || names.iter().any(|n| n == "all") {
+            return Err(entity("list the map's own layers (at least one; \"all\" is not a map)".into()));
+        }
+        let bits = layer_bits(layer_names, &names)
+            .map_err(|unknown| entity(format!("layers {{{}}} do not exist", unknown.join(","))))?;
+        maps.push(MapDescription { name, layers: bits });
+    }
+    if maps.is_empty() {
+        return Err(properties.error("\"maps\" is empty; leave it out for a world of one map"));
+    }
+    Ok(maps)
 }
 
 fn read_layer_names(layer: &Reader) -> Result<Vec<String>, LoadError> {

@@ -27,6 +27,7 @@ fn every_example_world_loads() {
         "tests/imu/world.yaml",
         "tests/sonar/world.yaml",
         "tests/pioneer/world.yaml",
+        "building/building.world.yaml",
     ] {
         let spec = load_world(&configs().join(world)).unwrap_or_else(|e| panic!("{world}: {e}"));
         assert!(!spec.models.is_empty(), "{world} has robots");

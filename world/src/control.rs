@@ -183,11 +183,40 @@ pub fn handle(
             run.clock_changed = true;
             Ok(None)
         }
+        ControlRequest::SetMap { name, map, pose, only_from } => set_map(physics, name, map, pose, only_from),
     };
     match result {
         Ok(change) => (ControlReply { success: true, message: String::new(), revision: physics.revision() }, change),
         Err(message) => (ControlReply { success: false, message, revision: physics.revision() }, None),
     }
+}
+
+/// Puts a model on another map and moves it there, or says why not: the
+/// pose is checked before anything changes, so a refused request changes
+/// nothing. A request `only_from` a map the model has left already is
+/// refused (a transition fires once, however often it is asked).
+fn set_map(
+    physics: &mut Physics,
+    name: String,
+    map: String,
+    pose: Option<flotilla_protocol::geometry::Pose2>,
+    only_from: Option<String>,
+) -> Result<Option<WorldChange>, String> {
+    if let Some(pose) = pose.filter(|p| !p.is_finite()) {
+        return Err(format!("pose must be finite, got {pose:?}"));
+    }
+    let changed = physics.set_map(&name, &map, only_from.as_deref()).map_err(|e| e.to_string())?;
+    if !changed {
+        return Err(format!(
+            "model \"{name}\" is not on map \"{}\" (any more): nothing done",
+            only_from.unwrap_or_default()
+        ));
+    }
+    if let Some(pose) = pose {
+        physics.move_model(&name, pose).map_err(|e| e.to_string())?;
+    }
+    tracing::info!("{name} is on map {map} now");
+    Ok(Some(WorldChange::MapChanged { model: name, map, pose }))
 }
 
 /// Loads a model file and adds it to the world, or says why not.

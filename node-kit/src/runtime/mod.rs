@@ -11,7 +11,7 @@
 //!   take-over, rebuilding on spawn/delete, resynchronising with a new
 //!   world, the lockstep barrier (a report once per quiet stretch, resent
 //!   when the world's link comes back), publishing with the clock mode's
-//!   urgency, `tf_static` latched;
+//!   urgency, `tf_static` and the plugin's own latched messages;
 //! * [`core`]: the same, as a state machine without Zenoh, which tests
 //!   drive directly;
 //! * [`cli`]: the command line of every plugin binary (`--models`,
@@ -24,6 +24,7 @@
 
 pub mod cli;
 pub mod core;
+mod latched;
 pub mod plugin;
 pub mod serve;
 mod state_gate;

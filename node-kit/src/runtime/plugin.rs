@@ -89,6 +89,13 @@ pub trait NodePlugin: Send + 'static {
         Vec::new()
     }
 
+    /// The latched messages of the served instances, (key, payload): each
+    /// published when it changes and kept for late subscribers (a robot's
+    /// current map). Asked after every rebuild.
+    fn latched(&self) -> Vec<(String, Vec<u8>)> {
+        Vec::new()
+    }
+
     /// How many threads may compute the outputs due at one step
     /// (`--threads`); plugins whose outputs are cheap ignore it.
     fn set_threads(&mut self, _threads: usize) {}

@@ -23,6 +23,7 @@ use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 
 use super::core::{Arrival, Core, Reply, Rework};
+use super::latched::Latched;
 use super::plugin::{folder_of, Answering, Input, NodePlugin, Outbox, Rebuild};
 use super::state_gate::StateGate;
 use super::state_stream::StateStream;
@@ -89,6 +90,7 @@ pub async fn serve<P: NodePlugin>(
         inputs: BTreeMap::new(),
         folders: HashMap::new(),
         static_tf: StaticTf::new(keys.ros("/tf_static")),
+        latched: Latched::default(),
         states: StateStream::new(full_states),
     };
     main.claims.load(&session, &keys, &mut claim_events).await;
@@ -293,6 +295,8 @@ struct MainLoop<'a, P> {
     /// only watches for subscribers.
     folders: HashMap<String, zenoh::pubsub::Publisher<'static>>,
     static_tf: StaticTf,
+    /// The plugin's latched messages.
+    latched: Latched,
     /// Every world state, or every n-th.
     states: StateStream,
 }
@@ -339,19 +343,20 @@ impl<P: NodePlugin> MainLoop<'_, P> {
         let claims = &self.claims;
         let held = |model: &str, plugin: &str| claims.holds(&claims.instance(model, plugin));
         let mut rebuild = Rebuild::new(&self.description, &shared.keys, &held);
-        let static_transforms = {
+        let (static_transforms, latched) = {
             let mut locked = shared.lock();
             if afresh {
                 locked.core.reset();
             }
             locked.core.plugin.rebuild(&mut rebuild);
             locked.core.revision = self.description.revision;
-            locked.core.plugin.static_transforms()
+            (locked.core.plugin.static_transforms(), locked.core.plugin.latched())
         };
         let (inputs, outputs) = rebuild.into_wiring();
         self.subscribe(inputs).await;
         self.watch_folders(&outputs).await;
         self.static_tf.update(&shared.session, static_transforms).await;
+        self.latched.update(&shared.session, latched).await;
         let stride = shared.lock().core.plugin.state_stride(self.description.step_ns).max(1);
         self.follow_stride(stride).await;
         shared.gate.open();

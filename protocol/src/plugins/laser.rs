@@ -60,6 +60,9 @@ impl super::PluginConfig for LaserConfig {
     fn body(&self) -> &str {
         &self.body
     }
+    fn restrict_layers(&mut self, mask: LayerBits) {
+        self.layers &= mask;
+    }
     fn topics(&self, namespace: &str) -> Vec<TopicSpec> {
         let mut topics = vec![TopicSpec::publish::<LaserScan>(resolve_topic(namespace, &self.topic))];
         if self.broadcast_tf {

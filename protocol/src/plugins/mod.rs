@@ -104,6 +104,11 @@ pub trait PluginConfig: Sized {
     /// The topics an instance exposes, its model's namespace being
     /// `namespace` (Flatland's rule: a name starting with `/` ignores it).
     fn topics(&self, namespace: &str) -> Vec<registry::TopicSpec>;
+    /// Cuts the layers the plugin senses down to `mask`, those its model
+    /// lives in on its map (`ModelDescription::layer_mask`): a laser on
+    /// floor 2 sees nothing of floor 1. Plugins that sense no layer keep
+    /// the default, which does nothing.
+    fn restrict_layers(&mut self, _mask: crate::description::LayerBits) {}
 }
 
 /// One plugin instance of a description, with its parsed configuration.
@@ -133,7 +138,8 @@ pub fn configured<'a, C: PluginConfig>(
         for plugin in model.plugins.iter().filter(|p| p.plugin_type == C::TYPE && serves(&model.name, &p.name)) {
             let key = format!("{}/{}", model.name, plugin.name);
             match entry_of(plugin, ctx.model_file).and_then(|e| C::parse(&e, &plugin.name, &ctx)) {
-                Ok(config) => {
+                Ok(mut config) => {
+                    config.restrict_layers(model.layer_mask);
                     if let Some(body) = model.body(config.body()) {
                         out.push(Configured { model, plugin, key, body: body.id, config });
                     }

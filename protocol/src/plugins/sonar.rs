@@ -119,6 +119,9 @@ impl super::PluginConfig for SonarConfig {
     fn body(&self) -> &str {
         &self.body
     }
+    fn restrict_layers(&mut self, mask: LayerBits) {
+        self.layers &= mask;
+    }
     fn topics(&self, namespace: &str) -> Vec<TopicSpec> {
         let mut topics: Vec<TopicSpec> = (0..self.transducers.len())
             .map(|i| TopicSpec::publish::<Range>(resolve_topic(namespace, &self.range_topic(i))))

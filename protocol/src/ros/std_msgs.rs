@@ -27,3 +27,14 @@ pub struct Bool {
 impl super::RosMessage for Bool {
     const TYPE_NAME: &'static str = "std_msgs/msg/Bool";
 }
+
+/// `std_msgs/msg/String` (named so as not to hide Rust's `String`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StdString {
+    /// The text.
+    pub data: String,
+}
+
+impl super::RosMessage for StdString {
+    const TYPE_NAME: &'static str = "std_msgs/msg/String";
+}

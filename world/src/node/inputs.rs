@@ -62,6 +62,7 @@ pub async fn declare(wiring: &Wiring, external_clock: &str, published: watch::Re
         lockstep_reports(wiring).await?,
         external_clock_of(wiring, external_clock).await?,
         claims(wiring).await?,
+        map_requests(wiring).await?,
     ];
     let mut queryables = vec![description(wiring).await?, control(wiring).await?];
     queryables.extend(ros_services(wiring, published).await?);
@@ -87,6 +88,37 @@ async fn actuations(wiring: &Wiring) -> Result<Subscriber<()>> {
                 wake.notify_one();
             }
             Err(e) => bad.record(&e),
+        })
+        .await
+        .map_err(Error::zenoh("subscribe to", key))
+}
+
+/// Map changes sent as messages (by the map-transition manager), applied
+/// at once: between two steps, and in lockstep before the sender's report
+/// of the step it answered, which follows on the same link.
+async fn map_requests(wiring: &Wiring) -> Result<Subscriber<()>> {
+    let Wiring { session, keys, shared, wake } = wiring.clone();
+    let key = keys.world_map_requests();
+    let bad = BadMessages::new(key.clone());
+    wiring
+        .session
+        .declare_subscriber(&key)
+        .callback(move |sample| {
+            let request = match decode::<ControlRequest>(&sample.payload().to_bytes()) {
+                Ok(request @ ControlRequest::SetMap { .. }) => request,
+                Ok(other) => return bad.record(&format!("only SetMap requests travel as messages, got {other:?}")),
+                Err(e) => return bad.record(&e),
+            };
+            let (reply, change) = {
+                let mut s = lock(&shared);
+                let s = &mut *s;
+                crate::control::handle(&mut s.physics, &mut s.run, request)
+            };
+            wake.notify_one();
+            match change {
+                Some(change) => announce(&session, &keys, reply.revision, change),
+                None => tracing::info!("map request not applied: {}", reply.message),
+            }
         })
         .await
         .map_err(Error::zenoh("subscribe to", key))

@@ -31,7 +31,7 @@ pub fn insert_layer(world: &mut PhysicsWorld, layer: &LayerDescription, tag: u12
     world.insert(RigidBodyBuilder::fixed().user_data(tag), collider);
 }
 
-fn collider(footprint: &Footprint) -> ColliderBuilder {
+fn collider(footprint: &Footprint, mask: LayerBits) -> ColliderBuilder {
     let builder = match &footprint.shape {
         FootprintShape::Circle { center, radius } => {
             ColliderBuilder::ball(*radius).translation(Vector::new(center[0], center[1]))
@@ -48,12 +48,12 @@ fn collider(footprint: &Footprint) -> ColliderBuilder {
         .friction(footprint.friction)
         .restitution(footprint.restitution)
         .sensor(footprint.sensor)
-        .collision_groups(groups(footprint.layers, footprint.collision))
+        .collision_groups(groups(footprint.layers & mask, footprint.collision))
 }
 
-/// Inserts a body with its footprints at its description pose, carrying
-/// `tag` as its user data.
-pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription, tag: u128) -> RigidBodyHandle {
+/// Inserts a body with its footprints at its description pose, in the
+/// layers of `mask` only (its model's map), carrying `tag` as its user data.
+pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription, mask: LayerBits, tag: u128) -> RigidBodyHandle {
     let builder = match body.kind {
         BodyKind::Dynamic => RigidBodyBuilder::dynamic(),
         BodyKind::Static => RigidBodyBuilder::fixed(),
@@ -66,7 +66,7 @@ pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription, tag: u128) 
         .user_data(tag);
     let handle = world.insert_body(rb);
     for footprint in &body.footprints {
-        world.insert_collider(collider(footprint), Some(handle));
+        world.insert_collider(collider(footprint, mask), Some(handle));
     }
     if let Some(rb) = world.bodies.get_mut(handle) {
         rb.recompute_mass_properties_from_colliders(&world.colliders);
@@ -77,6 +77,21 @@ pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription, tag: u128) 
         }
     }
     handle
+}
+
+/// Moves a body's footprints into the layers of `mask` (its model's new
+/// map). The body's colliders are its footprints, in order.
+pub fn set_layers(world: &mut PhysicsWorld, handle: RigidBodyHandle, body: &BodyDescription, mask: LayerBits) {
+    let Some(rb) = world.bodies.get(handle) else { return };
+    let colliders: Vec<ColliderHandle> = rb.colliders().to_vec();
+    for (collider, footprint) in colliders.into_iter().zip(&body.footprints) {
+        if let Some(c) = world.colliders.get_mut(collider) {
+            c.set_collision_groups(groups(footprint.layers & mask, footprint.collision));
+        }
+    }
+    if let Some(rb) = world.bodies.get_mut(handle) {
+        rb.wake_up(true);
+    }
 }
 
 /// Inserts a revolute or weld joint between two bodies.

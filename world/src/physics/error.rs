@@ -15,6 +15,9 @@ pub enum PhysicsError {
     /// No model of that name.
     #[error("no model named \"{0}\"")]
     NoModel(String),
+    /// No map of that name.
+    #[error("no map named \"{0}\"")]
+    NoMap(String),
     /// A model with no body has no pose or twist.
     #[error("model \"{0}\" has no body")]
     NoBody(String),

@@ -15,7 +15,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use flotilla_protocol::claim_book::instance_id;
-use flotilla_protocol::description::{BodyKind, LayerDescription, ModelDescription, WorldDescription};
+use flotilla_protocol::description::{
+    assign_map, every_layer, BodyKind, LayerDescription, MapDescription, MapTransition, ModelDescription,
+    WorldDescription,
+};
 use flotilla_protocol::drive_to_world::BodyCommand;
 use flotilla_protocol::geometry::{Pose2, Twist2};
 use flotilla_protocol::plugins::registry;
@@ -79,6 +82,10 @@ pub struct Physics {
     settings: WorldSettings,
     /// Where the world's origin is on Earth (see `WorldDescription`).
     georeference: Option<[f64; 3]>,
+    /// The maps models live on (see `MapDescription`).
+    maps: Vec<MapDescription>,
+    /// Where robots change maps, for the transition manager.
+    transitions: Vec<MapTransition>,
 }
 
 /// What a reset puts back (simulation_interfaces' ResetSimulation scopes
@@ -127,6 +134,8 @@ impl Physics {
             named_poses: spec.named_poses.clone(),
             settings: spec.settings.clone(),
             georeference: spec.georeference,
+            maps: spec.maps.clone(),
+            transitions: spec.transitions.iter().flat_map(|(_, t)| t.clone()).collect(),
         };
         for model in &spec.models {
             physics.add_model(model.clone())?;
@@ -169,6 +178,8 @@ impl Physics {
             world_plugin_types: Vec::new(),
             named_poses: Vec::new(),
             georeference: None,
+            maps: Vec::new(),
+            transitions: None,
         };
         self.replace_world(&empty)
     }
@@ -245,11 +256,15 @@ impl Physics {
         if self.bodies.len() + model.bodies.len() > MAX_BODIES {
             return Err(PhysicsError::TooManyBodies { held: self.bodies.len(), max: MAX_BODIES });
         }
+        if !model.map.is_empty() && !self.maps.iter().any(|m| m.name == model.map) {
+            return Err(PhysicsError::NoMap(model.map));
+        }
+        assign_map(&mut model, &self.maps, every_layer(self.layer_names.len()));
         let mut handles = Vec::with_capacity(model.bodies.len());
         for body in &mut model.bodies {
             body.id = self.next_body_id;
             self.next_body_id += 1;
-            let handle = build::insert_body(&mut self.world, body, contacts::body_tag(body.id));
+            let handle = build::insert_body(&mut self.world, body, model.layer_mask, contacts::body_tag(body.id));
             self.bodies.insert(body.id, BodyEntry { handle, kind: body.kind });
             handles.push(handle);
         }
@@ -323,6 +338,34 @@ impl Physics {
         let model_pose = self.models[index].description.pose;
         let body_in_model = model_pose.inverse().compose(&body_pose);
         self.move_model(name, pose.compose(&body_in_model.inverse()))
+    }
+
+    /// Puts a model on map `map` (see `MapDescription`): its footprints
+    /// collide and are seen only in that map's layers from the next step
+    /// on. With `only_from`, only if the model is on that map now: `Ok(false)`
+    /// when it is not (nothing changes). Does not move the model.
+    pub fn set_map(&mut self, name: &str, map: &str, only_from: Option<&str>) -> Result<bool, PhysicsError> {
+        let index = self.model_index(name)?;
+        if !self.maps.iter().any(|m| m.name == map) {
+            return Err(PhysicsError::NoMap(map.to_string()));
+        }
+        let entry = &mut self.models[index];
+        if only_from.is_some_and(|from| from != entry.description.map) {
+            return Ok(false);
+        }
+        entry.description.map = map.to_string();
+        assign_map(&mut entry.description, &self.maps, every_layer(self.layer_names.len()));
+        let mask = entry.description.layer_mask;
+        for (handle, body) in entry.handles.iter().zip(&entry.description.bodies) {
+            build::set_layers(&mut self.world, *handle, body, mask);
+        }
+        self.revision += 1;
+        Ok(true)
+    }
+
+    /// The maps models live on.
+    pub fn maps(&self) -> &[MapDescription] {
+        &self.maps
     }
 
     /// Every model as registered (bodies at the poses they were placed at,
@@ -411,6 +454,11 @@ impl Physics {
                 entry.description.pose = model.pose;
                 for body in &entry.description.bodies {
                     self.commands.remove(&body.id);
+                }
+                if entry.description.map != model.map {
+                    let first_map = self.maps.first().map(|m| m.name.clone()).unwrap_or_default();
+                    let map = if model.map.is_empty() { first_map } else { model.map.clone() };
+                    self.set_map(&model.name, &map, None)?;
                 }
             }
         }
@@ -523,6 +571,8 @@ impl Physics {
             layers: self.layers.clone(),
             models,
             georeference: self.georeference,
+            maps: self.maps.clone(),
+            transitions: self.transitions.clone(),
         }
     }
 

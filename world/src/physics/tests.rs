@@ -205,3 +205,75 @@ fn the_commanded_yaw_rate_is_the_yaw_rate_of_ground_truth_in_place_and_on_an_arc
         assert!(((rate - omega) / omega).abs() < 1e-6, "commanded ({vx} m/s, {omega} rad/s): yaw at {rate} rad/s");
     }
 }
+
+fn building() -> Physics {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/building/building.world.yaml");
+    Physics::new(&load_world(&path).unwrap()).unwrap()
+}
+
+fn model_xy(p: &Physics, name: &str) -> [f64; 2] {
+    let (pose, _) = p.model_state(name).unwrap();
+    [pose.x_m, pose.y_m]
+}
+
+#[test]
+fn robots_on_two_floors_share_x_y_without_touching() {
+    // rider on taylor-1 and resident on taylor-2 start at the same spot
+    let mut p = building();
+    assert_eq!(model_xy(&p, "rider"), model_xy(&p, "resident"));
+    for _ in 0..100 {
+        p.step();
+    }
+    assert_eq!(model_xy(&p, "rider"), [26.5, 9.7], "no push between floors");
+    assert_eq!(model_xy(&p, "resident"), [26.5, 9.7]);
+
+    // on one floor, the overlapping robots push each other apart
+    let revision = p.revision();
+    assert_eq!(p.set_map("rider", "taylor-2", None), Ok(true));
+    assert!(p.revision() > revision, "a map change is a new description");
+    for _ in 0..100 {
+        p.step();
+    }
+    let [a, b] = [model_xy(&p, "rider"), model_xy(&p, "resident")];
+    assert!((a[0] - b[0]).hypot(a[1] - b[1]) > 0.4, "{a:?} {b:?}");
+}
+
+#[test]
+fn a_robot_collides_only_with_the_walls_of_its_map() {
+    // the elevator's door is open on taylor-1 and closed on taylor-elevator
+    let mut p = building();
+    p.move_model("rider", Pose2::new(29.8, 9.7, std::f64::consts::PI)).unwrap();
+    assert_eq!(p.set_map("rider", "taylor-elevator", Some("taylor-1")), Ok(true));
+    let id = p.model_body_ids("rider")[0];
+    p.command(BodyCommand { body: id, local_vx_mps: 1.0, local_vy_mps: 0.0, omega_radps: 0.0 });
+    for _ in 0..400 {
+        p.step();
+    }
+    assert!(model_xy(&p, "rider")[0] > 28.8, "the closed door holds it: {:?}", model_xy(&p, "rider"));
+
+    p.set_map("rider", "taylor-1", None).unwrap();
+    for _ in 0..400 {
+        p.step();
+    }
+    assert!(model_xy(&p, "rider")[0] < 28.0, "out through the open door: {:?}", model_xy(&p, "rider"));
+}
+
+#[test]
+fn a_map_change_from_a_map_the_robot_has_left_does_nothing() {
+    let mut p = building();
+    assert_eq!(p.set_map("rider", "taylor-2", Some("taylor-elevator")), Ok(false));
+    assert_eq!(p.description().model("rider").unwrap().map, "taylor-1");
+    assert_eq!(p.set_map("rider", "attic", None), Err(super::PhysicsError::NoMap("attic".into())));
+    assert_eq!(p.set_map("nobody", "taylor-2", None), Err(super::PhysicsError::NoModel("nobody".into())));
+}
+
+#[test]
+fn a_reset_puts_robots_back_on_their_first_map() {
+    let mut p = building();
+    p.set_map("rider", "taylor-2", None).unwrap();
+    p.reset(super::ResetScope { state: true, spawned: false }).unwrap();
+    let description = p.description();
+    let rider = description.model("rider").unwrap();
+    assert_eq!(rider.map, "taylor-1");
+    assert_eq!(rider.layer_mask, description.map_mask("taylor-1"));
+}
