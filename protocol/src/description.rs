@@ -181,6 +181,40 @@ pub struct LayerDescription {
     pub solid_on_left: bool,
     /// Display colour, RGBA in 0..1.
     pub color: [f64; 4],
+    /// Walls that not everything meets (an ArMap's simulator objects: a box
+    /// hidden from lasers, a reflector); empty for Flatland's layers.
+    pub objects: Vec<ObjectWall>,
+}
+
+impl LayerDescription {
+    /// Every wall of the layer, those with their own rules included (to
+    /// draw them).
+    pub fn all_walls(&self) -> impl Iterator<Item = &Segment> {
+        self.segments.iter().chain(self.objects.iter().map(|o| &o.segment))
+    }
+
+    /// The walls bodies collide with.
+    pub fn obstacles(&self) -> impl Iterator<Item = &Segment> {
+        self.segments.iter().chain(self.objects.iter().filter(|o| o.obstacle).map(|o| &o.segment))
+    }
+}
+
+/// A wall of a layer with its own rules (AMRISim's `Sim.Obstacle`,
+/// `Sim.LaserReflect`, `Sim.SonarReflect`): whether bodies collide with it,
+/// which sensors see it, and whether lasers read it as a reflector
+/// (intensity 255, from either side).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ObjectWall {
+    /// Where it is, m.
+    pub segment: Segment,
+    /// Bodies in the layer collide with it.
+    pub obstacle: bool,
+    /// Lasers see it.
+    pub laser: bool,
+    /// Sonar sees it.
+    pub sonar: bool,
+    /// Lasers read it as a reflector.
+    pub bright: bool,
 }
 
 /// A line segment in metres.

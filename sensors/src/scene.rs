@@ -1,9 +1,10 @@
-//! What a laser can see: the static walls of every layer and the footprints
-//! of every body, placed at the poses of the latest world state.
+//! What a laser (or a sonar) can see: the static walls of every layer that
+//! kind of sensor sees and the footprints of every body, placed at the poses
+//! of the latest world state.
 
 use std::collections::HashMap;
 
-use flotilla_protocol::description::{FootprintShape, LayerBits, LayerDescription, WorldDescription};
+use flotilla_protocol::description::{FootprintShape, LayerBits, LayerDescription, ObjectWall, WorldDescription};
 use flotilla_protocol::geometry::Pose2;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
@@ -32,6 +33,17 @@ fn grid_cell_m(extent_m: [f64; 2]) -> f64 {
     } else {
         COARSE_GRID_CELL_M
     }
+}
+
+/// The kind of sensor a scene is built for: an ArMap's simulator objects
+/// may hide from one kind (`ObjectWall::laser`, `ObjectWall::sonar`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sensing {
+    /// A laser: sees the walls lasers see; reflectors read bright.
+    #[default]
+    Laser,
+    /// A sonar: sees the walls sonar sees.
+    Sonar,
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +79,10 @@ fn cos_sin(pose: Pose2) -> [f64; 2] {
 #[derive(Debug, Clone)]
 pub struct Scene {
     walls: SegmentGrid,
+    /// The walls lasers read as reflectors (`None`: there are none).
+    bright: Option<SegmentGrid>,
+    /// The kind of sensor it is built for.
+    sensing: Sensing,
     /// The world's layers the walls were built from: a new world (LoadWorld)
     /// may keep the names and change the maps.
     layers: Vec<LayerDescription>,
@@ -95,18 +111,44 @@ impl Scene {
     /// fans). Short single rays, as a sonar casts, walk fewer and larger
     /// cells faster than the fine ones a fan's sweep wants.
     pub fn with_cells(description: &WorldDescription, cell_m: Option<f64>) -> Scene {
+        Scene::sensed_by(description, cell_m, Sensing::Laser)
+    }
+
+    /// [`Scene::with_cells`] for a kind of sensor: the walls it sees.
+    pub fn sensed_by(description: &WorldDescription, cell_m: Option<f64>, sensing: Sensing) -> Scene {
+        let sees = |o: &&ObjectWall| match sensing {
+            Sensing::Laser => o.laser,
+            Sensing::Sonar => o.sonar,
+        };
         let walls: Vec<Wall> = description
             .layers
             .iter()
             .flat_map(|layer| {
                 let solid_on_left = if layer.solid_on_left { layer.bits } else { 0 };
-                layer.segments.iter().map(move |s| Wall { a: s.a, b: s.b, layers: layer.bits, solid_on_left })
+                let objects = layer.objects.iter().filter(sees).map(|o| &o.segment);
+                layer.segments.iter().chain(objects).map(move |s| Wall {
+                    a: s.a,
+                    b: s.b,
+                    layers: layer.bits,
+                    solid_on_left,
+                })
+            })
+            .collect();
+        let bright: Vec<Wall> = description
+            .layers
+            .iter()
+            .flat_map(|layer| {
+                let bright = layer.objects.iter().filter(move |o| sensing == Sensing::Laser && o.laser && o.bright);
+                bright.map(|o| Wall { a: o.segment.a, b: o.segment.b, layers: layer.bits, solid_on_left: 0 })
             })
             .collect();
         let extent_m = bounding_box(walls.iter().flat_map(|w| [w.a, w.b]))
             .map_or([0.0, 0.0], |(lo, hi)| [hi[0] - lo[0], hi[1] - lo[1]]);
+        let cell = cell_m.unwrap_or_else(|| grid_cell_m(extent_m));
         let mut scene = Scene {
-            walls: SegmentGrid::new(walls, cell_m.unwrap_or_else(|| grid_cell_m(extent_m))),
+            bright: (!bright.is_empty()).then(|| SegmentGrid::new(bright, cell.max(COARSE_GRID_CELL_M))),
+            sensing,
+            walls: SegmentGrid::new(walls, cell),
             layers: description.layers.clone(),
             cell_m,
             bodies: Vec::new(),
@@ -124,13 +166,28 @@ impl Scene {
     /// world file, so they are rebuilt only when its layers do (another
     /// world loaded); otherwise
     /// only the bodies are (after a spawn, delete or move).
-    pub fn follow(slot: &mut Option<Scene>, description: &WorldDescription, cell_m: Option<f64>) {
+    pub fn follow(slot: &mut Option<Scene>, description: &WorldDescription, cell_m: Option<f64>, sensing: Sensing) {
         match slot {
-            Some(scene) if scene.layers == description.layers && scene.cell_m == cell_m => {
+            Some(scene) if scene.layers == description.layers && scene.cell_m == cell_m && scene.sensing == sensing => {
                 scene.set_bodies(description)
             }
-            _ => *slot = Some(Scene::with_cells(description, cell_m)),
+            _ => *slot = Some(Scene::sensed_by(description, cell_m, sensing)),
         }
+    }
+
+    /// Whether any wall reads bright to a laser (an ArMap's reflectors).
+    pub fn has_reflectors(&self) -> bool {
+        self.bright.is_some()
+    }
+
+    /// Whether a beam from `origin` along `dir` that hit something at
+    /// `distance_m` hit a reflector there (of `layers`).
+    pub fn hit_reflector(&self, origin: Vec2, dir: Vec2, distance_m: f64, layers: LayerBits) -> bool {
+        const SAME_HIT_M: f64 = 1e-6;
+        let Some(bright) = &self.bright else { return false };
+        bright
+            .cast(origin, dir, distance_m + SAME_HIT_M, layers)
+            .is_some_and(|hit| hit.distance_m >= distance_m - SAME_HIT_M)
     }
 
     /// Replaces the bodies (after a spawn, delete or move), keeping the walls.

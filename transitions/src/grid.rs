@@ -1,7 +1,7 @@
 //! A map's walls as a `nav_msgs/OccupancyGrid`, for rviz2 and AMCL to
 //! follow a robot's floor.
 //!
-//! The grid covers the walls of the map's layers (its own and those no map
+//! The grid covers the walls of the map's layers that bodies collide with (its own and those no map
 //! lists) with a margin of [`MARGIN_CELLS`]; a cell a wall crosses is
 //! occupied (100), every other cell free (0). Walls are what Flotilla
 //! knows of a map: the inside of an image layer's obstacle is free in the
@@ -30,7 +30,7 @@ pub fn occupancy_grid(description: &WorldDescription, map: &str, frame_id: &str)
         .layers
         .iter()
         .filter(|layer| layer.bits & mask != 0)
-        .flat_map(|layer| layer.segments.iter().map(|s| (s.a, s.b)))
+        .flat_map(|layer| layer.obstacles().map(|s| (s.a, s.b)))
         .collect();
     rasterize(&segments, frame_id)
 }

@@ -11,17 +11,19 @@
 //!   `Home`, and the types a map declares as `GoalType` or `DockType`) become
 //!   named poses, tagged `goal` or `dock` (an unnamed one is named after its
 //!   type and line, `Goal@27`).
-//! - A `Cairn` of a `SectorType` with `Sim.Obstacle=yes` (or, as in
-//!   AMROffice.map, with no `Sim.Obstacle` and a name ending in
-//!   `BoxObstacle`, MobileSim's convention) is a box from its `from` to its
-//!   `to` corner, turned by its heading as AMRISim turns it, drawn as four
-//!   walls of the layer; `Sim.LaserReflect` above 1 (reflective) still is.
-//!   One with `Sim.Obstacle=no`, `Sim.LaserReflect=0` and
-//!   `Sim.SonarReflect=no` is a marker nothing senses or hits, and is left
-//!   out. Other mixes (invisible to one sensor only) need layers of their
-//!   own and are refused, naming the line.
-//! - `Reflector` lines (the built-in `BoundaryType`) are walls; their high
-//!   laser reflectance is not modelled (Flotilla's scans carry no intensity).
+//! - A `Cairn` of a `SectorType` with `Sim.Obstacle` (or, as in
+//!   AMROffice.map, with none and a name ending in `BoxObstacle`, MobileSim's
+//!   convention) is a box from its `from` to its `to` corner, turned by its
+//!   heading as AMRISim turns it, drawn as four walls of the layer with
+//!   AMRISim's rules: `Sim.Obstacle=no` lets robots pass through,
+//!   `Sim.LaserReflect=0` hides it from lasers (above 1: a reflector),
+//!   `Sim.SonarReflect=no` hides it from sonar (`box-nolaser`,
+//!   `Sim_InvisibleBox`, `Sim_ReflectiveBoxObstacle`). One that nothing
+//!   meets (`Sim_MarkerBox`) is a marker for people, left out. The boxes are
+//!   fixed (AMRISim's can be pushed).
+//! - `Reflector` lines (the built-in `BoundaryType`, or a `BoundaryType`
+//!   with `Sim.LaserReflect` above 1) are walls that lasers read as
+//!   reflectors (intensity 255), from both sides.
 //! - Forbidden lines and areas and other sectors are planning metadata, as
 //!   for AMRISim: not obstacles.
 //! - `OriginLatLonAlt` is read and checked.
@@ -35,7 +37,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use flotilla_protocol::config::LoadError;
-use flotilla_protocol::description::Segment;
+use flotilla_protocol::description::{ObjectWall, Segment};
 use flotilla_protocol::geometry::Pose2;
 
 use crate::named_poses::NamedPose;
@@ -50,8 +52,11 @@ const MM_PER_M: f64 = 1000.0;
 /// What an ArMap layer gives the world.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArMapLayer {
-    /// Walls: lines, boxes, reflectors (and points, in a map without lines).
+    /// Walls: lines and plain boxes (and points, in a map without lines).
     pub segments: Vec<Segment>,
+    /// Walls with their own rules: reflectors, boxes hidden from a sensor
+    /// or that robots pass through.
+    pub objects: Vec<ObjectWall>,
     /// Goals and docks.
     pub named_poses: Vec<NamedPose>,
     /// The map's georeference (latitude °, longitude °, altitude m), if any.
@@ -247,12 +252,12 @@ pub fn parse(text: &str, path: &Path, layer: &str) -> Result<ArMapLayer, LoadErr
         ));
     }
 
-    let mut segments = walls(&lines, &points, resolution_m);
-    let mut named_poses: Vec<NamedPose> = Vec::new();
+    let mut placed = Placed { segments: walls(&lines, &points, resolution_m), ..Placed::default() };
     for object in &objects {
-        place_object(object, classes.get(&object.kind), &error, &mut segments, &mut named_poses)?;
+        place_object(object, classes.get(&object.kind), &error, &mut placed)?;
     }
-    Ok(ArMapLayer { segments, named_poses, origin_lat_lon_alt })
+    let Placed { segments, objects, named_poses } = placed;
+    Ok(ArMapLayer { segments, objects, named_poses, origin_lat_lon_alt })
 }
 
 /// The walls of the `LINES` (m), or, in a map without lines, a square of
@@ -269,31 +274,70 @@ fn walls(lines: &[[f64; 4]], points: &[[f64; 2]], resolution_m: Option<f64>) -> 
     segments
 }
 
+/// What the objects of a map became.
+#[derive(Default)]
+struct Placed {
+    segments: Vec<Segment>,
+    objects: Vec<ObjectWall>,
+    named_poses: Vec<NamedPose>,
+}
+
 /// What a `Cairn` object of `class` becomes: a named pose (goal, dock),
 /// walls (reflector line, box) or nothing (metadata).
 fn place_object(
     object: &MapObject,
     class: Option<&ObjectClass>,
     error: &dyn Fn(usize, String) -> LoadError,
-    segments: &mut Vec<Segment>,
-    named_poses: &mut Vec<NamedPose>,
+    placed: &mut Placed,
 ) -> Result<(), LoadError> {
     let class_kind = class.map(|c| c.kind.as_str());
     if matches!(object.kind.as_str(), "Goal" | "GoalWithHeading") || class_kind == Some("GoalType") {
-        named_poses.push(named_pose(object, "goal", named_poses));
+        placed.named_poses.push(named_pose(object, "goal", &placed.named_poses));
     } else if matches!(object.kind.as_str(), "Dock" | "RobotHome" | "Home") || class_kind == Some("DockType") {
-        named_poses.push(named_pose(object, "dock", named_poses));
+        placed.named_poses.push(named_pose(object, "dock", &placed.named_poses));
     } else if object.kind == "Reflector"
         || class.is_some_and(|c| c.kind == "BoundaryType" && reflective(&object.kind, c))
     {
         let Some([a, b]) = object.from_to else {
             return Err(error(object.line, "a Reflector needs its from and to points".into()));
         };
-        segments.push(Segment { a, b });
+        let segment = Segment { a, b };
+        placed.objects.push(ObjectWall { segment, obstacle: true, laser: true, sonar: true, bright: true });
     } else if let Some(class) = class.filter(|c| c.kind == "SectorType") {
-        segments.extend(box_walls(object, class, error)?);
+        let Some(rules) = box_rules(object, class) else { return Ok(()) };
+        let walls = box_walls(object, error)?;
+        if rules == PLAIN_BOX {
+            placed.segments.extend(walls);
+        } else {
+            placed.objects.extend(walls.into_iter().map(|segment| ObjectWall { segment, ..rules }));
+        }
     }
     Ok(())
+}
+
+/// The rules of a box everything meets as it meets a wall.
+const PLAIN_BOX: ObjectWall = ObjectWall {
+    segment: Segment { a: [0.0; 2], b: [0.0; 2] },
+    obstacle: true,
+    laser: true,
+    sonar: true,
+    bright: false,
+};
+
+/// Who meets the walls of a sector object, as AMRISim's attributes say;
+/// `None` for sectors that are no simulator object (areas, markers that
+/// nothing meets).
+fn box_rules(object: &MapObject, class: &ObjectClass) -> Option<ObjectWall> {
+    let is_object = class.obstacle.is_some() || object.kind.ends_with("BoxObstacle");
+    let rules = ObjectWall {
+        obstacle: class.obstacle.unwrap_or(true),
+        laser: class.laser_reflect != Some(0),
+        sonar: class.sonar_reflect != Some(false),
+        bright: class.laser_reflect.is_some_and(|r| r > 1),
+        ..PLAIN_BOX
+    };
+    let met = rules.obstacle || rules.laser || rules.sonar;
+    (is_object && met).then_some(rules)
 }
 
 /// Whether objects of a class return a bright laser reading (AMRISim's rule).
@@ -372,34 +416,7 @@ fn named_pose(object: &MapObject, tag: &str, taken: &[NamedPose]) -> NamedPose {
 /// The walls of a sector object, as AMRISim places its box: size `to −
 /// from`, centre `from + size/2` turned by the heading about the map's
 /// origin, the box turned by the heading.
-fn box_walls(
-    object: &MapObject,
-    class: &ObjectClass,
-    error: &dyn Fn(usize, String) -> LoadError,
-) -> Result<Vec<Segment>, LoadError> {
-    let obstacle = class.obstacle.unwrap_or_else(|| object.kind.ends_with("BoxObstacle"));
-    let laser_sees = class.laser_reflect != Some(0);
-    let sonar_sees = class.sonar_reflect != Some(false);
-    match (obstacle, laser_sees, sonar_sees) {
-        (true, true, true) => {}
-        // Neither sensed nor hit: a marker for people.
-        (false, false, false) => return Ok(Vec::new()),
-        // Sectors without simulator attributes are areas, not objects.
-        (false, true, true) if class.obstacle.is_none() => return Ok(Vec::new()),
-        _ => {
-            return Err(error(
-                object.line,
-                format!(
-                    "{} objects are {}an obstacle, {}seen by lasers and {}seen by sonar: Flotilla cannot yet hide an \
-                     object from one kind of sensor only in an ArMap layer (put such objects in a layer of their own)",
-                    object.kind,
-                    if obstacle { "" } else { "not " },
-                    if laser_sees { "" } else { "not " },
-                    if sonar_sees { "" } else { "not " },
-                ),
-            ))
-        }
-    }
+fn box_walls(object: &MapObject, error: &dyn Fn(usize, String) -> LoadError) -> Result<Vec<Segment>, LoadError> {
     let Some([from, to]) = object.from_to else {
         return Err(error(object.line, format!("a {} box needs its from and to corners", object.kind)));
     };
@@ -430,6 +447,8 @@ MapInfo: DockType Name=DockPioneer "Label=Pioneer dock"
 MapInfo: SectorType Name=Sim.BoxObstacle "Label=Box"
 MapInfo: SectorType Name=ReflectiveBox Sim.Obstacle=yes Sim.LaserReflect=32
 MapInfo: SectorType Name=MarkerBox Sim.Obstacle=no Sim.LaserReflect=0 Sim.SonarReflect=no
+MapInfo: SectorType Name=InvisibleBox Label=Sim_InvisibleBox Shape=Plain Sim.Obstacle=yes Sim.LaserReflect=0 Sim.SonarReflect=no
+MapInfo: SectorType Name=box-nolaser Sim.Obstacle=yes Sim.LaserReflect=0 Sim.SonarReflect=yes
 MapInfo: SectorType Name=BadGPSSector "Desc=GPS is bad here"
 MapInfo: BoundaryType Name=Reflector Label=Reflector
 Cairn: Goal 1000 2000 90 "" ICON "kitchen"
@@ -438,6 +457,8 @@ Cairn: DockPioneer 500 500 -90 "" ICON "charger"
 Cairn: Sim.BoxObstacle 0 0 0 "" ICON "" 4000 4000 4500 5000
 Cairn: ReflectiveBox 0 0 90 "" ICON "" 1000 0 2000 1000
 Cairn: MarkerBox 0 0 0 "" ICON "" 6000 6000 7000 7000
+Cairn: InvisibleBox 0 0 0 "" ICON "" 7000 7000 7500 7500
+Cairn: box-nolaser 0 0 0 "" ICON "" 8000 8000 8500 8500
 Cairn: BadGPSSector 0 0 0 "" ICON "" 0 0 9000 9000
 Cairn: Reflector 0 0 0 "" ICON "" 8000 1000 8000 3000
 Cairn: ForbiddenLine 0 0 0 "" ICON "" 100 100 200 200
@@ -461,20 +482,30 @@ DATA
     #[test]
     fn every_record_type_is_read_in_metres() {
         let map = parse_text(SMALL).unwrap();
-        // 2 lines, 4 + 4 box walls, 1 reflector; points, marker, sector and
+        // 2 lines and the plain box's 4 walls; points, marker, sector and
         // forbidden line give none
-        assert_eq!(map.segments.len(), 11, "{:?}", map.segments);
+        assert_eq!(map.segments.len(), 6, "{:?}", map.segments);
         assert!(has_segment(&map.segments, [0.0, 0.0], [10.0, 0.0]));
         // the plain box, from (4, 4) to (4.5, 5)
         assert!(has_segment(&map.segments, [4.0, 4.0], [4.5, 4.0]));
         assert!(has_segment(&map.segments, [4.5, 5.0], [4.0, 5.0]));
-        // the reflective box turned 90°: its centre (1.5, 0.5) turned to (−0.5, 1.5), 1 m square
-        assert!(has_segment(&map.segments, [0.0, 1.0], [0.0, 2.0]), "{:?}", &map.segments[6..10]);
-        assert!(has_segment(&map.segments, [8.0, 1.0], [8.0, 3.0]), "the reflector");
+        // the reflective box, turned 90°: its centre (1.5, 0.5) turned to
+        // (−0.5, 1.5), 1 m square, bright; the reflector line, bright; the
+        // invisible box, hit but unseen; box-nolaser, seen by sonar only
+        let rules = |a: [f64; 2], b: [f64; 2]| {
+            let found = map.objects.iter().find(|o| has_segment(&[o.segment], a, b));
+            found.map(|o| (o.obstacle, o.laser, o.sonar, o.bright))
+        };
+        assert_eq!(map.objects.len(), 4 + 1 + 4 + 4, "{:?}", map.objects);
+        assert_eq!(rules([0.0, 1.0], [0.0, 2.0]), Some((true, true, true, true)), "the reflective box");
+        assert_eq!(rules([8.0, 1.0], [8.0, 3.0]), Some((true, true, true, true)), "the reflector");
+        assert_eq!(rules([7.0, 7.0], [7.5, 7.0]), Some((true, false, false, false)), "the invisible box");
+        assert_eq!(rules([8.0, 8.0], [8.5, 8.0]), Some((true, false, true, false)), "box-nolaser");
+        assert_eq!(rules([6.0, 6.0], [7.0, 6.0]), None, "the marker box: nothing meets it");
         assert_eq!(map.origin_lat_lon_alt, Some([42.8, -71.5, 30.0]));
 
         let names: Vec<&str> = map.named_poses.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["kitchen", "Goal@17", "charger"]);
+        assert_eq!(names, ["kitchen", "Goal@19", "charger"]);
         let kitchen = &map.named_poses[0];
         assert_eq!((kitchen.pose.x_m, kitchen.pose.y_m), (1.0, 2.0));
         assert!((kitchen.pose.theta_rad - std::f64::consts::FRAC_PI_2).abs() < 1e-12);
@@ -501,11 +532,10 @@ DATA
         assert!(error("2D-Map\nCairn: Goal 1 2 \"\" ICON \"a\"\n").contains("line 2"));
         assert!(error("2D-Map\nthis is no entry\n").contains("Keyword: values"));
         assert!(error("2D-Map\nOriginLatLonAlt: 95 0 0\n").contains("out of range"));
-        // an object only one kind of sensor can see
-        let sonar_only = "2D-Map\nMapInfo: SectorType Name=NoLaser Sim.Obstacle=yes Sim.LaserReflect=0\n\
-                          Cairn: NoLaser 0 0 0 \"\" ICON \"\" 0 0 500 500\n";
-        let message = error(sonar_only);
-        assert!(message.contains("line 3") && message.contains("not seen by lasers"), "{message}");
+        let no_corners = "2D-Map\nMapInfo: SectorType Name=NoLaser Sim.Obstacle=yes Sim.LaserReflect=0\n\
+                          Cairn: NoLaser 0 0 0 \"\" ICON \"\"\n";
+        let message = error(no_corners);
+        assert!(message.contains("line 3") && message.contains("needs its from and to corners"), "{message}");
     }
 
     #[test]

@@ -131,8 +131,8 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     let mut map_poses = Vec::new();
     let mut georeference: Option<[f64; 3]> = None;
     for (names, map, color, bits) in pending {
-        let (segments, solid_on_left) = match map {
-            None => (Vec::new(), false),
+        let (segments, solid_on_left, objects) = match map {
+            None => (Vec::new(), false, Vec::new()),
             Some(map) => {
                 let map_path = resolve_path(path, &map);
                 if map_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("map")) {
@@ -152,13 +152,14 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
                         (None, origin) => georeference = origin,
                         _ => {}
                     }
-                    (armap.segments, false)
+                    (armap.segments, false, armap.objects)
                 } else {
-                    load_layer_map(&map_path, &names[0])?
+                    let (segments, solid_on_left) = load_layer_map(&map_path, &names[0])?;
+                    (segments, solid_on_left, Vec::new())
                 }
             }
         };
-        layers.push(LayerDescription { names, bits, segments, solid_on_left, color });
+        layers.push(LayerDescription { names, bits, segments, solid_on_left, color, objects });
     }
 
     let maps = match maps_entry {

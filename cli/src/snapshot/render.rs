@@ -59,7 +59,7 @@ pub fn default_area(description: &WorldDescription) -> [f64; 4] {
         lo = [lo[0].min(x - r), lo[1].min(y - r)];
         hi = [hi[0].max(x + r), hi[1].max(y + r)];
     };
-    for segment in description.layers.iter().flat_map(|l| &l.segments) {
+    for segment in description.layers.iter().flat_map(|l| l.all_walls()) {
         take(segment.a, 0.0);
         take(segment.b, 0.0);
     }
@@ -100,7 +100,7 @@ pub fn render(description: &WorldDescription, hits: &[[f64; 2]], view: &View) ->
     let half_width_px = (WALL_HALF_WIDTH_M * view.scale()).max(0.5);
     for layer in &description.layers {
         let color = paint(layer.color);
-        for segment in &layer.segments {
+        for segment in layer.all_walls() {
             line(&mut image, view.pixel_of(segment.a), view.pixel_of(segment.b), half_width_px, color);
         }
     }

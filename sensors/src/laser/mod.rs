@@ -37,8 +37,9 @@ pub struct Laser {
 impl Laser {
     /// A laser with its noise seeded from `seed` (see
     /// `flotilla_protocol::seed::plugin_seed`). `reflectance_bits` are the
-    /// bits of a layer named `reflectance`, whose hits report intensity 255
-    /// (0 when there is no such layer: then no intensities are reported).
+    /// bits of a layer named `reflectance`, whose hits report intensity 255,
+    /// as do an ArMap's reflectors (with neither, no intensities are
+    /// reported).
     pub fn new(config: LaserConfig, seed: u64, reflectance_bits: u16) -> Laser {
         let n = config.beam_count();
         let beams = (0..n)
@@ -108,13 +109,18 @@ impl Laser {
         let fan =
             Fan { origin, start_rad: start, increment_rad: increment, dirs: &self.world_dirs, range_m: range, layers };
         scene.scan(&fan, &mut self.buffers);
+        if scene.has_reflectors() && self.intensities.is_empty() {
+            self.intensities = vec![0.0; self.beams.len()];
+        }
         for i in 0..self.beams.len() {
             let distance = self.buffers.best[i];
             if distance <= range {
                 let noise = self.noise.map_or(0.0, |n| n.sample(&mut self.rng));
                 self.ranges[i] = (distance + noise) as f32;
                 if let Some(v) = self.intensities.get_mut(i) {
-                    *v = if self.buffers.bits[i] & self.reflectance_bits != 0 { 255.0 } else { 0.0 };
+                    let bright = self.buffers.bits[i] & self.reflectance_bits != 0
+                        || scene.hit_reflector(origin, self.world_dirs[i], distance, layers);
+                    *v = if bright { 255.0 } else { 0.0 };
                 }
             } else {
                 self.ranges[i] = f32::NAN;

@@ -13,7 +13,7 @@ use flotilla_protocol::time::SimTime;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Laser;
-use crate::scene::Scene;
+use crate::scene::{Scene, Sensing};
 use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, NodePlugin, Outbox, Rebuild};
 
 struct Instance {
@@ -72,7 +72,7 @@ impl NodePlugin for LaserServer {
 
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let (description, keys) = (rebuild.description, rebuild.keys);
-        Scene::follow(&mut self.scene, description, None);
+        Scene::follow(&mut self.scene, description, None, Sensing::Laser);
         let reflectance = description.layer_bits(&["reflectance".to_string()]).unwrap_or(0);
         let mut old: Vec<Instance> = std::mem::take(&mut self.instances);
         for Configured { model, plugin, key, body, config } in rebuild.configured::<LaserConfig>() {

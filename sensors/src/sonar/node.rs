@@ -11,7 +11,7 @@ use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Sonar;
 use crate::raycast::ScanBuffers;
-use crate::scene::Scene;
+use crate::scene::{Scene, Sensing};
 
 struct Instance {
     key: String,
@@ -48,7 +48,7 @@ impl NodePlugin for SonarServer {
 
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let (description, keys) = (rebuild.description, rebuild.keys);
-        Scene::follow(&mut self.scene, description, Some(super::WALL_CELL_M));
+        Scene::follow(&mut self.scene, description, Some(super::WALL_CELL_M), Sensing::Sonar);
         let mut old = std::mem::take(&mut self.instances);
         let configured = rebuild.configured::<SonarConfig>();
         for Configured { model, plugin, key, body, config } in configured {

@@ -61,7 +61,7 @@ fn sonar(description: &WorldDescription, yaml: &str) -> Sonar {
 fn scene_with(description: &WorldDescription, robot: BodyId, pose: Pose2) -> Scene {
     let mut state = WorldState::at_rest(description, 0);
     state.bodies.iter_mut().find(|b| b.id == robot).unwrap().pose = pose;
-    let mut scene = Scene::with_cells(description, Some(super::WALL_CELL_M));
+    let mut scene = Scene::sensed_by(description, Some(super::WALL_CELL_M), crate::scene::Sensing::Sonar);
     scene.update(&state);
     scene
 }
@@ -192,12 +192,12 @@ fn a_world_with_the_same_layer_names_but_other_walls_is_seen_once_followed() {
     let mut ring = sonar(&world, "{body: base, noise: 0, max_range: 8, transducers: [[0, 0, 0]]}");
     let pose = Pose2::new(5.0, 5.0, 0.0);
     let mut slot = None;
-    Scene::follow(&mut slot, &world, Some(super::WALL_CELL_M));
+    Scene::follow(&mut slot, &world, Some(super::WALL_CELL_M), crate::scene::Sensing::Sonar);
     assert_close(read(slot.as_ref().unwrap(), robot, &mut ring, pose)[0], 5.0, "the wall at x = 10");
     for segment in &mut world.layers[0].segments {
         segment.a[0] -= 2.0;
         segment.b[0] -= 2.0;
     }
-    Scene::follow(&mut slot, &world, Some(super::WALL_CELL_M));
+    Scene::follow(&mut slot, &world, Some(super::WALL_CELL_M), crate::scene::Sensing::Sonar);
     assert_close(read(slot.as_ref().unwrap(), robot, &mut ring, pose)[0], 3.0, "the wall now at x = 8");
 }

@@ -13,15 +13,16 @@ fn groups(layers: LayerBits, collision: bool) -> InteractionGroups {
     InteractionGroups::new(member, filter, InteractionTestMode::And)
 }
 
-/// A layer's static geometry: one fixed body with one polyline of
-/// segments, carrying `tag` as its user data.
+/// A layer's static geometry: one fixed body with one polyline of the
+/// segments bodies collide with, carrying `tag` as its user data.
 pub fn insert_layer(world: &mut PhysicsWorld, layer: &LayerDescription, tag: u128) {
-    if layer.segments.is_empty() {
+    let obstacles: Vec<_> = layer.obstacles().collect();
+    if obstacles.is_empty() {
         return;
     }
-    let mut vertices = Vec::with_capacity(layer.segments.len() * 2);
-    let mut indices = Vec::with_capacity(layer.segments.len());
-    for s in &layer.segments {
+    let mut vertices = Vec::with_capacity(obstacles.len() * 2);
+    let mut indices = Vec::with_capacity(obstacles.len());
+    for s in obstacles {
         let i = vertices.len() as u32;
         vertices.push(Vector::new(s.a[0], s.a[1]));
         vertices.push(Vector::new(s.b[0], s.b[1]));

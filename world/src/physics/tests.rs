@@ -277,3 +277,43 @@ fn a_reset_puts_robots_back_on_their_first_map() {
     assert_eq!(rider.map, "taylor-1");
     assert_eq!(rider.layer_mask, description.map_mask("taylor-1"));
 }
+
+/// A robot driving at 1 m/s along +x from (2, y) in a 10 m ArMap room with
+/// an invisible box (an obstacle no sensor sees) across y 7.75..8.75 m and a
+/// pass-through box (seen, not an obstacle) across y 5.5..6.5 m, both at
+/// x 5..5.5 m: where it is after 5 s.
+fn drive_through_armap_boxes(y: f64) -> f64 {
+    let dir =
+        std::env::temp_dir().join(format!("flotilla-armap-physics-{}-{}", std::process::id(), (y * 100.0) as u32));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = "2D-Map\n\
+        MapInfo: SectorType Name=InvisibleBox Sim.Obstacle=yes Sim.LaserReflect=0 Sim.SonarReflect=no\n\
+        MapInfo: SectorType Name=Ghost Sim.Obstacle=no Sim.LaserReflect=1 Sim.SonarReflect=yes\n\
+        Cairn: InvisibleBox 0 0 0 \"\" ICON \"\" 5000 7750 5500 8750\n\
+        Cairn: Ghost 0 0 0 \"\" ICON \"\" 5000 5500 5500 6500\n\
+        LINES\n0 0 10000 0\n10000 0 10000 10000\n10000 10000 0 10000\n0 10000 0 0\n";
+    std::fs::write(dir.join("room.map"), map).unwrap();
+    let robot = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/room/robot.model.yaml");
+    let world = format!(
+        "properties: {{}}\nlayers:\n  - {{name: room, map: room.map}}\nmodels:\n  - {{name: r, pose: [2, {y}, 0], model: {}}}\n",
+        robot.display()
+    );
+    std::fs::write(dir.join("world.yaml"), world).unwrap();
+    let spec = load_world(&dir.join("world.yaml"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut p = Physics::new(&spec.unwrap()).unwrap();
+    let id = p.model_body_ids("r")[0];
+    p.command(BodyCommand { body: id, local_vx_mps: 1.0, local_vy_mps: 0.0, omega_radps: 0.0 });
+    for _ in 0..1000 {
+        p.step();
+    }
+    model_xy(&p, "r")[0]
+}
+
+#[test]
+fn an_armap_box_stops_robots_only_if_it_is_an_obstacle() {
+    let stopped = drive_through_armap_boxes(8.25);
+    assert!((stopped - 4.8).abs() < 0.02, "the invisible box stops the 0.2 m robot at x = 4.8 m: {stopped}");
+    let passed = drive_through_armap_boxes(6.0);
+    assert!(passed > 6.9, "the pass-through box lets it by: {passed}");
+}
