@@ -19,8 +19,10 @@
 //!   `Sim.LaserReflect=0` hides it from lasers (above 1: a reflector),
 //!   `Sim.SonarReflect=no` hides it from sonar (`box-nolaser`,
 //!   `Sim_InvisibleBox`, `Sim_ReflectiveBoxObstacle`). One that nothing
-//!   meets (`Sim_MarkerBox`) is a marker for people, left out. The boxes are
-//!   fixed (AMRISim's can be pushed).
+//!   meets (`Sim_MarkerBox`) is a marker for people, left out. A plain box
+//!   (every sensor sees it, robots hit it) is a movable box, as in AMRISim
+//!   ([`ArMapBox`], a model of its own); the others are fixed walls with
+//!   their rules.
 //! - `Reflector` lines (the built-in `BoundaryType`, or a `BoundaryType`
 //!   with `Sim.LaserReflect` above 1) are walls that lasers read as
 //!   reflectors (intensity 255), from both sides.
@@ -49,6 +51,20 @@ const DEFAULT_POINT_SIZE_M: f64 = 0.02;
 /// Millimetres per metre.
 const MM_PER_M: f64 = 1000.0;
 
+/// A movable box of an ArMap: what AMRISim makes of a `Sim.Obstacle` sector
+/// every sensor sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArMapBox {
+    /// Its type, e.g. `Sim.BoxObstacle`.
+    pub kind: String,
+    /// The line of its `Cairn:` entry.
+    pub line: usize,
+    /// Pose of its centre, m and rad.
+    pub center: Pose2,
+    /// Width along its x and height along its y, m.
+    pub size_m: [f64; 2],
+}
+
 /// What an ArMap layer gives the world.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArMapLayer {
@@ -57,6 +73,8 @@ pub struct ArMapLayer {
     /// Walls with their own rules: reflectors, boxes hidden from a sensor
     /// or that robots pass through.
     pub objects: Vec<ObjectWall>,
+    /// Boxes every sensor sees and robots push (`Sim_BoxObstacle`).
+    pub boxes: Vec<ArMapBox>,
     /// Goals and docks.
     pub named_poses: Vec<NamedPose>,
     /// The map's georeference (latitude °, longitude °, altitude m), if any.
@@ -256,8 +274,8 @@ pub fn parse(text: &str, path: &Path, layer: &str) -> Result<ArMapLayer, LoadErr
     for object in &objects {
         place_object(object, classes.get(&object.kind), &error, &mut placed)?;
     }
-    let Placed { segments, objects, named_poses } = placed;
-    Ok(ArMapLayer { segments, objects, named_poses, origin_lat_lon_alt })
+    let Placed { segments, objects, boxes, named_poses } = placed;
+    Ok(ArMapLayer { segments, objects, boxes, named_poses, origin_lat_lon_alt })
 }
 
 /// The walls of the `LINES` (m), or, in a map without lines, a square of
@@ -279,6 +297,7 @@ fn walls(lines: &[[f64; 4]], points: &[[f64; 2]], resolution_m: Option<f64>) -> 
 struct Placed {
     segments: Vec<Segment>,
     objects: Vec<ObjectWall>,
+    boxes: Vec<ArMapBox>,
     named_poses: Vec<NamedPose>,
 }
 
@@ -305,11 +324,14 @@ fn place_object(
         placed.objects.push(ObjectWall { segment, obstacle: true, laser: true, sonar: true, bright: true });
     } else if let Some(class) = class.filter(|c| c.kind == "SectorType") {
         let Some(rules) = box_rules(object, class) else { return Ok(()) };
-        let walls = box_walls(object, error)?;
+        let (center, size_m) = box_of(object, error)?;
         if rules == PLAIN_BOX {
-            placed.segments.extend(walls);
+            placed.boxes.push(ArMapBox { kind: object.kind.clone(), line: object.line, center, size_m });
         } else {
-            placed.objects.extend(walls.into_iter().map(|segment| ObjectWall { segment, ..rules }));
+            let walls = box_corners(center, size_m);
+            placed.objects.extend(
+                (0..4).map(|i| ObjectWall { segment: Segment { a: walls[i], b: walls[(i + 1) % 4] }, ..rules }),
+            );
         }
     }
     Ok(())
@@ -413,20 +435,27 @@ fn named_pose(object: &MapObject, tag: &str, taken: &[NamedPose]) -> NamedPose {
     }
 }
 
-/// The walls of a sector object, as AMRISim places its box: size `to −
-/// from`, centre `from + size/2` turned by the heading about the map's
-/// origin, the box turned by the heading.
-fn box_walls(object: &MapObject, error: &dyn Fn(usize, String) -> LoadError) -> Result<Vec<Segment>, LoadError> {
+/// A sector object's box as AMRISim places it: size `to − from`, centre
+/// `from + size/2` turned by the heading about the map's origin, the box
+/// turned by the heading. (Centre pose, size in m.)
+fn box_of(object: &MapObject, error: &dyn Fn(usize, String) -> LoadError) -> Result<(Pose2, [f64; 2]), LoadError> {
     let Some([from, to]) = object.from_to else {
         return Err(error(object.line, format!("a {} box needs its from and to corners", object.kind)));
     };
     let size = [to[0] - from[0], to[1] - from[1]];
+    if !(size[0] > 0.0 && size[1] > 0.0) {
+        return Err(error(object.line, format!("a {} box needs a positive width and height", object.kind)));
+    }
     let (sin, cos) = object.pose.theta_rad.sin_cos();
     let local = [from[0] + size[0] / 2.0, from[1] + size[1] / 2.0];
     let center = Pose2::new(cos * local[0] - sin * local[1], sin * local[0] + cos * local[1], object.pose.theta_rad);
-    let (hx, hy) = (size[0] / 2.0, size[1] / 2.0);
-    let corners = [[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]].map(|p| center.transform_point(p));
-    Ok((0..4).map(|i| Segment { a: corners[i], b: corners[(i + 1) % 4] }).collect())
+    Ok((center, size))
+}
+
+/// The corners of a box (centre pose, size in m), counter-clockwise.
+pub fn box_corners(center: Pose2, size_m: [f64; 2]) -> [[f64; 2]; 4] {
+    let (hx, hy) = (size_m[0] / 2.0, size_m[1] / 2.0);
+    [[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]].map(|p| center.transform_point(p))
 }
 
 #[cfg(test)]
@@ -482,13 +511,14 @@ DATA
     #[test]
     fn every_record_type_is_read_in_metres() {
         let map = parse_text(SMALL).unwrap();
-        // 2 lines and the plain box's 4 walls; points, marker, sector and
-        // forbidden line give none
-        assert_eq!(map.segments.len(), 6, "{:?}", map.segments);
+        // 2 lines; points, marker, sector and forbidden line give none
+        assert_eq!(map.segments.len(), 2, "{:?}", map.segments);
         assert!(has_segment(&map.segments, [0.0, 0.0], [10.0, 0.0]));
-        // the plain box, from (4, 4) to (4.5, 5)
-        assert!(has_segment(&map.segments, [4.0, 4.0], [4.5, 4.0]));
-        assert!(has_segment(&map.segments, [4.5, 5.0], [4.0, 5.0]));
+        // the plain box, from (4, 4) to (4.5, 5): a movable box
+        let plain = &map.boxes[..];
+        assert_eq!(plain.len(), 1, "{plain:?}");
+        assert_eq!((plain[0].kind.as_str(), plain[0].line, plain[0].size_m), ("Sim.BoxObstacle", 21, [0.5, 1.0]));
+        assert_eq!((plain[0].center.x_m, plain[0].center.y_m, plain[0].center.theta_rad), (4.25, 4.5, 0.0));
         // the reflective box, turned 90°: its centre (1.5, 0.5) turned to
         // (−0.5, 1.5), 1 m square, bright; the reflector line, bright; the
         // invisible box, hit but unseen; box-nolaser, seen by sonar only

@@ -129,6 +129,7 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     // for names first (cheap) and geometry second (slow).
     let mut layers = Vec::with_capacity(pending.len());
     let mut map_poses = Vec::new();
+    let mut map_boxes: Vec<ModelDescription> = Vec::new();
     let mut georeference: Option<[f64; 3]> = None;
     for (names, map, color, bits) in pending {
         let (segments, solid_on_left, objects) = match map {
@@ -152,6 +153,7 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
                         (None, origin) => georeference = origin,
                         _ => {}
                     }
+                    map_boxes.extend(armap.boxes.iter().map(|b| box_model(b, &names[0], bits, color, &map_path)));
                     (armap.segments, false, armap.objects)
                 } else {
                     let (segments, solid_on_left) = load_layer_map(&map_path, &names[0])?;
@@ -217,6 +219,20 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         }
     }
 
+    // An ArMap's movable boxes follow the world file's models (whose body
+    // ids stay what they would be without them).
+    for model in map_boxes {
+        if models.iter().any(|m| m.name == model.name) {
+            return Err(world.error(format!(
+                "model \"{}\" is both a world-file model and an ArMap box's name; rename the model",
+                model.name
+            )));
+        }
+        let mut model = model;
+        assign_map(&mut model, &maps, every_layer(layer_names.len()));
+        models.push(model);
+    }
+
     let mut world_plugin_types = Vec::new();
     if let Some(entries) = world.seq("plugins")? {
         for (i, entry) in entries.iter().enumerate() {
@@ -253,6 +269,56 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         maps,
         transitions,
     })
+}
+
+/// Mass per area of an ArMap box, kg/m² (a 0.5 m cardboard box of goods:
+/// 10 kg), and how fast a pushed one stops, 1/s: there is no floor
+/// friction in a top-down world, damping stands for it (as in Flatland).
+const BOX_DENSITY_KG_M2: f64 = 40.0;
+const BOX_DAMPING_PER_S: f64 = 5.0;
+
+/// An ArMap's movable box as a model of one dynamic body in its layer,
+/// named `<layer>_box_<line>`.
+fn box_model(
+    b: &map_armap::ArMapBox,
+    layer: &str,
+    bits: flotilla_protocol::description::LayerBits,
+    color: [f64; 4],
+    map_path: &Path,
+) -> ModelDescription {
+    use flotilla_protocol::description::{BodyDescription, BodyKind, Footprint, FootprintShape, LayerBits};
+    let safe: String =
+        layer.chars().map(|c| if c.is_ascii_alphanumeric() || "_-.".contains(c) { c } else { '_' }).collect();
+    let (hx, hy) = (b.size_m[0] / 2.0, b.size_m[1] / 2.0);
+    let footprint = Footprint {
+        shape: FootprintShape::Polygon { points: vec![[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]] },
+        layers: bits,
+        collision: true,
+        density: BOX_DENSITY_KG_M2,
+        friction: 0.0,
+        restitution: 0.0,
+        sensor: false,
+    };
+    ModelDescription {
+        name: format!("{safe}_box_{}", b.line),
+        namespace: String::new(),
+        pose: b.center,
+        model_path: map_path.to_string_lossy().into_owned(),
+        bodies: vec![BodyDescription {
+            id: 0,
+            name: "box".to_string(),
+            kind: BodyKind::Dynamic,
+            pose: b.center,
+            color,
+            linear_damping: BOX_DAMPING_PER_S,
+            angular_damping: BOX_DAMPING_PER_S,
+            footprints: vec![footprint],
+        }],
+        joints: Vec::new(),
+        plugins: Vec::new(),
+        map: String::new(),
+        layer_mask: LayerBits::MAX,
+    }
 }
 
 /// `properties: maps:`, a map from each map's name to its layers (one name

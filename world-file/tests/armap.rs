@@ -16,16 +16,25 @@ fn amroffice_gives_its_walls_boxes_goals_and_dock() {
     let _ = std::fs::remove_dir_all(&dir);
     let spec = spec.unwrap();
 
-    // 243 LINES, and 5 Sim.BoxObstacle boxes of 4 walls each; the 23,181
-    // DATA points are the scans the lines were drawn from (not obstacles).
+    // 243 LINES; the 23,181 DATA points are the scans the lines were drawn
+    // from (not obstacles); 5 Sim.BoxObstacle boxes, movable models
     let walls = &spec.layers[0].segments;
-    assert_eq!(walls.len(), 243 + 5 * 4);
+    assert_eq!(walls.len(), 243);
     // the first line, in metres
     let first = walls[0];
     assert_eq!((first.a, first.b), ([3.680, 25.836], [3.677, 24.307]));
+    let boxes: Vec<_> = spec.models.iter().filter(|m| m.name.starts_with("office_box_")).collect();
+    assert_eq!(boxes.len(), 5, "{:?}", spec.models.iter().map(|m| &m.name).collect::<Vec<_>>());
     // the last box: from (−7.981, 15.786) to (−6.479, 16.118)
-    let near = |p: [f64; 2], q: [f64; 2]| (p[0] - q[0]).abs() < 1e-9 && (p[1] - q[1]).abs() < 1e-9;
-    assert!(walls.iter().any(|s| near(s.a, [-7.981, 15.786]) && near(s.b, [-6.479, 15.786])), "the last box's bottom");
+    let last = boxes[4];
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    assert!(
+        near(last.pose.x_m, (-7.981 - 6.479) / 2.0) && near(last.pose.y_m, (15.786 + 16.118) / 2.0),
+        "{:?}",
+        last.pose
+    );
+    assert_eq!(last.bodies[0].kind, flotilla_protocol::description::BodyKind::Dynamic, "AMRISim's boxes can be pushed");
+    assert_eq!(last.bodies[0].footprints[0].layers, spec.layers[0].bits);
 
     // The dock and five goals, as named poses.
     let names: Vec<&str> = spec.named_poses.iter().map(|p| p.name.as_str()).collect();

@@ -279,16 +279,19 @@ fn a_reset_puts_robots_back_on_their_first_map() {
 }
 
 /// A robot driving at 1 m/s along +x from (2, y) in a 10 m ArMap room with
-/// an invisible box (an obstacle no sensor sees) across y 7.75..8.75 m and a
-/// pass-through box (seen, not an obstacle) across y 5.5..6.5 m, both at
-/// x 5..5.5 m: where it is after 5 s.
-fn drive_through_armap_boxes(y: f64) -> f64 {
+/// an invisible box (an obstacle no sensor sees) across y 7.75..8.75 m, a
+/// pass-through box (seen, not an obstacle) across y 5.5..6.5 m and a
+/// movable box across y 3.5..4.5 m, all at x 5..5.5 m: where the robot and
+/// the movable box are after 5 s.
+fn drive_through_armap_boxes(y: f64) -> (f64, f64) {
     let dir =
         std::env::temp_dir().join(format!("flotilla-armap-physics-{}-{}", std::process::id(), (y * 100.0) as u32));
     std::fs::create_dir_all(&dir).unwrap();
     let map = "2D-Map\n\
         MapInfo: SectorType Name=InvisibleBox Sim.Obstacle=yes Sim.LaserReflect=0 Sim.SonarReflect=no\n\
         MapInfo: SectorType Name=Ghost Sim.Obstacle=no Sim.LaserReflect=1 Sim.SonarReflect=yes\n\
+        MapInfo: SectorType Name=Sim.BoxObstacle\n\
+        Cairn: Sim.BoxObstacle 0 0 0 \"\" ICON \"\" 5000 3500 5500 4500\n\
         Cairn: InvisibleBox 0 0 0 \"\" ICON \"\" 5000 7750 5500 8750\n\
         Cairn: Ghost 0 0 0 \"\" ICON \"\" 5000 5500 5500 6500\n\
         LINES\n0 0 10000 0\n10000 0 10000 10000\n10000 10000 0 10000\n0 10000 0 0\n";
@@ -307,13 +310,16 @@ fn drive_through_armap_boxes(y: f64) -> f64 {
     for _ in 0..1000 {
         p.step();
     }
-    model_xy(&p, "r")[0]
+    let movable = p.model_names().find(|n| n.starts_with("room_box_")).unwrap().to_string();
+    (model_xy(&p, "r")[0], model_xy(&p, &movable)[0])
 }
 
 #[test]
 fn an_armap_box_stops_robots_only_if_it_is_an_obstacle() {
-    let stopped = drive_through_armap_boxes(8.25);
+    let (stopped, _) = drive_through_armap_boxes(8.25);
     assert!((stopped - 4.8).abs() < 0.02, "the invisible box stops the 0.2 m robot at x = 4.8 m: {stopped}");
-    let passed = drive_through_armap_boxes(6.0);
+    let (passed, _) = drive_through_armap_boxes(6.0);
     assert!(passed > 6.9, "the pass-through box lets it by: {passed}");
+    let (pusher, pushed) = drive_through_armap_boxes(4.0);
+    assert!(pushed > 5.5 && pusher > 5.0, "the movable box is pushed from x = 5.25 m: box {pushed}, robot {pusher}");
 }
