@@ -14,6 +14,8 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+# The live view's test drives headless Chromium.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 
 if ((${#missing[@]})); then
     echo "installing: ${missing[*]}"
@@ -35,6 +37,14 @@ fi
 if ! python3 -c "import cyclonedds.domain" >/dev/null 2>&1; then
     echo "installing: cyclonedds (PyPI)"
     python3 -m pip install -q --disable-pip-version-check cyclonedds==11.0.1
+fi
+
+# The recording test reads MCAP back with the mcap package and its ROS 2
+# decoder, as Foxglove and rosbag2 users would; the live view's test talks to
+# Chromium over the DevTools protocol with websocket-client.
+if ! python3 -c "import mcap_ros2.decoder, websocket" >/dev/null 2>&1; then
+    echo "installing: mcap, mcap-ros2-support, websocket-client (PyPI)"
+    python3 -m pip install -q --disable-pip-version-check mcap==1.6.0 mcap-ros2-support==0.6.0 websocket-client==1.9.2
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Stop everything after this many wall seconds.
     #[arg(long = "for", value_name = "SECONDS")]
     for_s: Option<f64>,
+    /// Record every ROS-facing topic to this MCAP file while the world
+    /// runs (`flotilla record`).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
     /// Make every robot an emulated Pioneer on a TCP port (8101 and up), as
     /// AMRISim does: `flotilla-pioneer --every-robot`. Robots whose model
     /// has a `Pioneer` entry get one without this.
@@ -195,6 +199,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             bridge_args.extend(["--domain".into(), domain.to_string()]);
         }
         children.push(supervised("bridge", sibling("flotilla-bridge")?, bridge_args, vec![]));
+    }
+    if let Some(file) = &args.record {
+        let mut record_args = vec!["record".to_string(), file.to_string_lossy().into_owned()];
+        record_args.extend(node_args());
+        record_args.extend(["--connect".into(), endpoint.clone()]);
+        let myself = std::env::current_exe().context("locating the flotilla binary")?;
+        children.push(supervised("record", myself, record_args, vec![]));
     }
     let env = vec![("FLOTILLA_ENDPOINT".to_string(), endpoint.clone()), ("FLOTILLA_SIM".to_string(), sim.clone())];
     for (i, command) in args.exec.iter().enumerate() {

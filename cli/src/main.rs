@@ -3,8 +3,9 @@
 //! * `run` — launch and supervise every node a world needs;
 //! * `check` — validate a world and every plugin configuration without running;
 //! * `snapshot` — draw the running world into a PNG;
-//! * `spawn`, `delete`, `move`, `pause`, `resume`, `step` — drive the world's
-//!   control services.
+//! * `record`, `replay` — keep a run in MCAP and play it back;
+//! * `spawn`, `delete`, `move`, `pause`, `resume`, `step`, `set-map`,
+//!   `map-command` — drive the world's control services.
 //!
 //! Dependencies beyond the workspace's: `nix` (signal feature only) to send
 //! SIGTERM to children without `unsafe`.
@@ -12,6 +13,7 @@
 mod bench;
 mod check;
 mod control;
+mod keep;
 mod launch;
 mod snapshot;
 mod status_line;
@@ -40,6 +42,11 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Draw the running world (walls, bodies, the latest laser hits) into a PNG.
     Snapshot(snapshot::SnapshotArgs),
+    /// Record every ROS-facing topic of a running simulation to an MCAP
+    /// file (ROS 2 schemas, CDR payloads, sim-time log times).
+    Record(keep::RecordArgs),
+    /// Publish a recording's topics again, on their keys, with its clock.
+    Replay(keep::ReplayArgs),
     /// Validate a world file, its maps, models and plugin configurations.
     Check {
         /// The Flatland world file.
@@ -151,6 +158,8 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Snapshot(args) => snapshot::run(args),
         Command::Check { world } => check::check(&world),
+        Command::Record(args) => keep::record(args),
+        Command::Replay(args) => keep::replay(args),
         Command::Spawn { model, name, ns, pose, node } => {
             control::spawn(&node, model, name, ns, flotilla_protocol::geometry::Pose2::new(pose[0], pose[1], pose[2]))
         }

@@ -1,0 +1,117 @@
+//! `flotilla record` and `flotilla replay`: keeping a run in MCAP and
+//! playing it back (see the `flotilla-record` crate).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
+use flotilla_protocol::Keys;
+use flotilla_record::replay::Pace;
+
+/// `flotilla record OUT`.
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The MCAP file to write (replaced if it exists).
+    pub out: PathBuf,
+    /// Record only topics whose ROS name matches this regular expression
+    /// (e.g. `scan|odometry`).
+    #[arg(long, value_name = "REGEX")]
+    pub topics: Option<String>,
+    /// Stop after this many wall seconds (default: until Ctrl-C / SIGTERM).
+    #[arg(long = "for", value_name = "SECONDS")]
+    pub for_s: Option<f64>,
+    /// Prefix of the world's ROS-facing keys, if it has one.
+    #[arg(long, default_value = "")]
+    pub ros_prefix: String,
+    #[command(flatten)]
+    pub node: NodeArgs,
+}
+
+/// `flotilla replay IN`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The MCAP file to play.
+    pub input: PathBuf,
+    /// Play at this many times the recorded speed (default 1).
+    #[arg(long, conflicts_with = "clock")]
+    pub rate: Option<f64>,
+    /// `fast`: play as fast as the network takes the messages.
+    #[arg(long, value_name = "fast")]
+    pub clock: Option<String>,
+    /// Play only topics whose ROS name matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub topics: Option<String>,
+    /// Prefix to put in front of every key played.
+    #[arg(long, default_value = "")]
+    pub ros_prefix: String,
+    #[command(flatten)]
+    pub node: NodeArgs,
+}
+
+fn regex_of(topics: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
+    topics
+        .as_deref()
+        .map(|text| regex::Regex::new(text).map_err(|e| anyhow::anyhow!("--topics {text:?}: {e}")))
+        .transpose()
+}
+
+/// Records until Ctrl-C, SIGTERM or `--for`.
+pub fn record(args: RecordArgs) -> anyhow::Result<()> {
+    let keep = regex_of(&args.topics)?;
+    let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async {
+        let session = open_session(&args.node.zenoh, Role::Node).await?;
+        let stop = async {
+            match args.for_s {
+                Some(s) => tokio::select! {
+                    _ = shutdown_signal() => {}
+                    _ = tokio::time::sleep(Duration::from_secs_f64(s.max(0.0))) => {}
+                },
+                None => shutdown_signal().await,
+            }
+        };
+        eprintln!("flotilla record: recording to {} (Ctrl-C to stop)", args.out.display());
+        let summary = flotilla_record::record::record(&session, &keys, &args.out, keep, stop).await;
+        let _ = session.close().await;
+        let summary = summary?;
+        let total: u64 = summary.counts.values().sum();
+        println!(
+            "flotilla record: {total} messages on {} topics, {:.3} s of sim time, in {}",
+            summary.counts.values().filter(|&&n| n > 0).count(),
+            summary.end_ns as f64 * 1e-9,
+            args.out.display()
+        );
+        Ok(())
+    })
+}
+
+/// Replays a recording once.
+pub fn replay(args: ReplayArgs) -> anyhow::Result<()> {
+    let pace = match (args.clock.as_deref(), args.rate) {
+        (Some("fast"), _) => Pace::Fast,
+        (Some(other), _) => anyhow::bail!("--clock {other:?}: a replay's clock is the recording's; only fast is known"),
+        (None, Some(rate)) if !(rate.is_finite() && rate > 0.0) => {
+            anyhow::bail!("--rate must be a positive number, got {rate}")
+        }
+        (None, rate) => Pace::Rate(rate.unwrap_or(1.0)),
+    };
+    let keep = regex_of(&args.topics)?;
+    let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async {
+        // Played where a world would be: other programs connect to it.
+        let session = open_session(&args.node.zenoh, Role::World).await?;
+        eprintln!("flotilla replay: playing {} ({pace:?})", args.input.display());
+        let played = flotilla_record::replay::replay(&session, &keys, &args.input, pace, keep, shutdown_signal()).await;
+        let _ = session.close().await;
+        let played = played?;
+        println!(
+            "flotilla replay: {} messages over {:.3} s of recorded time",
+            played.messages,
+            played.span_ns as f64 * 1e-9
+        );
+        Ok(())
+    })
+}

@@ -1,0 +1,186 @@
+//! An MCAP file of ROS 2 topics, as rosbag2's MCAP storage writes one:
+//! profile `ros2`, one channel per topic with its type's `ros2msg` schema,
+//! CDR payloads (encapsulation header included, as on the wire), and each
+//! channel's QoS in `offered_qos_profiles`, so `ros2 bag play` offers a
+//! latched topic latched again.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
+use std::path::Path;
+
+use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
+use mcap::records::MessageHeader;
+
+use crate::schemas::{schema, SCHEMA_ENCODING};
+
+/// What went wrong writing a bag.
+#[derive(Debug, thiserror::Error)]
+pub enum BagError {
+    /// The file could not be created or written.
+    #[error("{0}")]
+    Mcap(#[from] mcap::McapError),
+    /// The file could not be created.
+    #[error("cannot create {path}: {error}")]
+    Create {
+        /// The file.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A topic's type has no definition compiled in.
+    #[error("no message definition of {missing} (topic {topic}, type {ros_type})")]
+    NoDefinition {
+        /// The topic.
+        topic: String,
+        /// Its type.
+        ros_type: String,
+        /// The type without a definition.
+        missing: String,
+    },
+    /// A message on a topic never added.
+    #[error("topic {0} was not added")]
+    UnknownTopic(String),
+}
+
+/// A channel of the bag.
+struct Channel {
+    id: u16,
+    sequence: u32,
+    messages: u64,
+}
+
+/// An MCAP file being written.
+pub struct Bag<W: Write + Seek> {
+    writer: mcap::Writer<W>,
+    channels: HashMap<String, Channel>,
+}
+
+impl Bag<BufWriter<File>> {
+    /// Creates (or truncates) the file at `path`.
+    pub fn create(path: &Path) -> Result<Self, BagError> {
+        let file = File::create(path).map_err(|error| BagError::Create { path: path.display().to_string(), error })?;
+        Bag::new(BufWriter::new(file))
+    }
+}
+
+impl<W: Write + Seek> Bag<W> {
+    /// A bag written to `out`, zstd-compressed chunks, profile `ros2`.
+    pub fn new(out: W) -> Result<Self, BagError> {
+        let writer = mcap::WriteOptions::new()
+            .compression(Some(mcap::Compression::Zstd))
+            .profile("ros2")
+            .library(concat!("flotilla ", env!("CARGO_PKG_VERSION")))
+            .create(out)?;
+        Ok(Bag { writer, channels: HashMap::new() })
+    }
+
+    /// Adds a topic (its ROS name, type and QoS); adding it again does
+    /// nothing.
+    pub fn add_topic(&mut self, topic: &TopicSpec) -> Result<(), BagError> {
+        if self.channels.contains_key(&topic.name) {
+            return Ok(());
+        }
+        let text = schema(topic.ros_type).map_err(|missing| BagError::NoDefinition {
+            topic: topic.name.clone(),
+            ros_type: topic.ros_type.to_string(),
+            missing,
+        })?;
+        let schema_id = self.writer.add_schema(topic.ros_type, SCHEMA_ENCODING, text.as_bytes())?;
+        let metadata = BTreeMap::from([("offered_qos_profiles".to_string(), qos_profile_yaml(topic))]);
+        let id = self.writer.add_channel(schema_id, &topic.name, "cdr", &metadata)?;
+        self.channels.insert(topic.name.clone(), Channel { id, sequence: 0, messages: 0 });
+        Ok(())
+    }
+
+    /// Writes one message of a topic at sim time `time_ns` (log and publish
+    /// time alike).
+    pub fn write(&mut self, topic: &str, time_ns: u64, payload: &[u8]) -> Result<(), BagError> {
+        let channel = self.channels.get_mut(topic).ok_or_else(|| BagError::UnknownTopic(topic.to_string()))?;
+        channel.sequence = channel.sequence.wrapping_add(1);
+        channel.messages += 1;
+        let header = MessageHeader {
+            channel_id: channel.id,
+            sequence: channel.sequence,
+            log_time: time_ns,
+            publish_time: time_ns,
+        };
+        self.writer.write_to_known_channel(&header, payload)?;
+        Ok(())
+    }
+
+    /// Messages written per topic so far.
+    pub fn counts(&self) -> BTreeMap<String, u64> {
+        self.channels.iter().map(|(topic, c)| (topic.clone(), c.messages)).collect()
+    }
+
+    /// Writes the summary and flushes: a bag not finished cannot be read.
+    pub fn finish(mut self) -> Result<(), BagError> {
+        self.writer.finish()?;
+        Ok(())
+    }
+}
+
+/// rosbag2's YAML of the QoS a topic was offered with (its rmw numbers:
+/// history keep-last 1, reliability reliable 1, durability transient-local
+/// 1 or volatile 2, liveliness automatic 1; infinite deadline, lifespan
+/// and lease).
+fn qos_profile_yaml(topic: &TopicSpec) -> String {
+    let durability = match topic.durability {
+        Durability::TransientLocal => 1,
+        Durability::Volatile => 2,
+    };
+    let infinite = "{sec: 2147483647, nsec: 4294967295}";
+    format!(
+        "- history: 1\n  depth: {}\n  reliability: 1\n  durability: {durability}\n  deadline: {infinite}\n  \
+         lifespan: {infinite}\n  liveliness: 1\n  liveliness_lease_duration: {infinite}\n  \
+         avoid_ros_namespace_conventions: false\n",
+        topic.depth
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_protocol::ros::{self, std_msgs::StdString};
+
+    #[test]
+    fn a_bag_reads_back_with_its_schemas_channels_and_times() {
+        let path = std::env::temp_dir().join(format!("flotilla-bag-{}.mcap", std::process::id()));
+        let mut bag = Bag::create(&path).unwrap();
+        let latched = TopicSpec {
+            durability: Durability::TransientLocal,
+            depth: 1,
+            ..TopicSpec::publish::<StdString>("/r/map_name")
+        };
+        bag.add_topic(&latched).unwrap();
+        bag.add_topic(&latched).unwrap();
+        let payload = ros::encode(&StdString { data: "floor-2".into() });
+        bag.write("/r/map_name", 1_500_000_000, &payload).unwrap();
+        bag.write("/r/map_name", 2_000_000_000, &payload).unwrap();
+        assert!(matches!(bag.write("/nope", 0, &payload), Err(BagError::UnknownTopic(_))));
+        assert_eq!(bag.counts()["/r/map_name"], 2);
+        bag.finish().unwrap();
+
+        let bytes = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let messages: Vec<mcap::Message> = mcap::MessageStream::new(&bytes).unwrap().map(Result::unwrap).collect();
+        assert_eq!(messages.len(), 2);
+        let first = &messages[0];
+        assert_eq!((first.channel.topic.as_str(), first.channel.message_encoding.as_str()), ("/r/map_name", "cdr"));
+        assert_eq!((first.log_time, first.publish_time, first.sequence), (1_500_000_000, 1_500_000_000, 1));
+        assert_eq!(first.data.as_ref(), payload.as_slice(), "the payload as it came");
+        let schema = first.channel.schema.as_ref().unwrap();
+        assert_eq!((schema.name.as_str(), schema.encoding.as_str()), ("std_msgs/msg/String", "ros2msg"));
+        assert!(first.channel.metadata["offered_qos_profiles"].contains("durability: 1"));
+    }
+
+    #[test]
+    fn the_qos_of_a_latched_topic_says_transient_local() {
+        let latched =
+            TopicSpec { durability: Durability::TransientLocal, depth: 1, ..TopicSpec::publish::<StdString>("/m") };
+        let yaml = qos_profile_yaml(&latched);
+        assert!(yaml.contains("durability: 1") && yaml.contains("depth: 1"), "{yaml}");
+        assert!(qos_profile_yaml(&TopicSpec::publish::<StdString>("/m")).contains("durability: 2"));
+    }
+}

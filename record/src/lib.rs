@@ -1,0 +1,13 @@
+//! Keeping a run: `flotilla record` writes every ROS-facing topic of a
+//! running simulation to MCAP with ROS 2 schemas (Foxglove Studio and
+//! `ros2 bag` open it as it is), and `flotilla replay` publishes a recording
+//! again on the same keys.
+//!
+//! * [`schemas`]: the `.msg` definitions compiled in, and `ros2msg` schemas;
+//! * [`bag`]: the MCAP file (channels, QoS, messages);
+//! * [`record`] and [`replay`]: the Zenoh sides.
+
+pub mod bag;
+pub mod record;
+pub mod replay;
+pub mod schemas;

@@ -1,0 +1,180 @@
+//! Recording a running simulation: every ROS-facing topic — what its plugin
+//! instances publish and take in (the plugin registry's topics of the
+//! world's description), the map manager's, `clock`, `tf`, `tf_static` —
+//! into a [`Bag`], each message at the sim time of the latest `clock`.
+//! Topics of models spawned later are added as they come.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::mpsc::{channel, Sender};
+use std::time::Duration;
+
+use flotilla_node_kit::client::{fetch_description, wait_for_world};
+use flotilla_protocol::description::WorldDescription;
+use flotilla_protocol::plugins::registry::{self, Durability, TopicSpec};
+use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
+use flotilla_protocol::world_to_nodes::WorldEvent;
+use flotilla_protocol::Keys;
+use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
+
+use crate::bag::{Bag, BagError};
+
+/// The ROS name of the clock, whose messages set the log time.
+pub const CLOCK_TOPIC: &str = "/clock";
+
+/// Every ROS-facing topic of a description: both directions, deduplicated
+/// by name, those whose name matches `keep` (all with `None`).
+pub fn topics_of(description: &WorldDescription, keep: Option<&regex::Regex>) -> Vec<TopicSpec> {
+    let always = [TopicSpec::publish::<Clock>(CLOCK_TOPIC), TopicSpec::tf(), TopicSpec::tf_static()];
+    let mut seen = BTreeSet::new();
+    always
+        .into_iter()
+        .chain(registry::topics_of(description))
+        .chain(flotilla_protocol::maps::topics(description))
+        .filter(|t| keep.is_none_or(|re| re.is_match(&t.name)))
+        .filter(|t| seen.insert(t.name.clone()))
+        .collect()
+}
+
+/// What a recording wrote.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Messages per topic.
+    pub counts: std::collections::BTreeMap<String, u64>,
+    /// Sim time of the last clock, ns.
+    pub end_ns: u64,
+}
+
+enum ToWriter {
+    Topic(TopicSpec),
+    Message { topic: String, payload: Vec<u8> },
+    Finish,
+}
+
+/// Records the simulation `keys` names from `session` into `path` until
+/// `shutdown` completes.
+pub async fn record(
+    session: &zenoh::Session,
+    keys: &Keys,
+    path: &Path,
+    keep: Option<regex::Regex>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<Summary> {
+    let bag = Bag::create(path)?;
+    let (to_writer, arrivals) = channel::<ToWriter>();
+    let writer = std::thread::Builder::new().name("mcap-writer".into()).spawn(move || write_all(bag, arrivals))?;
+
+    let description = wait_for_world(session, keys).await;
+    let mut subscriptions = Subscriptions::default();
+    subscriptions.follow(session, keys, &description, keep.as_ref(), &to_writer).await?;
+
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let _events = session
+        .declare_subscriber(keys.world_events())
+        .callback(move |sample| {
+            if let Ok(event) = flotilla_protocol::codec::decode::<WorldEvent>(&sample.payload().to_bytes()) {
+                let _ = events_tx.send(event.revision);
+            }
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot subscribe to the world's events: {e}"))?;
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            Some(_) = events.recv() => {
+                match fetch_description(session, keys, Duration::from_secs(5)).await {
+                    Ok(description) => subscriptions.follow(session, keys, &description, keep.as_ref(), &to_writer).await?,
+                    Err(e) => tracing::warn!("cannot follow the world's description: {e}"),
+                }
+            }
+        }
+    }
+    drop(subscriptions);
+    let _ = to_writer.send(ToWriter::Finish);
+    writer.join().map_err(|_| anyhow::anyhow!("the MCAP writer panicked"))?.map_err(anyhow::Error::from)
+}
+
+/// The subscriptions of the topics recorded so far.
+#[derive(Default)]
+struct Subscriptions {
+    names: BTreeSet<String>,
+    live: Vec<zenoh::pubsub::Subscriber<()>>,
+    latched: Vec<zenoh_ext::AdvancedSubscriber<()>>,
+}
+
+impl Subscriptions {
+    /// Subscribes to the topics of `description` not yet recorded.
+    async fn follow(
+        &mut self,
+        session: &zenoh::Session,
+        keys: &Keys,
+        description: &WorldDescription,
+        keep: Option<&regex::Regex>,
+        to_writer: &Sender<ToWriter>,
+    ) -> anyhow::Result<()> {
+        for topic in topics_of(description, keep) {
+            if !self.names.insert(topic.name.clone()) {
+                continue;
+            }
+            let key = keys.ros(&topic.name);
+            let _ = to_writer.send(ToWriter::Topic(topic.clone()));
+            let (sender, name) = (to_writer.clone(), topic.name.clone());
+            let forward = move |sample: zenoh::sample::Sample| {
+                let payload = sample.payload().to_bytes().into_owned();
+                let _ = sender.send(ToWriter::Message { topic: name.clone(), payload });
+            };
+            // A latched topic's last message is asked for as it was published.
+            if topic.durability == Durability::TransientLocal {
+                let subscriber = session
+                    .declare_subscriber(&key)
+                    .history(HistoryConfig::default().detect_late_publishers())
+                    .callback(forward)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("cannot subscribe to {key}: {e}"))?;
+                self.latched.push(subscriber);
+            } else {
+                let subscriber = session
+                    .declare_subscriber(&key)
+                    .callback(forward)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("cannot subscribe to {key}: {e}"))?;
+                self.live.push(subscriber);
+            }
+            tracing::debug!("recording {} ({})", topic.name, topic.ros_type);
+        }
+        Ok(())
+    }
+}
+
+/// The writer thread: topics and messages into the bag, each at the time of
+/// the latest clock.
+fn write_all(
+    mut bag: Bag<std::io::BufWriter<std::fs::File>>,
+    arrivals: std::sync::mpsc::Receiver<ToWriter>,
+) -> Result<Summary, BagError> {
+    let mut now_ns = 0u64;
+    while let Ok(arrival) = arrivals.recv() {
+        match arrival {
+            ToWriter::Topic(topic) => bag.add_topic(&topic)?,
+            ToWriter::Message { topic, payload } => {
+                if topic == CLOCK_TOPIC {
+                    match ros::decode::<Clock>(&payload) {
+                        Ok(clock) => now_ns = nanos_of(clock.clock),
+                        Err(e) => tracing::warn!("a bad clock message: {e}"),
+                    }
+                }
+                bag.write(&topic, now_ns, &payload)?;
+            }
+            ToWriter::Finish => break,
+        }
+    }
+    let counts = bag.counts();
+    bag.finish()?;
+    Ok(Summary { counts, end_ns: now_ns })
+}
+
+/// A ROS time in ns (times before 0 count as 0).
+fn nanos_of(time: flotilla_protocol::ros::builtin_interfaces::Time) -> u64 {
+    u64::try_from(time.sec).unwrap_or(0) * 1_000_000_000 + u64::from(time.nanosec)
+}

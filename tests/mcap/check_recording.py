@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Reads a Flotilla recording with the `mcap` package and its ROS 2 decoder
+(`mcap-ros2-support`, from PyPI), as Foxglove and rosbag2 users would, and
+checks it against what the room world (configs/tests/room) publishes:
+
+  * the topics and their ROS 2 types;
+  * message counts at the plugins' rates over the recording's sim time
+    (log times are sim time): scan 10 Hz, odometry 50 Hz, clock every step;
+  * decoded field values: the scan's frame, beam count and range limits, the
+    odometry's frames, the clock;
+  * the driving command sent while recording, decoded back.
+
+Prints one JSON line with what it found; exits 1 naming the first problem.
+"""
+
+import json
+import sys
+
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
+
+
+def fail(message: str) -> None:
+    print(f"check_recording: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main(path: str) -> None:
+    counts: dict[str, int] = {}
+    types: dict[str, str] = {}
+    times: dict[str, list[int]] = {}
+    first: dict[str, object] = {}
+    with open(path, "rb") as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        header = reader.get_header()
+        if header.profile != "ros2":
+            fail(f"profile {header.profile!r}, expected 'ros2'")
+        for schema, channel, message, decoded in reader.iter_decoded_messages():
+            topic = channel.topic
+            counts[topic] = counts.get(topic, 0) + 1
+            types[topic] = schema.name
+            times.setdefault(topic, []).append(message.log_time)
+            first.setdefault(topic, decoded)
+            if message.log_time != message.publish_time:
+                fail(f"{topic}: log time {message.log_time} != publish time {message.publish_time}")
+
+    expected_types = {
+        "/clock": "rosgraph_msgs/msg/Clock",
+        "/robot/scan": "sensor_msgs/msg/LaserScan",
+        "/robot/odometry/filtered": "nav_msgs/msg/Odometry",
+        "/robot/odometry/ground_truth": "nav_msgs/msg/Odometry",
+        "/robot/cmd_vel": "geometry_msgs/msg/Twist",
+        "/tf": "tf2_msgs/msg/TFMessage",
+    }
+    for topic, ros_type in expected_types.items():
+        if types.get(topic) != ros_type:
+            fail(f"{topic}: type {types.get(topic)!r}, expected {ros_type!r} (topics: {sorted(types)})")
+
+    # Rates in sim time (log times are sim time), each over the stretch its
+    # topic was recorded (a publisher learns of the recorder a moment after
+    # the clock's does).
+    clock_times = times["/clock"]
+    span_s = (clock_times[-1] - clock_times[0]) * 1e-9
+    if span_s < 1.0:
+        fail(f"only {span_s:.3f} s of sim time recorded")
+    for topic, rate_hz in [("/robot/scan", 10.0), ("/robot/odometry/filtered", 50.0), ("/clock", 200.0)]:
+        stamps = times[topic]
+        stretch_s = (stamps[-1] - stamps[0]) * 1e-9
+        measured = (len(stamps) - 1) / stretch_s
+        if stretch_s < 1.0 or abs(measured - rate_hz) > 0.05 * rate_hz:
+            fail(f"{topic}: {measured:.2f} Hz over {stretch_s:.2f} s of sim time, expected {rate_hz} Hz")
+
+    clock = first["/clock"]
+    if not (clock.clock.sec >= 0 and 0 <= clock.clock.nanosec < 1_000_000_000):
+        fail(f"a clock that is no time: {clock}")
+    scan = first["/robot/scan"]
+    if scan.header.frame_id != "robot_laser" or len(scan.ranges) != 16 or abs(scan.range_max - 20.0) > 1e-6:
+        fail(f"scan: frame {scan.header.frame_id!r}, {len(scan.ranges)} ranges, range_max {scan.range_max}")
+    odom = first["/robot/odometry/filtered"]
+    if odom.child_frame_id != "robot_base":
+        fail(f"odometry child frame {odom.child_frame_id!r}")
+    cmd = first["/robot/cmd_vel"]
+    if abs(cmd.linear.x - 0.5) > 1e-9 or abs(cmd.angular.z - 0.25) > 1e-9:
+        fail(f"cmd_vel decoded as linear.x {cmd.linear.x}, angular.z {cmd.angular.z}")
+
+    print(json.dumps({"span_s": round(span_s, 3), "counts": counts}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,141 @@
+//! Keeping a run: `flotilla record` writes the room world's topics to MCAP,
+//! which the `mcap` Python package and its ROS 2 decoder read back
+//! (`tests/mcap/check_recording.py`: topics, types, rates in sim time,
+//! decoded fields); `flotilla replay` then publishes the recording again,
+//! and a subscriber receives the very bytes it received live.
+
+mod common;
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::Sim;
+use flotilla_protocol::ros::geometry_msgs::{Twist, Vector3};
+
+const T: Duration = Duration::from_secs(30);
+
+/// Collects the payloads of `key` into a shared list.
+async fn collect(session: &zenoh::Session, key: String) -> (Arc<Mutex<Vec<Vec<u8>>>>, zenoh::pubsub::Subscriber<()>) {
+    let got: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let into = got.clone();
+    let subscriber = session
+        .declare_subscriber(key)
+        .callback(move |sample| into.lock().unwrap().push(sample.payload().to_bytes().into_owned()))
+        .await
+        .unwrap();
+    (got, subscriber)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_reads_in_python_and_replays_byte_for_byte() {
+    let world = common::config("tests/room/world.yaml");
+    let sim = Sim::start("record", &world, &["flotilla-drive", "flotilla-odom", "flotilla-laser"], &[]).await;
+    let mcap = sim.logs().join("run.mcap");
+
+    // What a subscriber gets live, while the recorder records.
+    let (live_scans, live_sub) = collect(&sim.session, sim.keys.ros("/robot/scan")).await;
+    let recorder = common::spawn(
+        &common::bin("flotilla"),
+        &["record", mcap.to_str().unwrap(), "--for", "4", "--sim", &sim.sim, "--connect", &sim.endpoint],
+        &sim.logs().join("record.log"),
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let drive = Twist { linear: Vector3 { x: 0.5, y: 0.0, z: 0.0 }, angular: Vector3 { x: 0.0, y: 0.0, z: 0.25 } };
+    for _ in 0..20 {
+        sim.publish("/robot/cmd_vel", &drive).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let status = wait_for_exit(recorder, T).await;
+    assert!(
+        status.success(),
+        "flotilla record failed: {}",
+        std::fs::read_to_string(sim.logs().join("record.log")).unwrap()
+    );
+    drop(live_sub);
+
+    // Read back in Python with the ROS 2 decoder.
+    let checked =
+        Command::new("python3").arg(common::root().join("tests/mcap/check_recording.py")).arg(&mcap).output().unwrap();
+    assert!(
+        checked.status.success(),
+        "the recording does not read back: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+
+    // The scans recorded, in order, are those a subscriber got live (the
+    // live subscriber started first, so it holds them all).
+    let recorded = recorded_payloads(&mcap, "/robot/scan");
+    let live = live_scans.lock().unwrap().clone();
+    assert!(recorded.len() >= 30, "{} scans in 4 s at 10 Hz", recorded.len());
+    let start = live.iter().position(|p| *p == recorded[0]).expect("the first recorded scan was seen live");
+    assert_eq!(live[start..start + recorded.len()], recorded[..], "recorded scans differ from the live ones");
+    drop(sim);
+
+    // Replay on a network of its own: a subscriber gets the same bytes.
+    let port = common::free_port();
+    let listen = format!("tcp/127.0.0.1:{port}");
+    let session = peer_listening_on(&listen).await;
+    let (replayed, _sub) = collect(&session, "robot/scan".to_string()).await;
+    let player = common::spawn(
+        &common::bin("flotilla"),
+        &[
+            "replay",
+            mcap.to_str().unwrap(),
+            "--rate",
+            "4",
+            "--connect",
+            &listen,
+            "--listen",
+            &format!("tcp/127.0.0.1:{}", common::free_port()),
+        ],
+        &common::log_dir("replay").join("replay.log"),
+    );
+    let status = wait_for_exit(player, T).await;
+    assert!(status.success(), "flotilla replay failed");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(*replayed.lock().unwrap(), recorded, "the replayed scans are not the recorded bytes");
+}
+
+/// Every payload of `topic` in an MCAP file, in file order.
+fn recorded_payloads(path: &std::path::Path, topic: &str) -> Vec<Vec<u8>> {
+    // Read through the recorder's own reader's format: the mcap crate.
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys\nfrom mcap.reader import make_reader\n\
+             r = make_reader(open(sys.argv[1], 'rb'))\n\
+             for _, c, m in r.iter_messages(topics=[sys.argv[2]]):\n    print(m.data.hex())\n",
+        )
+        .arg(path)
+        .arg(topic)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| (0..line.len()).step_by(2).map(|i| u8::from_str_radix(&line[i..i + 2], 16).unwrap()).collect())
+        .collect()
+}
+
+/// A peer session listening on `endpoint`, multicast off.
+async fn peer_listening_on(endpoint: &str) -> zenoh::Session {
+    let mut config = zenoh::Config::default();
+    config.insert_json5("mode", "\"peer\"").unwrap();
+    config.insert_json5("listen/endpoints", &format!("[\"{endpoint}\"]")).unwrap();
+    config.insert_json5("scouting/multicast/enabled", "false").unwrap();
+    zenoh::open(config).await.unwrap()
+}
+
+async fn wait_for_exit(mut child: std::process::Child, timeout: Duration) -> std::process::ExitStatus {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "still running after {timeout:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
