@@ -59,6 +59,10 @@ pub struct RunArgs {
     /// Stop everything after this many wall seconds.
     #[arg(long = "for", value_name = "SECONDS")]
     for_s: Option<f64>,
+    /// Serve the live view in the browser (`flotilla view`), on this
+    /// address or 127.0.0.1:8080.
+    #[arg(long, value_name = "HOST:PORT", num_args = 0..=1, default_missing_value = crate::view::DEFAULT_VIEW_ADDR)]
+    view: Option<String>,
     /// Record every ROS-facing topic to this MCAP file while the world
     /// runs (`flotilla record`).
     #[arg(long, value_name = "FILE")]
@@ -199,6 +203,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             bridge_args.extend(["--domain".into(), domain.to_string()]);
         }
         children.push(supervised("bridge", sibling("flotilla-bridge")?, bridge_args, vec![]));
+    }
+    if let Some(addr) = &args.view {
+        let mut view_args = vec!["view".to_string(), "--addr".into(), addr.clone()];
+        view_args.extend(node_args());
+        view_args.extend(["--connect".into(), endpoint.clone()]);
+        let myself = std::env::current_exe().context("locating the flotilla binary")?;
+        children.push(supervised("view", myself, view_args, vec![]));
     }
     if let Some(file) = &args.record {
         let mut record_args = vec!["record".to_string(), file.to_string_lossy().into_owned()];

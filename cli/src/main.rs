@@ -3,6 +3,7 @@
 //! * `run` — launch and supervise every node a world needs;
 //! * `check` — validate a world and every plugin configuration without running;
 //! * `snapshot` — draw the running world into a PNG;
+//! * `view` — the live view in the browser;
 //! * `record`, `replay` — keep a run in MCAP and play it back;
 //! * `spawn`, `delete`, `move`, `pause`, `resume`, `step`, `set-map`,
 //!   `map-command` — drive the world's control services.
@@ -17,6 +18,7 @@ mod keep;
 mod launch;
 mod snapshot;
 mod status_line;
+mod view;
 
 use std::path::PathBuf;
 
@@ -42,6 +44,10 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Draw the running world (walls, bodies, the latest laser hits) into a PNG.
     Snapshot(snapshot::SnapshotArgs),
+    /// Serve a live view of a running simulation in the browser
+    /// (http://127.0.0.1:8080 by default): watch it, drag, spawn, delete,
+    /// pause, step.
+    View(view::ViewArgs),
     /// Record every ROS-facing topic of a running simulation to an MCAP
     /// file (ROS 2 schemas, CDR payloads, sim-time log times).
     Record(keep::RecordArgs),
@@ -158,6 +164,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Snapshot(args) => snapshot::run(args),
         Command::Check { world } => check::check(&world),
+        Command::View(args) => view::view(args),
         Command::Record(args) => keep::record(args),
         Command::Replay(args) => keep::replay(args),
         Command::Spawn { model, name, ns, pose, node } => {

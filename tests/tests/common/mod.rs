@@ -92,6 +92,16 @@ impl Sim {
         self.children.push((label.to_string(), child));
     }
 
+    /// Starts `program` with `args` followed by this simulation's `--sim`
+    /// and `--connect` (a `flotilla` subcommand, e.g. `view`), named `label`.
+    #[allow(dead_code)] // not every test binary starts one
+    pub fn spawn_node_program(&mut self, label: &str, program: &Path, args: &[&str]) {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend_from_slice(&["--sim", self.sim.as_str(), "--connect", self.endpoint.as_str()]);
+        let child = spawn(program, &all, &self.logs.join(format!("{label}.log")));
+        self.children.push((label.to_string(), child));
+    }
+
     /// Kills a child with SIGKILL.
     pub fn kill(&mut self, name: &str) {
         if let Some((_, child)) = self.children.iter_mut().find(|(n, _)| n == name) {
