@@ -207,14 +207,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(addr) = &args.view {
         let mut view_args = vec!["view".to_string(), "--addr".into(), addr.clone()];
         view_args.extend(node_args());
-        view_args.extend(["--connect".into(), endpoint.clone()]);
+        view_args.extend(loopback_peer_args(&endpoint));
         let myself = std::env::current_exe().context("locating the flotilla binary")?;
         children.push(supervised("view", myself, view_args, vec![]));
     }
     if let Some(file) = &args.record {
         let mut record_args = vec!["record".to_string(), file.to_string_lossy().into_owned()];
         record_args.extend(node_args());
-        record_args.extend(["--connect".into(), endpoint.clone()]);
+        // A peer, as the plugin nodes are: what it records comes straight
+        // from the publishers, not through the world's router.
+        record_args.extend(loopback_peer_args(&endpoint));
         let myself = std::env::current_exe().context("locating the flotilla binary")?;
         children.push(supervised("record", myself, record_args, vec![]));
     }

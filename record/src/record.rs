@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flotilla_node_kit::client::{fetch_description, wait_for_world};
@@ -45,10 +45,47 @@ pub struct Summary {
     pub end_ns: u64,
 }
 
-enum ToWriter {
-    Topic(TopicSpec),
-    Message { topic: String, payload: Vec<u8> },
-    Finish,
+/// The bag and the sim time, shared by the subscribers' callbacks: each
+/// message is written on the thread that received it (a hand-over to a
+/// writer thread cost a wake-up per message, the recorder's main cost at
+/// office-50's 35× real time).
+struct Writer {
+    bag: Bag<std::io::BufWriter<std::fs::File>>,
+    /// Sim time of the latest clock, ns: every message's log time.
+    now_ns: u64,
+    /// The first error, after which nothing more is written.
+    failed: Option<BagError>,
+}
+
+type Shared = Arc<Mutex<Writer>>;
+
+fn lock(writer: &Shared) -> std::sync::MutexGuard<'_, Writer> {
+    writer.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Writer {
+    fn add_topic(&mut self, topic: &TopicSpec) {
+        if self.failed.is_none() {
+            if let Err(e) = self.bag.add_topic(topic) {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    fn write(&mut self, topic: &str, payload: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        if topic == CLOCK_TOPIC {
+            match ros::decode::<Clock>(payload) {
+                Ok(clock) => self.now_ns = nanos_of(clock.clock),
+                Err(e) => tracing::warn!("a bad clock message: {e}"),
+            }
+        }
+        if let Err(e) = self.bag.write(topic, self.now_ns, payload) {
+            self.failed = Some(e);
+        }
+    }
 }
 
 /// Records the simulation `keys` names from `session` into `path` until
@@ -60,13 +97,11 @@ pub async fn record(
     keep: Option<regex::Regex>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<Summary> {
-    let bag = Bag::create(path)?;
-    let (to_writer, arrivals) = channel::<ToWriter>();
-    let writer = std::thread::Builder::new().name("mcap-writer".into()).spawn(move || write_all(bag, arrivals))?;
+    let writer: Shared = Arc::new(Mutex::new(Writer { bag: Bag::create(path)?, now_ns: 0, failed: None }));
 
     let description = wait_for_world(session, keys).await;
     let mut subscriptions = Subscriptions::default();
-    subscriptions.follow(session, keys, &description, keep.as_ref(), &to_writer).await?;
+    subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?;
 
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let _events = session
@@ -84,15 +119,23 @@ pub async fn record(
             _ = &mut shutdown => break,
             Some(_) = events.recv() => {
                 match fetch_description(session, keys, Duration::from_secs(5)).await {
-                    Ok(description) => subscriptions.follow(session, keys, &description, keep.as_ref(), &to_writer).await?,
+                    Ok(description) => subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?,
                     Err(e) => tracing::warn!("cannot follow the world's description: {e}"),
                 }
             }
         }
     }
     drop(subscriptions);
-    let _ = to_writer.send(ToWriter::Finish);
-    writer.join().map_err(|_| anyhow::anyhow!("the MCAP writer panicked"))?.map_err(anyhow::Error::from)
+    let Writer { bag, now_ns, failed } = match Arc::try_unwrap(writer) {
+        Ok(writer) => writer.into_inner().unwrap_or_else(|e| e.into_inner()),
+        Err(_) => anyhow::bail!("a subscriber still holds the recording"),
+    };
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let counts = bag.counts();
+    bag.finish()?;
+    Ok(Summary { counts, end_ns: now_ns })
 }
 
 /// The subscriptions of the topics recorded so far.
@@ -111,18 +154,18 @@ impl Subscriptions {
         keys: &Keys,
         description: &WorldDescription,
         keep: Option<&regex::Regex>,
-        to_writer: &Sender<ToWriter>,
+        writer: &Shared,
     ) -> anyhow::Result<()> {
         for topic in topics_of(description, keep) {
             if !self.names.insert(topic.name.clone()) {
                 continue;
             }
             let key = keys.ros(&topic.name);
-            let _ = to_writer.send(ToWriter::Topic(topic.clone()));
-            let (sender, name) = (to_writer.clone(), topic.name.clone());
+            lock(writer).add_topic(&topic);
+            let (into, name) = (writer.clone(), topic.name.clone());
             let forward = move |sample: zenoh::sample::Sample| {
-                let payload = sample.payload().to_bytes().into_owned();
-                let _ = sender.send(ToWriter::Message { topic: name.clone(), payload });
+                let payload = sample.payload().to_bytes();
+                lock(&into).write(&name, &payload);
             };
             // A latched topic's last message is asked for as it was published.
             if topic.durability == Durability::TransientLocal {
@@ -145,33 +188,6 @@ impl Subscriptions {
         }
         Ok(())
     }
-}
-
-/// The writer thread: topics and messages into the bag, each at the time of
-/// the latest clock.
-fn write_all(
-    mut bag: Bag<std::io::BufWriter<std::fs::File>>,
-    arrivals: std::sync::mpsc::Receiver<ToWriter>,
-) -> Result<Summary, BagError> {
-    let mut now_ns = 0u64;
-    while let Ok(arrival) = arrivals.recv() {
-        match arrival {
-            ToWriter::Topic(topic) => bag.add_topic(&topic)?,
-            ToWriter::Message { topic, payload } => {
-                if topic == CLOCK_TOPIC {
-                    match ros::decode::<Clock>(&payload) {
-                        Ok(clock) => now_ns = nanos_of(clock.clock),
-                        Err(e) => tracing::warn!("a bad clock message: {e}"),
-                    }
-                }
-                bag.write(&topic, now_ns, &payload)?;
-            }
-            ToWriter::Finish => break,
-        }
-    }
-    let counts = bag.counts();
-    bag.finish()?;
-    Ok(Summary { counts, end_ns: now_ns })
 }
 
 /// A ROS time in ns (times before 0 count as 0).

@@ -4,6 +4,7 @@ over the DevTools protocol, as a user would with a mouse, and reports what
 happened as one JSON line:
 
   drive_view.py URL --spawn-at X Y [--screenshot FILE] [--watch SECONDS]
+  drive_view.py URL --only-watch --watch SECONDS   (frames per second only)
 
   1. load the page; record every console error and uncaught exception;
   2. read what it draws (`window.flotillaView.summary()`) and sample pixels:
@@ -98,7 +99,8 @@ def not_background(pixel) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
-    parser.add_argument("--spawn-at", nargs=2, type=float, required=True)
+    parser.add_argument("--spawn-at", nargs=2, type=float)
+    parser.add_argument("--only-watch", action="store_true", help="no drag or spawn: load, watch, report fps")
     parser.add_argument("--screenshot")
     parser.add_argument("--watch", type=float, default=2.0)
     args = parser.parse_args()
@@ -146,6 +148,21 @@ def main() -> None:
         report["model"] = first["name"]
         report["model_pose"] = first["pose"]
 
+        if args.only_watch:
+            fps = []
+            for _ in range(int(args.watch)):
+                time.sleep(1.0)
+                fps.append(tools.eval("flotillaView.fps()"))
+            report["fps_each_second"] = fps
+            report["models_drawn"] = len(tools.eval("flotillaView.summary()")["models"])
+            report["console_errors"] = tools.errors()
+            if args.screenshot:
+                shot = tools.call("Page.captureScreenshot", format="png")
+                with open(args.screenshot, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+            print(json.dumps(report))
+            return
+
         # Drag the first model by its centre.
         tx, ty = sx + 100, sy - 60
         tools.mouse("mousePressed", rect[0] + sx, rect[1] + sy)
@@ -159,7 +176,7 @@ def main() -> None:
         # Spawn the first spawnable model with a click on an empty spot.
         spawnable = tools.eval("Array.from(document.getElementById('spawn').options).map(o => o.value).filter(v => v)")
         report["spawnable"] = spawnable
-        if spawnable:
+        if spawnable and args.spawn_at:
             tools.eval(f"flotillaView.chooseModel({json.dumps(spawnable[0])})")
             px, py = tools.eval(f"flotillaView.toScreen({args.spawn_at[0]}, {args.spawn_at[1]})")
             tools.mouse("mousePressed", rect[0] + px, rect[1] + py)

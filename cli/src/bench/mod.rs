@@ -61,6 +61,15 @@ pub struct BenchArgs {
     /// processes) and report each figure's median and range.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
     repeat: u64,
+    /// Also record every ROS-facing topic (`flotilla record`, into
+    /// `bench.mcap` in the scenario's directory), to measure what recording
+    /// costs.
+    #[arg(long)]
+    record: bool,
+    /// Also serve the live view (`flotilla view`) on this address, to
+    /// measure what it costs with a page open.
+    #[arg(long, value_name = "HOST:PORT")]
+    view: Option<String>,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     json: bool,

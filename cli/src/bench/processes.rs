@@ -100,6 +100,18 @@ pub(super) fn start(
         children.0.push(spawn("bumper", "flotilla-bumper", &node)?);
         lockstep_participants += 2;
     }
+    // Loopback peers, as `flotilla run --record` and `--view` start them.
+    let client = node.clone();
+    if args.record {
+        let mut record = vec!["record".to_string(), dir.join("bench.mcap").to_string_lossy().into_owned()];
+        record.extend(client.iter().cloned());
+        children.0.push(spawn("record", "flotilla", &record)?);
+    }
+    if let Some(addr) = &args.view {
+        let mut view = vec!["view".to_string(), "--addr".into(), addr.clone()];
+        view.extend(client.iter().cloned());
+        children.0.push(spawn("view", "flotilla", &view)?);
+    }
     Ok((children, lockstep_participants))
 }
 
