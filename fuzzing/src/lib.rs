@@ -12,9 +12,12 @@ use std::sync::{Mutex, OnceLock};
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::ros::{self, services::Service};
 
+/// A fuzz target: bytes in, nothing out, no panic.
+pub type Target = fn(&[u8]);
+
 /// Every target, by name (the name of its corpus directory and of its
 /// libFuzzer binary).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("world_file", world_file),
     ("armap", armap),
     ("line_segments", line_segments),
@@ -40,7 +43,10 @@ fn scratch() -> &'static PathBuf {
 /// layers, models) beside a model file and a map of each kind it may name.
 pub fn world_file(data: &[u8]) {
     let dir = scratch();
-    let _ = std::fs::write(dir.join("robot.model.yaml"), "bodies:\n  - name: base\n    footprints:\n      - {type: circle, radius: 0.2}\n");
+    let _ = std::fs::write(
+        dir.join("robot.model.yaml"),
+        "bodies:\n  - name: base\n    footprints:\n      - {type: circle, radius: 0.2}\n",
+    );
     let path = dir.join("world.yaml");
     if std::fs::write(&path, data).is_ok() {
         let _ = flotilla_world_file::load_world(&path);
@@ -68,7 +74,8 @@ pub fn armap(data: &[u8]) {
 /// A Flatland line-segment layer's data file.
 pub fn line_segments(data: &[u8]) {
     let dir = scratch();
-    let _ = std::fs::write(dir.join("lines.yaml"), "type: line_segments\ndata: lines.dat\nscale: 1.0\norigin: [0, 0, 0]\n");
+    let _ =
+        std::fs::write(dir.join("lines.yaml"), "type: line_segments\ndata: lines.dat\nscale: 1.0\norigin: [0, 0, 0]\n");
     if std::fs::write(dir.join("lines.dat"), data).is_ok() {
         let world = dir.join("lines.world.yaml");
         let _ = std::fs::write(&world, "properties: {}\nlayers:\n  - {name: walls, map: lines.yaml}\n");
@@ -94,7 +101,8 @@ pub fn map_image(data: &[u8]) {
 pub fn flat_world(data: &[u8]) {
     let dir = scratch();
     let _ = std::fs::write(dir.join("floor.dat"), "0 0 10 0\n");
-    let _ = std::fs::write(dir.join("floor.yaml"), "type: line_segments\ndata: floor.dat\nscale: 1.0\norigin: [0, 0, 0]\n");
+    let _ =
+        std::fs::write(dir.join("floor.yaml"), "type: line_segments\ndata: floor.dat\nscale: 1.0\norigin: [0, 0, 0]\n");
     if std::fs::write(dir.join("fuzz.world"), data).is_ok() {
         let world = dir.join("flat.world.yaml");
         let text = "properties:\n  maps: {floor-1: a, floor-2: b}\n  transitions: fuzz.world\n\
