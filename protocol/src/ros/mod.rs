@@ -6,6 +6,7 @@
 
 pub mod action_msgs;
 pub mod builtin_interfaces;
+mod cdr_de;
 mod covariance;
 pub mod flatland_msgs;
 mod float_seq;
@@ -94,13 +95,9 @@ fn decode_leading_fields<T: DeserializeOwned>(bytes: &[u8], type_name: &'static 
     if bytes.len() < 4 {
         return Err(fail("shorter than the 4-byte encapsulation header".into()));
     }
-    // A bounded reader keeps a garbage sequence length from allocating
-    // gigabytes: no message is larger than its payload.
-    let limit = cdr::Bounded(bytes.len() as u64 * 8 + 64);
-    // Read from a slice that serde advances: what is left says what it took.
-    let mut rest = bytes;
-    let fields = cdr::deserialize_from::<_, T, _>(&mut rest, limit).map_err(|e| fail(e.to_string()))?;
-    Ok((fields, bytes.len() - rest.len()))
+    // Every length is checked against the bytes left before anything is
+    // allocated (see `cdr_de`).
+    cdr_de::decode_prefix::<T>(bytes).map_err(|e| fail(e.to_string()))
 }
 
 #[cfg(test)]
