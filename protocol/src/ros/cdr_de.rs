@@ -35,9 +35,10 @@ impl de::Error for DecodeError {
 /// Decodes the fields of `T` from the start of a payload (header included);
 /// returns them and how many bytes of the payload they took.
 pub fn decode_prefix<T: DeserializeOwned>(payload: &[u8]) -> Result<(T, usize), DecodeError> {
-    let [_, representation, _, _] = payload.get(..4).and_then(|h| <[u8; 4]>::try_from(h).ok()).ok_or_else(|| {
-        DecodeError("shorter than the 4-byte encapsulation header".into())
-    })?;
+    let [_, representation, _, _] = payload
+        .get(..4)
+        .and_then(|h| <[u8; 4]>::try_from(h).ok())
+        .ok_or_else(|| DecodeError("shorter than the 4-byte encapsulation header".into()))?;
     let little = match (payload[0], representation) {
         (0, 0) => false,
         (0, 1) => true,
@@ -183,7 +184,11 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         visitor.visit_unit()
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, DecodeError> {
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, DecodeError> {
         visitor.visit_unit()
     }
 
