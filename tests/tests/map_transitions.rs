@@ -89,7 +89,7 @@ async fn automatic_transition_through_a_robot_of_the_other_floor(
     driving.abort();
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(changes_of(changes, "a"), ["floor-2"], "no flip back at the transition back");
-    assert_eq!(latched::<StdString>(sim, "/a/map_name").await.data, "floor-2");
+    latched_name_becomes(sim, "/a/map_name", "floor-2").await;
     let grid = latched::<OccupancyGrid>(sim, "/a/map").await;
     assert_eq!((grid.header.frame_id.as_str(), grid.info.resolution), ("map", 0.05));
     assert!(grid.data.iter().filter(|&&c| c == 100).count() > 4 * 190, "the room's four 10 m walls");
@@ -109,7 +109,7 @@ async fn command_transition_lands_where_it_says(sim: &Sim, changes: &Changes) {
     let b = model_pose(sim, "b").await;
     assert!((b.x_m - 5.0).abs() < 0.01 && (b.y_m - 8.0).abs() < 0.01, "{b:?}");
     assert!((b.theta_rad - std::f64::consts::FRAC_PI_2).abs() < 0.01, "{b:?}");
-    assert_eq!(latched::<StdString>(sim, "/b/map_name").await.data, "floor-2");
+    latched_name_becomes(sim, "/b/map_name", "floor-2").await;
 }
 
 /// Killed and restarted, the manager rebuilds from the description and
@@ -164,6 +164,21 @@ async fn model_pose(sim: &Sim, model: &str) -> Pose2 {
         flotilla_node_kit::client::fetch_description(&sim.session, &sim.keys, T).await.unwrap();
     let m = description.model(model).unwrap();
     m.bodies[0].pose
+}
+
+/// Waits until a late subscriber to a robot's `map_name` gets `map` (the
+/// manager republishes it once it has rebuilt from the world's new
+/// description, a moment after the world announced the change).
+async fn latched_name_becomes(sim: &Sim, ros_name: &str, map: &str) {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let name = latched::<StdString>(sim, ros_name).await.data;
+        if name == map {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{ros_name} still says {name:?}, not {map:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The latched message of a topic, as a late subscriber gets it.
