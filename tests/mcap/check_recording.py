@@ -4,8 +4,9 @@
 checks it against what the room world (configs/tests/room) publishes:
 
   * the topics and their ROS 2 types;
-  * message counts at the plugins' rates over the recording's sim time
-    (log times are sim time): scan 10 Hz, odometry 50 Hz, clock every step;
+  * log times in sim time, close behind each message's own stamp;
+  * message counts at the plugins' rates in sim time: scan 10 Hz, odometry
+    50 Hz, clock every step;
   * decoded field values: the scan's frame, beam count and range limits, the
     odometry's frames, the clock;
   * the driving command sent while recording, decoded back.
@@ -29,6 +30,7 @@ def main(path: str) -> None:
     counts: dict[str, int] = {}
     types: dict[str, str] = {}
     times: dict[str, list[int]] = {}
+    stamps: dict[str, list[int]] = {}
     first: dict[str, object] = {}
     with open(path, "rb") as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
@@ -41,6 +43,10 @@ def main(path: str) -> None:
             types[topic] = schema.name
             times.setdefault(topic, []).append(message.log_time)
             first.setdefault(topic, decoded)
+            # The sim time each message is of: its header's stamp, or the clock's own.
+            stamp = decoded.clock if topic == "/clock" else getattr(getattr(decoded, "header", None), "stamp", None)
+            if stamp is not None:
+                stamps.setdefault(topic, []).append(stamp.sec * 1_000_000_000 + stamp.nanosec)
             if message.log_time != message.publish_time:
                 fail(f"{topic}: log time {message.log_time} != publish time {message.publish_time}")
 
@@ -56,18 +62,24 @@ def main(path: str) -> None:
         if types.get(topic) != ros_type:
             fail(f"{topic}: type {types.get(topic)!r}, expected {ros_type!r} (topics: {sorted(types)})")
 
-    # Rates in sim time (log times are sim time), each over the stretch its
-    # topic was recorded (a publisher learns of the recorder a moment after
-    # the clock's does).
+    # Log times are sim time: the latest clock when each message came, so
+    # they lag the message's own time by at most a second (a node's first
+    # message after it learns of the recorder).
     clock_times = times["/clock"]
     span_s = (clock_times[-1] - clock_times[0]) * 1e-9
     if span_s < 1.0:
         fail(f"only {span_s:.3f} s of sim time recorded")
+    for topic in ("/robot/scan", "/robot/odometry/filtered"):
+        for logged, stamped in zip(times[topic], stamps[topic]):
+            if not -50_000_000 <= logged - stamped <= 1_000_000_000:
+                fail(f"{topic}: logged at {logged} ns, stamped {stamped} ns")
+    # Rates in sim time, each over the stretch its topic was recorded (a
+    # publisher learns of the recorder a moment after the clock's does).
     for topic, rate_hz in [("/robot/scan", 10.0), ("/robot/odometry/filtered", 50.0), ("/clock", 200.0)]:
-        stamps = times[topic]
-        stretch_s = (stamps[-1] - stamps[0]) * 1e-9
-        measured = (len(stamps) - 1) / stretch_s
-        if stretch_s < 1.0 or abs(measured - rate_hz) > 0.05 * rate_hz:
+        sim_times = stamps[topic]
+        stretch_s = (sim_times[-1] - sim_times[0]) * 1e-9
+        measured = (len(sim_times) - 1) / stretch_s
+        if stretch_s < 1.0 or abs(measured - rate_hz) > 0.02 * rate_hz:
             fail(f"{topic}: {measured:.2f} Hz over {stretch_s:.2f} s of sim time, expected {rate_hz} Hz")
 
     clock = first["/clock"]
