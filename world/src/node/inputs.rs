@@ -97,9 +97,9 @@ async fn actuations(wiring: &Wiring) -> Result<Subscriber<()>> {
 /// at once: between two steps, and in lockstep before the sender's report
 /// of the step it answered, which follows on the same link.
 async fn map_requests(wiring: &Wiring) -> Result<Subscriber<()>> {
-    let Wiring { session, keys, shared, wake } = wiring.clone();
-    let key = keys.world_map_requests();
+    let key = wiring.keys.world_map_requests();
     let bad = BadMessages::new(key.clone());
+    let for_callback = wiring.clone();
     wiring
         .session
         .declare_subscriber(&key)
@@ -109,15 +109,9 @@ async fn map_requests(wiring: &Wiring) -> Result<Subscriber<()>> {
                 Ok(other) => return bad.record(&format!("only SetMap requests travel as messages, got {other:?}")),
                 Err(e) => return bad.record(&e),
             };
-            let (reply, change) = {
-                let mut s = lock(&shared);
-                let s = &mut *s;
-                crate::control::handle(&mut s.physics, &mut s.run, request)
-            };
-            wake.notify_one();
-            match change {
-                Some(change) => announce(&session, &keys, reply.revision, change),
-                None => tracing::info!("map request not applied: {}", reply.message),
+            let reply = carry_out(&for_callback, request);
+            if !reply.success {
+                tracing::info!("map request not applied: {}", reply.message);
             }
         })
         .await
@@ -258,6 +252,21 @@ async fn description(wiring: &Wiring) -> Result<Queryable<()>> {
         .map_err(Error::zenoh("answer on", key))
 }
 
+/// Carries out a control request on the simulation, wakes the stepping
+/// loop and announces the change it made, if any.
+fn carry_out(wiring: &Wiring, request: ControlRequest) -> flotilla_protocol::control::ControlReply {
+    let (reply, change) = {
+        let mut s = lock(&wiring.shared);
+        let s = &mut *s;
+        crate::control::handle(&mut s.physics, &mut s.run, request)
+    };
+    wiring.wake.notify_one();
+    if let Some(change) = change {
+        announce(&wiring.session, &wiring.keys, reply.revision, change);
+    }
+    reply
+}
+
 /// Announces a change of the world to every node.
 fn announce(session: &zenoh::Session, keys: &Keys, revision: u64, change: WorldChange) {
     let event = WorldEvent { revision, change };
@@ -268,7 +277,8 @@ fn announce(session: &zenoh::Session, keys: &Keys, revision: u64, change: WorldC
 
 /// The control services (`flotilla spawn`, `pause`, `step`, ...).
 async fn control(wiring: &Wiring) -> Result<Queryable<()>> {
-    let Wiring { session, keys, shared, wake } = wiring.clone();
+    let for_callback = wiring.clone();
+    let keys = wiring.keys.clone();
     let key = wiring.keys.control("*");
     let bad = BadMessages::new(key.clone());
     wiring
@@ -292,15 +302,7 @@ async fn control(wiring: &Wiring) -> Result<Queryable<()>> {
                 let _ = query.reply_err(format!("control/{verb} cannot carry {request:?}")).wait();
                 return;
             }
-            let (reply, change) = {
-                let mut s = lock(&shared);
-                let s = &mut *s;
-                crate::control::handle(&mut s.physics, &mut s.run, request)
-            };
-            wake.notify_one();
-            if let Some(change) = change {
-                announce(&session, &keys, reply.revision, change);
-            }
+            let reply = carry_out(&for_callback, request);
             if let Err(e) = query.reply(query.key_expr().clone(), encode(&reply)).wait() {
                 tracing::warn!("cannot answer control/{verb}: {e}");
             }
