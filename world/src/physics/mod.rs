@@ -349,18 +349,24 @@ impl Physics {
         if !self.maps.iter().any(|m| m.name == map) {
             return Err(PhysicsError::NoMap(map.to_string()));
         }
-        let entry = &mut self.models[index];
-        if only_from.is_some_and(|from| from != entry.description.map) {
+        if only_from.is_some_and(|from| from != self.models[index].description.map) {
             return Ok(false);
         }
+        self.put_on_map(index, map);
+        self.revision += 1;
+        Ok(true)
+    }
+
+    /// Puts model `index` on `map` (`""`: none) and its footprints in that
+    /// map's layers.
+    fn put_on_map(&mut self, index: usize, map: &str) {
+        let entry = &mut self.models[index];
         entry.description.map = map.to_string();
         assign_map(&mut entry.description, &self.maps, every_layer(self.layer_names.len()));
         let mask = entry.description.layer_mask;
         for (handle, body) in entry.handles.iter().zip(&entry.description.bodies) {
             build::set_layers(&mut self.world, *handle, body, mask);
         }
-        self.revision += 1;
-        Ok(true)
     }
 
     /// The maps models live on.
@@ -455,10 +461,9 @@ impl Physics {
                 for body in &entry.description.bodies {
                     self.commands.remove(&body.id);
                 }
+                // The map it was loaded on (the loader put robots on theirs).
                 if entry.description.map != model.map {
-                    let first_map = self.maps.first().map(|m| m.name.clone()).unwrap_or_default();
-                    let map = if model.map.is_empty() { first_map } else { model.map.clone() };
-                    self.set_map(&model.name, &map, None)?;
+                    self.put_on_map(index, &model.map);
                 }
             }
         }
