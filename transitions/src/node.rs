@@ -13,9 +13,11 @@
 //! circle), so no transition fires twice.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use flotilla_node_kit::runtime::{BadInput, NodePlugin, Outbox, Rebuild};
 use flotilla_protocol::codec::encode;
+use flotilla_protocol::description::{LayerDescription, MapDescription, WorldDescription};
 use flotilla_protocol::maps::{self, MAP_COMMAND_TOPIC, MAP_NAME_TOPIC, MAP_TOPIC};
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::ros::{self, std_msgs::StdString};
@@ -43,9 +45,36 @@ pub struct TransitionServer {
     /// Where map changes go.
     requests_key: String,
     /// Latched messages: each robot's map name and grid.
-    latched: Vec<(String, Vec<u8>)>,
+    latched: Vec<(String, Arc<[u8]>)>,
+    /// Each map's encoded grid, kept across rebuilds (a spawn or a move
+    /// changes no wall).
+    grids: Grids,
     /// Sim time of the last state, ns.
     now_ns: u64,
+}
+
+/// Encoded grids by map, for the walls they were drawn from.
+#[derive(Default)]
+struct Grids {
+    layers: Vec<LayerDescription>,
+    maps: Vec<MapDescription>,
+    encoded: BTreeMap<String, Arc<[u8]>>,
+}
+
+impl Grids {
+    /// The encoded grid of `map`, drawn again only when the world's walls
+    /// or maps changed.
+    fn of(&mut self, description: &WorldDescription, map: &str) -> Arc<[u8]> {
+        if self.layers != description.layers || self.maps != description.maps {
+            self.layers = description.layers.clone();
+            self.maps = description.maps.clone();
+            self.encoded.clear();
+        }
+        self.encoded
+            .entry(map.to_string())
+            .or_insert_with(|| ros::encode(&occupancy_grid(description, map, MAP_FRAME)).into())
+            .clone()
+    }
 }
 
 impl TransitionServer {
@@ -71,18 +100,13 @@ impl NodePlugin for TransitionServer {
         let (description, keys) = (rebuild.description, rebuild.keys);
         self.requests_key = keys.world_map_requests();
         self.manager.follow(description);
-        let mut grids: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
         self.latched.clear();
         for model in description.models.iter().filter(|m| !m.map.is_empty()) {
             let topic = |name: &str| keys.ros(&maps::topic(&model.namespace, name));
             rebuild.subscribe(topic(MAP_COMMAND_TOPIC), model.name.clone());
             let name = ros::encode(&StdString { data: model.map.clone() });
-            let grid = grids
-                .entry(model.map.as_str())
-                .or_insert_with(|| ros::encode(&occupancy_grid(description, &model.map, MAP_FRAME)))
-                .clone();
-            self.latched.push((topic(MAP_NAME_TOPIC), name));
-            self.latched.push((topic(MAP_TOPIC), grid));
+            self.latched.push((topic(MAP_NAME_TOPIC), name.into()));
+            self.latched.push((topic(MAP_TOPIC), self.grids.of(description, &model.map)));
         }
         tracing::info!(
             "watching {} robot(s) on {} map(s), {} transition(s)",
@@ -93,8 +117,7 @@ impl NodePlugin for TransitionServer {
     }
 
     fn reset(&mut self) {
-        self.manager.clear();
-        self.latched.clear();
+        *self = TransitionServer::default();
     }
 
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
@@ -127,7 +150,7 @@ impl NodePlugin for TransitionServer {
         }
     }
 
-    fn latched(&self) -> Vec<(String, Vec<u8>)> {
+    fn latched(&self) -> Vec<(String, Arc<[u8]>)> {
         self.latched.clone()
     }
 }

@@ -5,19 +5,21 @@
 //! reader such as rviz2's or AMCL's.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use zenoh_ext::{AdvancedPublisher, AdvancedPublisherBuilderExt, CacheConfig, MissDetectionConfig};
 
 /// A node's latched keys and what each last carried.
 #[derive(Default)]
 pub struct Latched {
-    keys: BTreeMap<String, (AdvancedPublisher<'static>, Vec<u8>)>,
+    keys: BTreeMap<String, (AdvancedPublisher<'static>, Arc<[u8]>)>,
 }
 
 impl Latched {
     /// Makes `messages` (key, payload) the latched messages: publishes the
-    /// new and changed ones, undeclares keys no longer given.
-    pub async fn update(&mut self, session: &zenoh::Session, messages: Vec<(String, Vec<u8>)>) {
+    /// new and changed ones, undeclares keys no longer given. (Payloads are
+    /// shared: many keys may carry one map.)
+    pub async fn update(&mut self, session: &zenoh::Session, messages: Vec<(String, Arc<[u8]>)>) {
         let mut kept = BTreeMap::new();
         for (key, payload) in messages {
             let (publisher, last) = match self.keys.remove(&key) {
@@ -30,7 +32,7 @@ impl Latched {
                         .publisher_detection()
                         .await;
                     match declared {
-                        Ok(publisher) => (publisher, Vec::new()),
+                        Ok(publisher) => (publisher, Arc::from(&[][..])),
                         Err(e) => {
                             tracing::warn!("cannot publish on {key}: {e}");
                             continue;
@@ -38,10 +40,11 @@ impl Latched {
                     }
                 }
             };
-            let sent = if last == payload {
+            let unchanged = !last.is_empty() && (Arc::ptr_eq(&last, &payload) || last == payload);
+            let sent = if unchanged {
                 last
             } else {
-                match publisher.put(payload.clone()).await {
+                match publisher.put(payload.to_vec()).await {
                     Ok(()) => payload,
                     Err(e) => {
                         tracing::warn!("cannot publish on {key}: {e}");

@@ -92,7 +92,7 @@ pub trait NodePlugin: Send + 'static {
     /// The latched messages of the served instances, (key, payload): each
     /// published when it changes and kept for late subscribers (a robot's
     /// current map). Asked after every rebuild.
-    fn latched(&self) -> Vec<(String, Vec<u8>)> {
+    fn latched(&self) -> Vec<(String, Arc<[u8]>)> {
         Vec::new()
     }
 
