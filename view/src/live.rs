@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::body::Bytes;
 use flotilla_node_kit::client::{fetch_description, wait_for_world};
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::description::WorldDescription;
@@ -35,7 +36,7 @@ pub struct Live {
     /// The latest status, as the page's JSON.
     pub status: watch::Receiver<Arc<String>>,
     /// Frames as they are made.
-    pub frames: broadcast::Sender<Arc<Vec<u8>>>,
+    pub frames: broadcast::Sender<Bytes>,
     /// How many pages want sensor readings.
     pub readings_wanted: Arc<AtomicUsize>,
     /// Told when `readings_wanted` changes.
@@ -64,7 +65,8 @@ fn lock(latest: &Mutex<Latest>) -> std::sync::MutexGuard<'_, Latest> {
 /// runtime runs.
 pub async fn follow(session: zenoh::Session, keys: Keys) -> anyhow::Result<Arc<Live>> {
     let description = wait_for_world(&session, &keys).await;
-    let (scene_tx, scene_rx) = watch::channel(Arc::new(build_scene(&description)));
+    let mut spawnable = Spawnable::default();
+    let (scene_tx, scene_rx) = watch::channel(Arc::new(build_scene(&description, &mut spawnable)));
     let (status_tx, status_rx) = watch::channel(Arc::new(String::from("{\"type\":\"status\"}")));
     let (frames, _) = broadcast::channel(4);
     let live = Arc::new(Live {
@@ -130,7 +132,7 @@ pub async fn follow(session: zenoh::Session, keys: Keys) -> anyhow::Result<Arc<L
                     while events.try_recv().is_ok() {}
                     match fetch_description(&session, &keys, Duration::from_secs(5)).await {
                         Ok(description) => {
-                            scene = Arc::new(build_scene(&description));
+                            scene = Arc::new(build_scene(&description, &mut spawnable));
                             let _ = scene_tx.send(scene.clone());
                         }
                         Err(e) => tracing::warn!("cannot follow the world's description: {e}"),
@@ -160,14 +162,32 @@ pub async fn follow(session: zenoh::Session, keys: Keys) -> anyhow::Result<Arc<L
             };
             let Some(state) = bytes.and_then(|b| decode::<WorldState>(&b).ok()) else { continue };
             encode(&state, &readings, &mut buffer);
-            let _ = frames.send(Arc::new(buffer.clone()));
+            let _ = frames.send(Bytes::copy_from_slice(&buffer));
         }
     });
     Ok(live)
 }
 
-fn build_scene(description: &WorldDescription) -> Scene {
-    scene(description, &spawnable_models(std::path::Path::new(&description.world_path)))
+fn build_scene(description: &WorldDescription, spawnable: &mut Spawnable) -> Scene {
+    scene(description, spawnable.of(&description.world_path))
+}
+
+/// The model files offered for spawning, read once per world file (not at
+/// every spawn, delete or move).
+#[derive(Default)]
+struct Spawnable {
+    world_path: Option<String>,
+    models: Vec<String>,
+}
+
+impl Spawnable {
+    fn of(&mut self, world_path: &str) -> &[String] {
+        if self.world_path.as_deref() != Some(world_path) {
+            self.models = spawnable_models(std::path::Path::new(world_path));
+            self.world_path = Some(world_path.to_string());
+        }
+        &self.models
+    }
 }
 
 fn readings_of(latest: &Latest) -> Readings {

@@ -105,7 +105,7 @@ async fn page(mut socket: WebSocket, ctx: Ctx) {
                 Err(_) => break,
             },
             frame = frames.recv() => match frame {
-                Ok(bytes) => socket.send(Message::Binary(bytes.as_ref().clone().into())).await,
+                Ok(bytes) => socket.send(Message::Binary(bytes)).await,
                 // A slow page skips frames.
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Ok(()),
                 Err(_) => break,
