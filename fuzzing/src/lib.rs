@@ -42,74 +42,54 @@ fn scratch() -> &'static PathBuf {
 /// Loads a world file of `data` (YAML, the preprocessor with `$eval` Lua,
 /// layers, models) beside a model file and a map of each kind it may name.
 pub fn world_file(data: &[u8]) {
+    let robot = b"bodies:\n  - name: base\n    footprints:\n      - {type: circle, radius: 0.2}\n";
+    load_world_with(data, &[("robot.model.yaml", robot)]);
+}
+
+/// Writes `files` (name, content) into the scratch directory, then loads
+/// the world file `world` (its bytes) written beside them.
+fn load_world_with(world: &[u8], files: &[(&str, &[u8])]) {
     let dir = scratch();
-    let _ = std::fs::write(
-        dir.join("robot.model.yaml"),
-        "bodies:\n  - name: base\n    footprints:\n      - {type: circle, radius: 0.2}\n",
-    );
-    let path = dir.join("world.yaml");
-    if std::fs::write(&path, data).is_ok() {
+    for (name, content) in files {
+        if std::fs::write(dir.join(name), content).is_err() {
+            return;
+        }
+    }
+    let path = dir.join("fuzz.world.yaml");
+    if std::fs::write(&path, world).is_ok() {
         let _ = flotilla_world_file::load_world(&path);
     }
 }
 
-/// A world whose one layer is the file `name` with `data` in it.
-fn world_with_layer(name: &str, data: &[u8]) {
-    let dir = scratch();
-    let world = dir.join(format!("{name}.world.yaml"));
-    if std::fs::write(dir.join(name), data).is_err() {
-        return;
-    }
-    let text = format!("properties: {{}}\nlayers:\n  - {{name: walls, map: {name}}}\n");
-    if std::fs::write(&world, text).is_ok() {
-        let _ = flotilla_world_file::load_world(&world);
-    }
+/// A world of one layer whose map is `map`.
+fn one_layer(map: &str) -> String {
+    format!("properties: {{}}\nlayers:\n  - {{name: walls, map: {map}}}\n")
 }
 
 /// An ArMap (`.map`) layer.
 pub fn armap(data: &[u8]) {
-    world_with_layer("fuzz.map", data);
+    load_world_with(one_layer("fuzz.map").as_bytes(), &[("fuzz.map", data)]);
 }
 
 /// A Flatland line-segment layer's data file.
 pub fn line_segments(data: &[u8]) {
-    let dir = scratch();
-    let _ =
-        std::fs::write(dir.join("lines.yaml"), "type: line_segments\ndata: lines.dat\nscale: 1.0\norigin: [0, 0, 0]\n");
-    if std::fs::write(dir.join("lines.dat"), data).is_ok() {
-        let world = dir.join("lines.world.yaml");
-        let _ = std::fs::write(&world, "properties: {}\nlayers:\n  - {name: walls, map: lines.yaml}\n");
-        let _ = flotilla_world_file::load_world(&world);
-    }
+    let map = b"type: line_segments\ndata: lines.dat\nscale: 1.0\norigin: [0, 0, 0]\n";
+    load_world_with(one_layer("lines.yaml").as_bytes(), &[("lines.yaml", map), ("lines.dat", data)]);
 }
 
 /// A map_server image layer (the bytes as the PNG file).
 pub fn map_image(data: &[u8]) {
-    let dir = scratch();
-    let _ = std::fs::write(
-        dir.join("image.yaml"),
-        "image: image.png\nresolution: 0.05\norigin: [0, 0, 0]\noccupied_thresh: 0.65\nfree_thresh: 0.2\nnegate: 0\n",
-    );
-    if std::fs::write(dir.join("image.png"), data).is_ok() {
-        let world = dir.join("image.world.yaml");
-        let _ = std::fs::write(&world, "properties: {}\nlayers:\n  - {name: walls, map: image.yaml}\n");
-        let _ = flotilla_world_file::load_world(&world);
-    }
+    let map =
+        b"image: image.png\nresolution: 0.05\norigin: [0, 0, 0]\noccupied_thresh: 0.65\nfree_thresh: 0.2\nnegate: 0\n";
+    load_world_with(one_layer("image.yaml").as_bytes(), &[("image.yaml", map), ("image.png", data)]);
 }
 
 /// A Flat world file of transitions between two maps.
 pub fn flat_world(data: &[u8]) {
-    let dir = scratch();
-    let _ = std::fs::write(dir.join("floor.dat"), "0 0 10 0\n");
-    let _ =
-        std::fs::write(dir.join("floor.yaml"), "type: line_segments\ndata: floor.dat\nscale: 1.0\norigin: [0, 0, 0]\n");
-    if std::fs::write(dir.join("fuzz.world"), data).is_ok() {
-        let world = dir.join("flat.world.yaml");
-        let text = "properties:\n  maps: {floor-1: a, floor-2: b}\n  transitions: fuzz.world\n\
-                    layers:\n  - {name: a, map: floor.yaml}\n  - {name: b, map: floor.yaml}\n";
-        let _ = std::fs::write(&world, text);
-        let _ = flotilla_world_file::load_world(&world);
-    }
+    let world = "properties:\n  maps: {floor-1: a, floor-2: b}\n  transitions: fuzz.world\n\
+                 layers:\n  - {name: a, map: floor.yaml}\n  - {name: b, map: floor.yaml}\n";
+    let floor = b"type: line_segments\ndata: floor.dat\nscale: 1.0\norigin: [0, 0, 0]\n";
+    load_world_with(world.as_bytes(), &[("floor.dat", b"0 0 10 0\n"), ("floor.yaml", floor), ("fuzz.world", data)]);
 }
 
 /// Every ROS message Flotilla takes in (its first byte picks the type):
