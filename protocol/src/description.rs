@@ -59,11 +59,6 @@ impl WorldDescription {
         self.models.iter().find(|m| m.name == name)
     }
 
-    /// The map with this name.
-    pub fn map(&self, name: &str) -> Option<&MapDescription> {
-        self.maps.iter().find(|m| m.name == name)
-    }
-
     /// The layers a model on map `name` lives in: the map's own and every
     /// layer no map lists; every layer for `""` (no map) or an unknown map.
     pub fn map_mask(&self, name: &str) -> LayerBits {

@@ -24,11 +24,6 @@ pub fn topic(namespace: &str, topic: &str) -> String {
     resolve_topic(namespace, topic)
 }
 
-/// Whether the manager serves this world: it has maps.
-pub fn has_maps(description: &WorldDescription) -> bool {
-    !description.maps.is_empty()
-}
-
 /// The topics the manager publishes and takes in, for every model on a
 /// map (none in a world of one map).
 pub fn topics(description: &WorldDescription) -> Vec<TopicSpec> {

@@ -369,11 +369,6 @@ impl Physics {
         }
     }
 
-    /// The maps models live on.
-    pub fn maps(&self) -> &[MapDescription] {
-        &self.maps
-    }
-
     /// Every model as registered (bodies at the poses they were placed at,
     /// `pose` as last spawned or moved), in load / spawn order. Cheaper than
     /// [`Physics::description`], which copies everything at current poses.
