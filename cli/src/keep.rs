@@ -78,8 +78,10 @@ pub fn record(args: RecordArgs) -> anyhow::Result<()> {
         let summary = summary?;
         let total: u64 = summary.counts.values().sum();
         println!(
-            "flotilla record: {total} messages on {} topics, {:.3} s of sim time, in {}",
+            "flotilla record: {total} messages on {} topics ({} of them sent by the nodes in batches), \
+             {:.3} s of sim time, in {}",
             summary.counts.values().filter(|&&n| n > 0).count(),
+            summary.batched.len(),
             summary.end_ns as f64 * 1e-9,
             args.out.display()
         );

@@ -110,7 +110,7 @@ pub fn ros_messages(data: &[u8]) {
 pub fn wire_codec(data: &[u8]) {
     use flotilla_protocol::{control, description, drive_to_world, lockstep, world_to_nodes};
     let Some((&kind, bytes)) = data.split_first() else { return };
-    match kind % 9 {
+    match kind % 10 {
         0 => drop(decode::<world_to_nodes::WorldState>(bytes)),
         1 => drop(decode::<world_to_nodes::WorldStateHead>(bytes)),
         2 => drop(decode::<world_to_nodes::WorldContacts>(bytes)),
@@ -119,7 +119,12 @@ pub fn wire_codec(data: &[u8]) {
         5 => drop(decode::<description::WorldDescription>(bytes)),
         6 => drop(decode::<drive_to_world::Actuation>(bytes)),
         7 => drop(decode::<control::ControlRequest>(bytes)),
-        _ => drop(decode::<lockstep::StepDone>(bytes)),
+        8 => drop(decode::<lockstep::StepDone>(bytes)),
+        _ => {
+            if let Ok(batch) = flotilla_protocol::recording::read_batch(bytes) {
+                batch.for_each(drop);
+            }
+        }
     }
 }
 

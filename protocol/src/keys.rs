@@ -152,6 +152,16 @@ impl Keys {
     pub fn lockstep_all(&self) -> String {
         format!("{}/lockstep/*", self.root)
     }
+    /// `flotilla/<sim>/recording/<node>` — a node's published messages,
+    /// batched for recorders (see [`crate::recording`]); sent while a
+    /// subscriber matches.
+    pub fn recording(&self, node: &str) -> String {
+        format!("{}/recording/{node}", self.root)
+    }
+    /// `flotilla/<sim>/recording/*` — every node's batches.
+    pub fn recording_all(&self) -> String {
+        format!("{}/recording/*", self.root)
+    }
     /// `flotilla/<sim>/status` — ~2 Hz summary for launchers and dashboards.
     pub fn status(&self) -> String {
         format!("{}/status", self.root)
@@ -184,6 +194,7 @@ mod tests {
         assert_eq!(k.actuation("drive-1"), "flotilla/sim7/actuation/drive-1");
         assert_eq!(k.claim_token("robot1/laser/laser", "laser-1"), "flotilla/sim7/claims/robot1/laser/laser/laser-1");
         assert_eq!(k.control("spawn"), "flotilla/sim7/control/spawn");
+        assert_eq!(k.recording("laser-1"), "flotilla/sim7/recording/laser-1");
     }
 
     #[test]

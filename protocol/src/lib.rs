@@ -13,6 +13,7 @@
 //! * [`config`] and [`plugins`]: the Flatland YAML reader and the typed parameter
 //!   sets of the plugin types Flotilla implements, shared by the nodes that serve
 //!   them and by `flotilla check`;
+//! * [`recording`]: the batches nodes send recorders;
 //! * [`lockstep`]: the barrier handshake's message; [`delivery`]: how
 //!   urgently and reliably messages travel in each clock mode;
 //! * [`claim_book`], [`selection`] and [`world_tracker`]: the pure state
@@ -40,6 +41,7 @@ pub mod lockstep;
 pub mod maps;
 pub mod names;
 pub mod plugins;
+pub mod recording;
 pub mod ros;
 pub mod seed;
 pub mod selection;

@@ -3,8 +3,17 @@
 //! world's description), the map manager's, `clock`, `tf`, `tf_static` —
 //! into a [`Bag`], each message at the sim time of the latest `clock`.
 //! Topics of models spawned later are added as they come.
+//!
+//! Each topic is subscribed on its key until a batch of a node's messages
+//! (see [`flotilla_protocol::recording`]) brings it: from then on the
+//! topic is taken from the batches only, and its subscription dropped, so
+//! that nodes stop publishing what only the recorder wanted. A node sends
+//! its batch before the same messages on their keys, so nothing is written
+//! twice and nothing is missed at the switch. (A topic published both by
+//! Flotilla nodes and by another program, say `/tf`, is then recorded
+//! from the nodes only.)
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,6 +21,7 @@ use std::time::Duration;
 use flotilla_node_kit::client::{fetch_description, wait_for_world};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::plugins::registry::{self, Durability, TopicSpec};
+use flotilla_protocol::recording::read_batch;
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::WorldEvent;
 use flotilla_protocol::Keys;
@@ -43,6 +53,8 @@ pub struct Summary {
     pub counts: std::collections::BTreeMap<String, u64>,
     /// Sim time of the last clock, ns.
     pub end_ns: u64,
+    /// The topics taken from nodes' batches.
+    pub batched: BTreeSet<String>,
 }
 
 /// The bag and the sim time, shared by the subscribers' callbacks: each
@@ -55,6 +67,10 @@ struct Writer {
     now_ns: u64,
     /// The first error, after which nothing more is written.
     failed: Option<BagError>,
+    /// The ROS name of each recorded topic's key.
+    topic_of_key: HashMap<String, Arc<str>>,
+    /// The topics taken from nodes' batches.
+    batched: HashSet<Arc<str>>,
 }
 
 type Shared = Arc<Mutex<Writer>>;
@@ -64,12 +80,36 @@ fn lock(writer: &Shared) -> std::sync::MutexGuard<'_, Writer> {
 }
 
 impl Writer {
-    fn add_topic(&mut self, topic: &TopicSpec) {
+    fn add_topic(&mut self, key: String, topic: &TopicSpec) {
+        self.topic_of_key.insert(key, topic.name.as_str().into());
         if self.failed.is_none() {
             if let Err(e) = self.bag.add_topic(topic) {
                 self.failed = Some(e);
             }
         }
+    }
+
+    /// Writes a message that arrived on its topic's key, unless the topic
+    /// comes in batches.
+    fn write_arrived(&mut self, topic: &str, payload: &[u8]) {
+        if !self.batched.contains(topic) {
+            self.write(topic, payload);
+        }
+    }
+
+    /// Writes the recorded topics of a node's batch; returns the topics
+    /// it brought for the first time.
+    fn write_batch(&mut self, batch: &[u8]) -> Result<Vec<String>, flotilla_protocol::DecodeError> {
+        let mut first = Vec::new();
+        for message in read_batch(batch)? {
+            let (key, payload) = message?;
+            let Some(topic) = self.topic_of_key.get(key).cloned() else { continue };
+            if self.batched.insert(topic.clone()) {
+                first.push(topic.to_string());
+            }
+            self.write(&topic, payload);
+        }
+        Ok(first)
     }
 
     fn write(&mut self, topic: &str, payload: &[u8]) {
@@ -97,11 +137,31 @@ pub async fn record(
     keep: Option<regex::Regex>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<Summary> {
-    let writer: Shared = Arc::new(Mutex::new(Writer { bag: Bag::create(path)?, now_ns: 0, failed: None }));
+    let writer: Shared = Arc::new(Mutex::new(Writer {
+        bag: Bag::create(path)?,
+        now_ns: 0,
+        failed: None,
+        topic_of_key: HashMap::new(),
+        batched: HashSet::new(),
+    }));
 
     let description = wait_for_world(session, keys).await;
     let mut subscriptions = Subscriptions::default();
     subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?;
+    // Only now that every topic's key is known: the nodes start batching
+    // as soon as this subscriber appears.
+    let (batched_tx, mut batched) = tokio::sync::mpsc::unbounded_channel();
+    let into = writer.clone();
+    let batches = session
+        .declare_subscriber(keys.recording_all())
+        .callback(move |sample| match lock(&into).write_batch(&sample.payload().to_bytes()) {
+            Ok(first) => first.into_iter().for_each(|topic| {
+                let _ = batched_tx.send(topic);
+            }),
+            Err(e) => tracing::warn!("a bad batch on {}: {e}", sample.key_expr()),
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot subscribe to the nodes' batches: {e}"))?;
 
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let _events = session
@@ -117,6 +177,7 @@ pub async fn record(
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
+            Some(topic) = batched.recv() => subscriptions.drop_live(&topic),
             Some(_) = events.recv() => {
                 match fetch_description(session, keys, Duration::from_secs(5)).await {
                     Ok(description) => subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?,
@@ -126,7 +187,8 @@ pub async fn record(
         }
     }
     drop(subscriptions);
-    let Writer { bag, now_ns, failed } = match Arc::try_unwrap(writer) {
+    drop(batches);
+    let Writer { bag, now_ns, failed, batched, .. } = match Arc::try_unwrap(writer) {
         Ok(writer) => writer.into_inner().unwrap_or_else(|e| e.into_inner()),
         Err(_) => anyhow::bail!("a subscriber still holds the recording"),
     };
@@ -135,14 +197,15 @@ pub async fn record(
     }
     let counts = bag.counts();
     bag.finish()?;
-    Ok(Summary { counts, end_ns: now_ns })
+    Ok(Summary { counts, end_ns: now_ns, batched: batched.iter().map(|t| t.to_string()).collect() })
 }
 
 /// The subscriptions of the topics recorded so far.
 #[derive(Default)]
 struct Subscriptions {
     names: BTreeSet<String>,
-    live: Vec<zenoh::pubsub::Subscriber<()>>,
+    /// Per topic not (yet) taken from batches, its subscriber.
+    live: HashMap<String, zenoh::pubsub::Subscriber<()>>,
     latched: Vec<zenoh_ext::AdvancedSubscriber<()>>,
 }
 
@@ -161,11 +224,11 @@ impl Subscriptions {
                 continue;
             }
             let key = keys.ros(&topic.name);
-            lock(writer).add_topic(&topic);
+            lock(writer).add_topic(key.clone(), &topic);
             let (into, name) = (writer.clone(), topic.name.clone());
             let forward = move |sample: zenoh::sample::Sample| {
                 let payload = sample.payload().to_bytes();
-                lock(&into).write(&name, &payload);
+                lock(&into).write_arrived(&name, &payload);
             };
             // A latched topic's last message is asked for as it was published.
             if topic.durability == Durability::TransientLocal {
@@ -182,11 +245,21 @@ impl Subscriptions {
                     .callback(forward)
                     .await
                     .map_err(|e| anyhow::anyhow!("cannot subscribe to {key}: {e}"))?;
-                self.live.push(subscriber);
+                self.live.insert(topic.name.clone(), subscriber);
             }
             tracing::debug!("recording {} ({})", topic.name, topic.ros_type);
         }
         Ok(())
+    }
+}
+
+impl Subscriptions {
+    /// Drops the subscription of a topic now taken from batches (a latched
+    /// topic keeps its own).
+    fn drop_live(&mut self, topic: &str) {
+        if self.live.remove(topic).is_some() {
+            tracing::debug!("{topic} now comes in the nodes' batches");
+        }
     }
 }
 

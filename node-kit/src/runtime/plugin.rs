@@ -236,6 +236,9 @@ pub struct Outbox {
     /// Per folder of announced outputs (`robot1/sonar`), whether any
     /// subscriber matches a key in it (`robot1/sonar/*`).
     folders: HashMap<String, Arc<AtomicBool>>,
+    /// Whether a recorder listens to this node's batches (see
+    /// [`flotilla_protocol::recording`]): every output is then wanted.
+    recording: Arc<AtomicBool>,
     /// Bumped whenever a flag of `subscribed` or `folders` is added,
     /// replaced or dropped: an [`Interest`] taken earlier is then looked
     /// up again.
@@ -268,11 +271,28 @@ impl Outbox {
     /// publisher learns, or — for a key the plugin announced
     /// ([`Rebuild::output`]) whose folder showed no subscriber at its first
     /// message, which then went out without a publisher — as the watch on
-    /// its folder says. A plugin skips encoding and queuing what
+    /// its folder says. While a recorder listens, every key is wanted.
+    /// A plugin skips encoding and queuing what
     /// nobody listens to, as Gazebo's sensors do; it still updates its
     /// model (state, noise), so that a subscriber that comes later sees
     /// what it would have seen from the start.
     pub fn wants(&self, key: &str) -> bool {
+        self.recording() || self.subscribed(key)
+    }
+
+    /// Whether a recorder listens to this node's batches.
+    pub(crate) fn recording(&self) -> bool {
+        self.recording.load(Ordering::Relaxed)
+    }
+
+    /// The flag a recorder's presence is kept in.
+    pub(crate) fn recording_flag(&self) -> Arc<AtomicBool> {
+        self.recording.clone()
+    }
+
+    /// [`Outbox::wants`] without the recorder: whether a message on `key`
+    /// goes out on the key itself.
+    pub(crate) fn subscribed(&self, key: &str) -> bool {
         if let Some(matching) = self.subscribed.get(key) {
             return matching.load(Ordering::Relaxed);
         }
@@ -289,12 +309,12 @@ impl Outbox {
             interest.flag = self.subscribed.get(key).cloned();
             interest.generation = Some(self.generation);
         }
-        interest.flag.as_ref().is_none_or(|flag| flag.load(Ordering::Relaxed))
+        self.recording() || interest.flag.as_ref().is_none_or(|flag| flag.load(Ordering::Relaxed))
     }
 
     /// Whether nobody listens to any key in `folder`: true only for the
     /// folder of an announced output ([`Rebuild::output`]) whose watch
-    /// shows no subscriber under it. One check for a plugin with many
+    /// shows no subscriber under it, while no recorder listens. One check for a plugin with many
     /// keys in one folder (a sonar's one per transducer) instead of a
     /// [`Outbox::wants`] per key — once each key's first message, which
     /// goes out regardless, has gone.
@@ -304,7 +324,7 @@ impl Outbox {
             interest.flag = self.folders.get(folder).cloned();
             interest.generation = Some(self.generation);
         }
-        interest.flag.as_ref().is_some_and(|flag| !flag.load(Ordering::Relaxed))
+        !self.recording() && interest.flag.as_ref().is_some_and(|flag| !flag.load(Ordering::Relaxed))
     }
 
     /// Whether a key's folder is watched and shows no subscriber: its
@@ -428,6 +448,24 @@ mod tests {
         out.retain_folders(&|_| false);
         assert!(out.wants("robot1/sonar/4"), "forgotten");
         assert!(!out.unwatched("robot1/sonar/4"), "not watched");
+    }
+
+    #[test]
+    fn while_a_recorder_listens_every_output_is_wanted_but_only_subscribed_keys_go_out_on_their_own() {
+        let mut out = Outbox::default();
+        let (nobody, folder) = (out.subscribed_flag("robot1/odom"), out.folder_flag("robot1/sonar"));
+        let (mut odom, mut sonar) = (Interest::default(), Interest::default());
+        assert!(!out.wants("robot1/odom") && out.nobody_under_cached("robot1/sonar", &mut sonar));
+        out.recording_flag().store(true, Ordering::Relaxed);
+        assert!(out.wants("robot1/odom"), "the recorder wants it");
+        assert!(out.wants_cached("robot1/odom", &mut odom));
+        assert!(!out.nobody_under_cached("robot1/sonar", &mut sonar), "the recorder listens under every folder");
+        assert!(!out.subscribed("robot1/odom"), "but nobody subscribes to the key itself");
+        nobody.store(true, Ordering::Relaxed);
+        assert!(out.subscribed("robot1/odom"));
+        out.recording_flag().store(false, Ordering::Relaxed);
+        folder.store(false, Ordering::Relaxed);
+        assert!(out.nobody_under_cached("robot1/sonar", &mut sonar), "the recorder left");
     }
 
     #[test]

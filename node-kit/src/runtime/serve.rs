@@ -15,6 +15,7 @@ use flotilla_protocol::delivery::{output_delivery, OutputDelivery};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::Actuation;
 use flotilla_protocol::plugins::registry::Role;
+use flotilla_protocol::recording::encode_batch;
 use flotilla_protocol::selection::Selection;
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
 use flotilla_protocol::Keys;
@@ -72,6 +73,7 @@ pub async fn serve<P: NodePlugin>(
         gate: StateGate::default(),
         lockstep: OnceLock::new(),
     });
+    watch_recorders(&shared).await?;
     let (full_states, _world) = subscribe_world(&shared).await?;
     let (_claims, mut claim_events) = watch_claims(&session, &keys).await?;
 
@@ -223,6 +225,30 @@ impl<P: NodePlugin> Shared<P> {
         }
         reply.rework
     }
+}
+
+/// Declares the publisher of the node's batches for recorders, whose
+/// matching listener tells the outbox whether a recorder listens.
+async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
+    let key = shared.keys.recording(&shared.node);
+    // Lossless in every clock mode: a recording has every message or says
+    // it could not keep up (the world slows down instead).
+    let publisher = shared
+        .session
+        .declare_publisher(key.clone())
+        .congestion_control(CongestionControl::Block)
+        .await
+        .map_err(Error::zenoh("publish on", key.clone()))?;
+    let flag = shared.lock().core.outbox.recording_flag();
+    // Called at once (in `await`) when a recorder already listens.
+    publisher
+        .matching_listener()
+        .callback(move |status| flag.store(status.matching(), Ordering::Relaxed))
+        .background()
+        .await
+        .map_err(Error::zenoh("watch for recorders on", key))?;
+    shared.lock().publishers.recording = Some(publisher);
+    Ok(())
 }
 
 /// Subscribes to every world state (the subscriber returned first) and to
@@ -478,21 +504,36 @@ async fn subscribe_input<P: NodePlugin>(
 }
 
 /// A node's publishers: one per output key and congestion control (the
-/// clock mode can change while the node runs), and the actuation's.
+/// clock mode can change while the node runs), the actuation's and the
+/// recorders' batches'.
 #[derive(Default)]
 struct Publishers {
     outputs: HashMap<(String, CongestionControl), zenoh::pubsub::Publisher<'static>>,
     actuation: Option<StepPublisher>,
+    recording: Option<zenoh::pubsub::Publisher<'static>>,
 }
 
 impl Publishers {
     /// Publishes every message queued in `outbox`, declaring publishers for
     /// new keys. Synchronous: it runs on receiving threads as well as on
     /// the main loop, and a Zenoh put completes at once either way.
+    /// While a recorder listens, the messages go to it first in one batch,
+    /// then each on its key only if a subscriber there wants it: the
+    /// recorder takes a topic from the batches once one has it, and ignores
+    /// what reaches it on the key after (see `flotilla_record`).
     fn publish(&mut self, session: &zenoh::Session, outbox: &mut Outbox, delivery: OutputDelivery) {
         let congestion = congestion_control(delivery);
         let mut items = outbox.take_items();
+        let recording = outbox.recording() && !items.is_empty();
+        if let (true, Some(publisher)) = (recording, &self.recording) {
+            if let Err(e) = publisher.put(encode_batch(&items)).wait() {
+                tracing::warn!("cannot send the recorders their batch: {e}");
+            }
+        }
         for (key, payload) in items.drain(..) {
+            if recording && !outbox.subscribed(&key) {
+                continue;
+            }
             let slot = (key, congestion);
             if !self.outputs.contains_key(&slot) && outbox.unwatched(&slot.0) {
                 // The first message of a key whose folder shows no
