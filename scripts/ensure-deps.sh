@@ -7,6 +7,7 @@ missing=()
 command -v cc >/dev/null 2>&1 || missing+=(build-essential)   # C toolchain for -sys crates
 command -v pgrep >/dev/null 2>&1 || missing+=(procps)         # the launcher tests find processes with pgrep
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)         # the multi-machine test builds network namespaces
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)        # configs/secure/make-certs.sh, which the multi-machine test runs
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-pip)
 # The ROS 2 bridge embeds zenoh-plugin-ros2dds, whose cyclors crate builds

@@ -9,6 +9,7 @@ mod processes;
 mod procstat;
 mod repeat;
 mod scenarios;
+mod soak;
 mod traffic;
 
 use std::path::PathBuf;
@@ -70,6 +71,18 @@ pub struct BenchArgs {
     /// measure what it costs with a page open.
     #[arg(long, value_name = "HOST:PORT")]
     view: Option<String>,
+    /// Soak instead of measuring: run for this many wall seconds with this
+    /// process sending `cmd_vel` to every robot at 100 Hz (no wander node)
+    /// and checking every odometry reply, sampling every process's memory;
+    /// fails on a lost or reordered reply, a silent or still robot, a node
+    /// gone, or memory varying over 5 % after warm-up (the first fifth).
+    #[arg(long, value_name = "WALL_SECONDS")]
+    soak: Option<f64>,
+    /// Run the world alone, without any node: its robots stand still (no
+    /// drive, odometry, laser or wander), to measure what the world's step
+    /// and its state stream cost per robot.
+    #[arg(long, conflicts_with_all = ["soak", "record", "view"])]
+    world_alone: bool,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     json: bool,
@@ -157,6 +170,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         args.dir.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("flotilla-bench-{}", args.scenario)));
     let generated = scenarios::generate(args.scenario, &dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    if let Some(wall_s) = args.soak {
+        return run_soak(&args, clock, &dir, &generated, &runtime, wall_s);
+    }
     // On Ctrl-C or SIGTERM (a `timeout`, a CI job cancelled) the measurement
     // is dropped, and with it the node processes it started: none is left
     // running.
@@ -185,76 +201,68 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--soak`: runs, reports, and fails when the soak did not pass.
+fn run_soak(
+    args: &BenchArgs,
+    clock: ClockMode,
+    dir: &std::path::Path,
+    generated: &scenarios::Generated,
+    runtime: &tokio::runtime::Runtime,
+    wall_s: f64,
+) -> anyhow::Result<()> {
+    if !(wall_s.is_finite() && wall_s > 0.0) {
+        bail!("--soak must be a positive number of wall seconds, got {wall_s}");
+    }
+    if args.scenario == Scenario::Latency {
+        bail!("the latency scenario has one robot and measures latency; soak office-N or warehouse-N");
+    }
+    let report = runtime.block_on(async {
+        tokio::select! {
+            report = soak::soak(args, clock, dir, generated, Duration::from_secs_f64(wall_s)) => report,
+            _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
+        }
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        soak::print(&report);
+        println!("scenario and logs: {}", dir.display());
+    }
+    if !report.failures.is_empty() {
+        bail!("the soak failed: {}", report.failures.join("; "));
+    }
+    Ok(())
+}
+
 async fn measure(
     args: &BenchArgs,
     clock: ClockMode,
     dir: &std::path::Path,
     generated: &scenarios::Generated,
 ) -> anyhow::Result<Report> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let endpoint = format!("tcp/127.0.0.1:{port}");
-    let sim = format!("bench{}", std::process::id());
-    let (mut children, lockstep_participants) = processes::start(args, clock, dir, generated, &sim, &endpoint)?;
-
-    let zenoh = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };
-    let session = zenoh::open(zenoh.zenoh_config(Role::Node)?).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    let keys = Keys::new(&sim);
-    let description = wait_for_description(&session, &keys, Duration::from_secs(60))
-        .await
-        .map_err(|e| anyhow::anyhow!("the world did not come up (logs in {}): {e}", dir.display()))?;
-    let step_ms = description.step_ns as f64 * 1e-6;
-
-    let watch = Watch::start(&session, &keys, generated.beams_per_scan > 0).await?;
-    let (status, sim_ns) = (&watch.status, &watch.sim_ns);
-
-    let deadline = Instant::now() + Duration::from_secs_f64(args.timeout_s);
-    let check = |children: &mut Children| -> anyhow::Result<()> {
-        for (name, child) in &mut children.0 {
-            if let Some(status) = child.try_wait()? {
-                bail!("{name} exited ({status}); see {}", dir.join(format!("{name}.log")).display());
-            }
-        }
-        if Instant::now() > deadline {
-            bail!("timed out after {} s; logs in {}", args.timeout_s, dir.display());
-        }
-        Ok(())
-    };
-    // Every plugin instance claimed and every node in the barrier (which
-    // paces fast mode too, as flow control).
-    loop {
-        check(&mut children)?;
-        let ready = status
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .is_some_and(|s| s.unclaimed_count == 0 && s.lockstep_participants as usize >= lockstep_participants);
-        if ready {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    call_control(&session, &keys, "resume", &ControlRequest::Resume, Duration::from_secs(10))
-        .await
-        .map_err(|e| anyhow::anyhow!("resuming the world: {e}"))?;
+    let mut run = Running::start(args, clock, dir, generated).await?;
+    let step_ms = run.description.step_ns as f64 * 1e-6;
+    run.resume().await?;
     let warmup_ns = (args.warmup_s * 1e9) as u64;
-    wait_for_sim(sim_ns, warmup_ns, &mut children, &check).await?;
+    run.wait_for_sim(warmup_ns).await?;
 
-    let pids: Vec<(String, u32)> = children.0.iter().map(|(n, c)| (n.clone(), c.id())).collect();
+    let pids = run.pids();
     let sample_all = || -> anyhow::Result<Vec<procstat::ProcSample>> {
         pids.iter().map(|(_, pid)| procstat::sample(*pid)).collect()
     };
+    let sim_ns = run.watch.sim_ns.clone();
     let (wall_0, sim_0, procs_0) = (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?);
 
     let latency = if args.scenario == Scenario::Latency {
         let period = Duration::from_millis(50);
         let samples = ((args.duration_s / period.as_secs_f64()) as usize).max(10);
-        let cmd_vel = keys.ros("/robot1/cmd_vel");
-        let odometry = keys.ros("/robot1/odometry/filtered");
-        let step = Duration::from_nanos(description.step_ns);
-        Some(latency::measure(&session, &cmd_vel, &odometry, samples, period, step).await?)
+        let cmd_vel = run.keys.ros("/robot1/cmd_vel");
+        let odometry = run.keys.ros("/robot1/odometry/filtered");
+        let step = Duration::from_nanos(run.description.step_ns);
+        Some(latency::measure(&run.session, &cmd_vel, &odometry, samples, period, step).await?)
     } else {
         let target = sim_0 + (args.duration_s * 1e9) as u64;
-        wait_for_sim(sim_ns, target, &mut children, &check).await?;
+        run.wait_for_sim(target).await?;
         None
     };
     let (wall_1, sim_1, procs_1) = (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?);
@@ -263,11 +271,11 @@ async fn measure(
     // subscriber on every scan and odometry key makes the world's router
     // copy every message to this process, matching wildcards per message,
     // which slowed office-50 by a fifth (8.3–9.8× instead of 10.8–11.1×).
-    let traffic = traffic::Traffic::start(&session, &keys).await?;
+    let traffic = traffic::Traffic::start(&run.session, &run.keys).await?;
     let traffic_window_ns = (args.duration_s * TRAFFIC_WINDOW_SHARE * 1e9).max(MIN_TRAFFIC_WINDOW_S * 1e9) as u64;
     let (traffic_wall_0, traffic_sim_0, traffic_0) =
         (Instant::now(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
-    wait_for_sim(sim_ns, traffic_sim_0 + traffic_window_ns, &mut children, &check).await?;
+    run.wait_for_sim(traffic_sim_0 + traffic_window_ns).await?;
     let (traffic_wall, traffic_sim_1, traffic_1) =
         (traffic_wall_0.elapsed().as_secs_f64(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
 
@@ -294,7 +302,8 @@ async fn measure(
         .collect();
     // Every robot scans at the same steps, robot1's included: the window
     // holds exactly this many scans.
-    let beams = generated.robots as f64 * generated.scan_rate_hz * sim_s * generated.beams_per_scan as f64;
+    let lasers = if args.world_alone { 0 } else { generated.beams_per_scan };
+    let beams = generated.robots as f64 * generated.scan_rate_hz * sim_s * lasers as f64;
     let laser_cpu: f64 = processes.iter().filter(|p| p.name.starts_with("laser")).map(|p| p.cpu_s).sum();
     let world_peak = processes.iter().find(|p| p.name == "world").map(|p| p.peak_rss_bytes).unwrap_or(0);
     Ok(Report {
@@ -304,7 +313,7 @@ async fn measure(
         sim_seconds: sim_s,
         wall_seconds: wall,
         rtf: sim_s / wall,
-        laser_shards: if generated.beams_per_scan > 0 { args.laser_shards } else { 0 },
+        laser_shards: if lasers > 0 { args.laser_shards } else { 0 },
         beams_per_s: beams / wall,
         beams_per_s_per_core: if laser_cpu > 0.0 { beams / laser_cpu } else { 0.0 },
         world_memory_per_robot_bytes: world_peak / generated.robots.max(1) as u64,
@@ -371,19 +380,103 @@ impl Watch {
     }
 }
 
-/// Waits until the pipeline has delivered sim time `target_ns` (as counted
-/// in `sim_ns`), with `check` on the children every 10 ms.
-async fn wait_for_sim(
-    sim_ns: &AtomicU64,
-    target_ns: u64,
-    children: &mut Children,
-    check: &impl Fn(&mut Children) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    while sim_ns.load(Ordering::Relaxed) < target_ns {
-        check(children)?;
-        tokio::time::sleep(Duration::from_millis(10)).await;
+/// A scenario's processes, up with every plugin instance claimed and every
+/// node in the barrier (the world still paused), and what watches them.
+struct Running {
+    children: Children,
+    session: zenoh::Session,
+    keys: Keys,
+    description: flotilla_protocol::description::WorldDescription,
+    watch: Watch,
+    /// When the run gives up (`--timeout`).
+    deadline: Instant,
+    /// Where the logs are.
+    dir: PathBuf,
+}
+
+impl Running {
+    /// Starts the scenario's processes, this process's session (a client of
+    /// the world) and waits until they are ready.
+    async fn start(
+        args: &BenchArgs,
+        clock: ClockMode,
+        dir: &std::path::Path,
+        generated: &scenarios::Generated,
+    ) -> anyhow::Result<Running> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let endpoint = format!("tcp/127.0.0.1:{port}");
+        let sim = format!("bench{}", std::process::id());
+        let (children, lockstep_participants) = processes::start(args, clock, dir, generated, &sim, &endpoint)?;
+        let zenoh = ZenohArgs { connect: vec![endpoint], ..Default::default() };
+        let session = zenoh::open(zenoh.zenoh_config(Role::Node)?).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let keys = Keys::new(&sim);
+        let description = wait_for_description(&session, &keys, Duration::from_secs(60))
+            .await
+            .map_err(|e| anyhow::anyhow!("the world did not come up (logs in {}): {e}", dir.display()))?;
+        let watch = Watch::start(&session, &keys, generated.beams_per_scan > 0 && !args.world_alone).await?;
+        let mut run = Running {
+            children,
+            session,
+            keys,
+            description,
+            watch,
+            deadline: Instant::now() + Duration::from_secs_f64(args.timeout_s),
+            dir: dir.to_path_buf(),
+        };
+        // Every plugin instance claimed and every node in the barrier (which
+        // paces fast mode too, as flow control).
+        loop {
+            run.check()?;
+            // Alone, the world's plugin instances stay unclaimed.
+            let claimed = |s: &WorldStatus| s.unclaimed_count == 0 || args.world_alone;
+            let ready = run
+                .watch
+                .status
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .is_some_and(|s| claimed(s) && s.lockstep_participants as usize >= lockstep_participants);
+            if ready {
+                return Ok(run);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
-    Ok(())
+
+    /// Fails if a process exited or the run is past its deadline.
+    fn check(&mut self) -> anyhow::Result<()> {
+        for (name, child) in &mut self.children.0 {
+            if let Some(status) = child.try_wait()? {
+                bail!("{name} exited ({status}); see {}", self.dir.join(format!("{name}.log")).display());
+            }
+        }
+        if Instant::now() > self.deadline {
+            bail!("timed out (see --timeout); logs in {}", self.dir.display());
+        }
+        Ok(())
+    }
+
+    async fn resume(&self) -> anyhow::Result<()> {
+        call_control(&self.session, &self.keys, "resume", &ControlRequest::Resume, Duration::from_secs(10))
+            .await
+            .map_err(|e| anyhow::anyhow!("resuming the world: {e}"))
+            .map(drop)
+    }
+
+    /// Every process's name and pid.
+    fn pids(&self) -> Vec<(String, u32)> {
+        self.children.0.iter().map(|(n, c)| (n.clone(), c.id())).collect()
+    }
+
+    /// Waits until the pipeline has delivered sim time `target_ns` (as
+    /// counted by the watch), checking the processes every 10 ms.
+    async fn wait_for_sim(&mut self, target_ns: u64) -> anyhow::Result<()> {
+        while self.watch.sim_ns.load(Ordering::Relaxed) < target_ns {
+            self.check()?;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(())
+    }
 }
 
 /// `laser` alone, `laser.0` … `laser.{n-1}` when sharded.

@@ -70,6 +70,9 @@ pub(super) fn start(
     let mut node = vec!["--sim".to_string(), sim.to_string()];
     node.extend(loopback_peer_args(endpoint));
     let mut children = Children(vec![spawn("world", "flotilla-world", &world_args)?]);
+    if args.world_alone {
+        return Ok((children, 0));
+    }
     for role in ["drive", "odom"] {
         children.0.push(spawn(role, &format!("flotilla-{role}"), &node)?);
     }
@@ -92,7 +95,10 @@ pub(super) fn start(
             }
             children.0.push(spawn(&name, "flotilla-laser", &laser_args)?);
         }
-        children.0.push(spawn("wander", "flotilla-wander", &node)?);
+        if args.soak.is_none() {
+            // A soak drives the robots itself.
+            children.0.push(spawn("wander", "flotilla-wander", &node)?);
+        }
         lockstep_participants += shards as usize;
     }
     if generated.pioneer {

@@ -170,6 +170,8 @@ plugins:
 ";
 
 const LASER_BEAMS: usize = 1081;
+/// The drive's odometry `pub_rate` in [`WANDER_ROBOT`], Hz.
+pub const ODOMETRY_RATE_HZ: f64 = 50.0;
 /// The laser's `update_rate` in [`WANDER_ROBOT`].
 const WANDER_SCAN_RATE_HZ: f64 = 10.0;
 
