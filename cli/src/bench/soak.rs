@@ -80,25 +80,37 @@ pub struct MemoryTrace {
 /// What a soak found.
 #[derive(Debug, Clone, Serialize)]
 pub struct SoakReport {
+    /// The scenario, e.g. `warehouse-1000`.
     pub scenario: String,
+    /// The clock mode.
     pub clock: String,
+    /// Robots in the world.
     pub robots: usize,
+    /// Wall seconds soaked.
     pub wall_seconds: f64,
+    /// Sim seconds they took the world to.
     pub sim_seconds: f64,
-    /// `cmd_vel` messages sent, and per robot per wall second.
+    /// `cmd_vel` messages sent.
     pub commands_sent: u64,
+    /// `cmd_vel` messages per robot per wall second, Hz.
     pub command_rate_hz: f64,
+    /// Odometry replies received, on every robot.
     pub odometry_received: u64,
+    /// Replies missing between received ones (by their stamps).
     pub odometry_lost: u64,
+    /// Replies stamped no later than the one before.
     pub odometry_out_of_order: u64,
-    /// Robots that never answered, or never moved.
+    /// Robots that never answered.
     pub silent_robots: Vec<String>,
+    /// Robots that answered but never moved.
     pub still_robots: Vec<String>,
     /// Node liveliness tokens that went away (a node stopped or restarted).
     pub restarts: Vec<String>,
-    /// Seconds between memory samples, and the warm-up they skip.
+    /// Seconds between memory samples.
     pub sample_every_s: f64,
+    /// The warm-up, seconds, whose samples the memory check skips.
     pub warmup_s: f64,
+    /// Every process's resident memory over the run.
     pub memory: Vec<MemoryTrace>,
     /// Why it failed; empty when it passed.
     pub failures: Vec<String>,
@@ -153,7 +165,7 @@ pub async fn soak(
     let wall_s = start.elapsed().as_secs_f64();
     let sim_s = (run.watch.sim_ns.load(Ordering::Relaxed) - sim_0) as f64 * 1e-9;
 
-    let replies = replies.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let replies = replies.replies.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let commands_sent = sent.load(Ordering::Relaxed);
     let memory: Vec<MemoryTrace> = pids
         .iter()
@@ -181,7 +193,7 @@ pub async fn soak(
             .filter(|(_, r)| r.received > 0 && r.max_speed < MOVED_SPEED)
             .map(|(n, _)| n.clone())
             .collect(),
-        restarts: restarts.0.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        restarts: restarts.gone.lock().unwrap_or_else(|e| e.into_inner()).clone(),
         sample_every_s: sample_every,
         warmup_s: warmup.as_secs_f64(),
         memory,
@@ -226,7 +238,10 @@ fn failures(r: &SoakReport) -> Vec<String> {
 }
 
 /// Each robot's replies, and the subscriber that collects them.
-struct RepliesWatch(Arc<Mutex<BTreeMap<String, Replies>>>, #[allow(dead_code)] zenoh::pubsub::Subscriber<()>);
+struct RepliesWatch {
+    replies: Arc<Mutex<BTreeMap<String, Replies>>>,
+    _subscriber: zenoh::pubsub::Subscriber<()>,
+}
 
 /// Subscribes to every robot's odometry (`<robot>/odometry/filtered`).
 async fn watch_replies(
@@ -254,11 +269,14 @@ async fn watch_replies(
         })
         .await
         .map_err(|e| anyhow::anyhow!("cannot subscribe to the odometry: {e}"))?;
-    Ok(RepliesWatch(replies, subscriber))
+    Ok(RepliesWatch { replies, _subscriber: subscriber })
 }
 
 /// The node tokens that went away, and the subscriber that notes them.
-struct RestartsWatch(Arc<Mutex<Vec<String>>>, #[allow(dead_code)] zenoh::pubsub::Subscriber<()>);
+struct RestartsWatch {
+    gone: Arc<Mutex<Vec<String>>>,
+    _subscriber: zenoh::pubsub::Subscriber<()>,
+}
 
 async fn watch_restarts(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<RestartsWatch> {
     let gone: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -273,7 +291,7 @@ async fn watch_restarts(session: &zenoh::Session, keys: &Keys) -> anyhow::Result
         })
         .await
         .map_err(|e| anyhow::anyhow!("cannot watch the nodes: {e}"))?;
-    Ok(RestartsWatch(gone, subscriber))
+    Ok(RestartsWatch { gone, _subscriber: subscriber })
 }
 
 /// Sends every robot a `cmd_vel` at [`COMMAND_RATE_HZ`] until aborted:
