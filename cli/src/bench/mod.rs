@@ -50,7 +50,8 @@ pub struct BenchArgs {
     /// Sim seconds run before measuring (processes start, claims settle).
     #[arg(long = "warmup", value_name = "SIM_SECONDS", default_value_t = 1.0)]
     warmup_s: f64,
-    /// Give up after this many wall seconds.
+    /// Give up after this many wall seconds (with `--soak`, on top of the
+    /// soak's own).
     #[arg(long = "timeout", value_name = "SECONDS", default_value_t = 900.0)]
     timeout_s: f64,
     /// Laser processes, each serving a shard of the robots (`--shard i/n`)
@@ -420,7 +421,7 @@ impl Running {
             keys,
             description,
             watch,
-            deadline: Instant::now() + Duration::from_secs_f64(args.timeout_s),
+            deadline: Instant::now() + Duration::from_secs_f64(args.timeout_s + args.soak.unwrap_or(0.0)),
             dir: dir.to_path_buf(),
         };
         // Every plugin instance claimed and every node in the barrier (which
