@@ -39,6 +39,11 @@ struct Args {
     /// (overrides `properties.on_stall`).
     #[arg(long)]
     on_stall: Option<flotilla_world::node::StallPolicy>,
+    /// Microseconds the world looks for the lockstep participants' answers
+    /// before it sleeps (0: sleep at once). Trades CPU for speed in
+    /// lockstep: a sleeping world costs one more thread wake-up per step.
+    #[arg(long, value_name = "MICROSECONDS", default_value_t = flotilla_world::node::DEFAULT_LOCKSTEP_SPIN_US)]
+    lockstep_spin: u64,
     /// Start paused; `flotilla resume` (or the launcher) starts stepping.
     #[arg(long)]
     start_paused: bool,
@@ -100,6 +105,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         start_paused: args.start_paused,
         lockstep_timeout: std::time::Duration::from_secs_f64(spec.settings.lockstep_timeout_s),
         stall_policy: spec.settings.on_stall,
+        lockstep_spin: std::time::Duration::from_micros(args.lockstep_spin),
         external_clock: spec.settings.external_clock.clone(),
         endpoint: args.node.zenoh.advertised_endpoint(),
         model_dirs,

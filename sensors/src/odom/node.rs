@@ -14,7 +14,7 @@ use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Odom;
-use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, Answering, NodePlugin, Outbox, Rebuild};
 
 struct Instance {
     key: String,
@@ -39,6 +39,12 @@ impl NodePlugin for OdomServer {
 
     fn also_serves(&self) -> &'static [Role] {
         &[TricycleDriveConfig::ODOM_ROLE, VehicleConfig::ODOM_ROLE]
+    }
+
+    fn answering(&self) -> Answering {
+        // A pose, its noise and at most two messages per robot: cheap, and
+        // in lockstep the world waits on it at every odometry step.
+        Answering::OnReceivingThread
     }
 
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {

@@ -16,7 +16,9 @@ use flotilla_protocol::lockstep::StepDone;
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::{WorldChange, WorldEvent};
 use flotilla_protocol::Keys;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
+
+use super::wake::Wake;
 use zenoh::pubsub::Subscriber;
 use zenoh::query::Queryable;
 use zenoh::Wait;
@@ -42,7 +44,7 @@ pub struct Wiring {
     /// The simulation, shared with the stepping loop.
     pub shared: Arc<Mutex<Sim>>,
     /// Wakes the stepping loop.
-    pub wake: Arc<Notify>,
+    pub wake: Arc<Wake>,
 }
 
 /// The world's declared inputs; dropping them undeclares them.

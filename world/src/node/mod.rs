@@ -19,6 +19,7 @@ mod ros_adapter;
 pub mod status;
 pub mod stepper;
 mod thinned;
+mod wake;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -32,7 +33,6 @@ use flotilla_protocol::delivery::urgent;
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::{WorldContacts, WorldState};
 use flotilla_protocol::Keys;
-use tokio::sync::Notify;
 use zenoh::qos::CongestionControl;
 
 pub use crate::control::{ModelDirs, RunState, SpawnError, MAX_STEPS_PER_REQUEST};
@@ -40,11 +40,18 @@ pub use barrier::Barrier;
 pub use flotilla_world_file::StallPolicy;
 pub use pacing::Pacer;
 
+/// The default of [`WorldNodeConfig::lockstep_spin`], in µs: about half a
+/// drive's round trip on loopback, which brought office-50 in lockstep
+/// from 14.8–14.9× to 15.3–16.5× (BENCHMARKS.md, 2026-11-26) for about 0.15
+/// of a core.
+pub const DEFAULT_LOCKSTEP_SPIN_US: u64 = 60;
+
 use crate::physics::Physics;
 use inputs::{lock, Wiring};
 use status::StatusBoard;
 use stepper::{Next, Sim, Stepper};
 use thinned::ThinnedStates;
+use wake::Wake;
 
 /// How to run the world node.
 pub struct WorldNodeConfig {
@@ -60,6 +67,9 @@ pub struct WorldNodeConfig {
     pub lockstep_timeout: Duration,
     /// What happens to a participant that stalls past the timeout.
     pub stall_policy: StallPolicy,
+    /// How long the loop looks for the participants' answers before it
+    /// sleeps, in lockstep (see [`wake`]).
+    pub lockstep_spin: Duration,
     /// The ROS name of the clock followed in external mode.
     pub external_clock: String,
     /// The endpoint other programs connect to (for the status message).
@@ -85,7 +95,7 @@ pub async fn run(
         session: session.clone(),
         keys: keys.clone(),
         shared: Arc::new(Mutex::new(Sim::new(physics, run_state))),
-        wake: Arc::new(Notify::new()),
+        wake: Arc::new(Wake::default()),
     };
     let _token = session
         .liveliness()
@@ -106,12 +116,18 @@ pub async fn run(
 
     let mut stepper = Stepper::new(step_ns, config.real_time_factor, config.lockstep_timeout, config.stall_policy);
     let mut status = StatusBoard::new(config.endpoint.clone(), Instant::now());
+    let spin = config.lockstep_spin;
     tokio::pin!(shutdown);
     loop {
+        // Counted before looking, so that news arriving meanwhile ends a spin.
+        let news = wiring.wake.news();
         let next = stepper.next(&mut lock(shared), state.step, state.time.nanos, Instant::now());
         match next {
             Next::Republish => outputs.publish(shared, &mut state).await?,
-            Next::Wait { until, paused } => {
+            Next::Wait { until, paused, on_answers } => {
+                if on_answers && !spin.is_zero() && wiring.wake.spin_for_news(news, spin) {
+                    continue;
+                }
                 tokio::select! {
                     biased;
                     _ = &mut shutdown => break,

@@ -86,6 +86,9 @@ pub enum Next {
         until: Instant,
         /// Paused: realtime pacing starts afresh when stepping resumes.
         paused: bool,
+        /// Waiting on the lockstep participants' answers to the last state,
+        /// which usually come within a round trip.
+        on_answers: bool,
     },
 }
 
@@ -122,7 +125,7 @@ impl Stepper {
             if std::mem::take(&mut sim.republish) {
                 return Next::Republish;
             }
-            return Next::Wait { until: now + IDLE_WAIT, paused: true };
+            return Next::Wait { until: now + IDLE_WAIT, paused: true, on_answers: false };
         }
         let barrier_clear = match mode {
             // Lockstep: every participant must be done with the last state.
@@ -152,7 +155,7 @@ impl Stepper {
             ClockMode::Realtime => self.pacer.next_due().max(now),
             _ => now + IDLE_WAIT,
         };
-        Next::Wait { until, paused: false }
+        Next::Wait { until, paused: false, on_answers: mode == ClockMode::Lockstep && !barrier_clear }
     }
 
     /// Takes one step: the actuations received, then physics.
@@ -288,7 +291,7 @@ mod tests {
         let step = Duration::from_nanos(sim.physics.step_ns());
         assert_eq!(run_until_wait(&mut sim, &mut stepper, start), 1, "the first step is due at once");
         match stepper.next(&mut sim, 1, 0, start) {
-            Next::Wait { until, paused: false } => assert_eq!(until, start + step),
+            Next::Wait { until, paused: false, on_answers: false } => assert_eq!(until, start + step),
             other => panic!("{other:?}"),
         }
         assert_eq!(run_until_wait(&mut sim, &mut stepper, start + step * 3), 3, "due at 1, 2 and 3 steps");
