@@ -162,120 +162,140 @@ pub fn parse(text: &str, path: &Path, layer: &str) -> Result<ArMapLayer, LoadErr
         None => return Err(error(1, "the file is empty; an ArMap file starts with \"2D-Map\"".into())),
     }
 
-    let mut classes: HashMap<String, ObjectClass> = HashMap::new();
-    let mut objects = Vec::new();
-    let (mut declared_lines, mut declared_points) = (None, None);
-    let mut resolution_m = None;
-    let mut origin_lat_lon_alt = None;
-    let mut lines = Vec::new();
-    let mut points = Vec::new();
-    #[derive(PartialEq)]
-    enum Section {
-        Header,
-        Lines,
-        Data,
-    }
+    let mut text = ArMapText::default();
     let mut section = Section::Header;
     for (n, line) in lines_in {
-        if line.is_empty() {
-            continue;
-        }
         match line {
-            "LINES" => {
-                section = Section::Lines;
-                continue;
-            }
-            "DATA" => {
-                section = Section::Data;
-                continue;
-            }
-            _ => {}
-        }
-        match section {
-            Section::Lines => {
-                let w: Vec<&str> = line.split_whitespace().collect();
-                if w.len() != 4 {
-                    return Err(error(n, format!("a LINES entry is x1 y1 x2 y2 in mm, got {line:?}")));
-                }
-                let v = w.iter().map(|w| number(n, "LINES", w)).collect::<Result<Vec<f64>, _>>()?;
-                lines.push([v[0] / MM_PER_M, v[1] / MM_PER_M, v[2] / MM_PER_M, v[3] / MM_PER_M]);
-            }
-            Section::Data => {
-                let w: Vec<&str> = line.split_whitespace().collect();
-                if w.len() != 2 {
-                    return Err(error(n, format!("a DATA entry is x y in mm, got {line:?}")));
-                }
-                points.push([number(n, "DATA", w[0])? / MM_PER_M, number(n, "DATA", w[1])? / MM_PER_M]);
-            }
-            Section::Header => {
-                let Some((keyword, rest)) = line.split_once(':') else {
-                    return Err(error(n, format!("expected \"Keyword: values\", LINES or DATA, got {line:?}")));
-                };
-                let args = words(rest);
-                let count = |what: &str| -> Result<usize, LoadError> {
-                    let word = args.first().ok_or_else(|| error(n, format!("{what}: expected a count")))?;
-                    word.parse::<usize>().map_err(|_| error(n, format!("{what}: expected a count, got {word:?}")))
-                };
-                match keyword {
-                    "NumLines" => declared_lines = Some(count("NumLines")?),
-                    "NumPoints" => declared_points = Some(count("NumPoints")?),
-                    "Resolution" => {
-                        let word = args.first().map_or("", String::as_str);
-                        let mm = number(n, "Resolution", word)?;
-                        if mm <= 0.0 {
-                            return Err(error(n, format!("Resolution must be a positive number of mm, got {mm}")));
-                        }
-                        resolution_m = Some(mm / MM_PER_M);
-                    }
-                    "OriginLatLonAlt" => {
-                        if args.len() != 3 {
-                            return Err(error(
-                                n,
-                                format!("OriginLatLonAlt is latitude longitude altitude, got {rest:?}"),
-                            ));
-                        }
-                        let [lat, lon, alt] = [0, 1, 2].map(|i| number(n, "OriginLatLonAlt", &args[i]));
-                        let (lat, lon, alt) = (lat?, lon?, alt?);
-                        if lat.abs() > 90.0 || lon.abs() > 180.0 {
-                            return Err(error(
-                                n,
-                                format!("OriginLatLonAlt: latitude {lat}° or longitude {lon}° out of range"),
-                            ));
-                        }
-                        origin_lat_lon_alt = Some([lat, lon, alt]);
-                    }
-                    "MapInfo" => {
-                        if let Some((name, class)) = read_class(&args) {
-                            classes.insert(name, class);
-                        }
-                    }
-                    "Cairn" => objects.push(read_object(&args, n, &number, &error)?),
-                    // Bounds, sorting flags and ARIA's other entries (Display,
-                    // RouteInfo, SchedTaskInfo, CustomInfo...): nothing to simulate.
-                    _ => {}
-                }
-            }
+            "" => {}
+            "LINES" => section = Section::Lines,
+            "DATA" => section = Section::Data,
+            _ => match section {
+                Section::Lines => text.read_line_entry(line, n, &number, &error)?,
+                Section::Data => text.read_data_entry(line, n, &number, &error)?,
+                Section::Header => text.read_header_entry(line, n, &number, &error)?,
+            },
         }
     }
-    if let Some(declared) = declared_lines.filter(|&d| d != lines.len()) {
-        return Err(error(
-            0,
-            format!("NumLines says {declared} but LINES holds {}: is the file cut short?", lines.len()),
-        ));
-    }
-    if let Some(declared) = declared_points.filter(|&d| d != points.len()) {
-        return Err(error(
-            0,
-            format!("NumPoints says {declared} but DATA holds {}: is the file cut short?", points.len()),
-        ));
-    }
+    text.check_counts(&error)?;
 
-    let mut placed = Placed { segments: walls(&lines, &points, resolution_m), ..Placed::default() };
-    for object in &objects {
-        place_object(object, classes.get(&object.kind), &error, &mut placed)?;
+    let mut placed = Placed { segments: walls(&text.lines, &text.points, text.resolution_m), ..Placed::default() };
+    for object in &text.objects {
+        place_object(object, text.classes.get(&object.kind), &error, &mut placed)?;
     }
     let Placed { segments, objects, boxes, named_poses } = placed;
-    Ok(ArMapLayer { segments, objects, boxes, named_poses, origin_lat_lon_alt })
+    Ok(ArMapLayer { segments, objects, boxes, named_poses, origin_lat_lon_alt: text.origin_lat_lon_alt })
+}
+
+/// Where in an ArMap a line is: the header's `Keyword: values` entries,
+/// then the `LINES` (x1 y1 x2 y2 in mm) and the `DATA` points (x y in mm).
+#[derive(PartialEq)]
+enum Section {
+    Header,
+    Lines,
+    Data,
+}
+
+/// A line's number (1-based) and a message, as a [`LoadError`].
+type ErrorAt<'a> = &'a dyn Fn(usize, String) -> LoadError;
+/// A finite number read from a word, or an error naming line and entry.
+type NumberAt<'a> = &'a dyn Fn(usize, &str, &str) -> Result<f64, LoadError>;
+
+/// What an ArMap's text holds, read line by line and not yet placed.
+#[derive(Default)]
+struct ArMapText {
+    classes: HashMap<String, ObjectClass>,
+    objects: Vec<MapObject>,
+    declared_lines: Option<usize>,
+    declared_points: Option<usize>,
+    resolution_m: Option<f64>,
+    origin_lat_lon_alt: Option<[f64; 3]>,
+    /// Walls, m.
+    lines: Vec<[f64; 4]>,
+    /// Obstacle points, m.
+    points: Vec<[f64; 2]>,
+}
+
+impl ArMapText {
+    fn read_line_entry(&mut self, line: &str, n: usize, number: NumberAt, error: ErrorAt) -> Result<(), LoadError> {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.len() != 4 {
+            return Err(error(n, format!("a LINES entry is x1 y1 x2 y2 in mm, got {line:?}")));
+        }
+        let v = w.iter().map(|w| number(n, "LINES", w)).collect::<Result<Vec<f64>, _>>()?;
+        self.lines.push([v[0] / MM_PER_M, v[1] / MM_PER_M, v[2] / MM_PER_M, v[3] / MM_PER_M]);
+        Ok(())
+    }
+
+    fn read_data_entry(&mut self, line: &str, n: usize, number: NumberAt, error: ErrorAt) -> Result<(), LoadError> {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.len() != 2 {
+            return Err(error(n, format!("a DATA entry is x y in mm, got {line:?}")));
+        }
+        self.points.push([number(n, "DATA", w[0])? / MM_PER_M, number(n, "DATA", w[1])? / MM_PER_M]);
+        Ok(())
+    }
+
+    fn read_header_entry(&mut self, line: &str, n: usize, number: NumberAt, error: ErrorAt) -> Result<(), LoadError> {
+        let Some((keyword, rest)) = line.split_once(':') else {
+            return Err(error(n, format!("expected \"Keyword: values\", LINES or DATA, got {line:?}")));
+        };
+        let args = words(rest);
+        let count = |what: &str| -> Result<usize, LoadError> {
+            let word = args.first().ok_or_else(|| error(n, format!("{what}: expected a count")))?;
+            word.parse::<usize>().map_err(|_| error(n, format!("{what}: expected a count, got {word:?}")))
+        };
+        match keyword {
+            "NumLines" => self.declared_lines = Some(count("NumLines")?),
+            "NumPoints" => self.declared_points = Some(count("NumPoints")?),
+            "Resolution" => {
+                let word = args.first().map_or("", String::as_str);
+                let mm = number(n, "Resolution", word)?;
+                if mm <= 0.0 {
+                    return Err(error(n, format!("Resolution must be a positive number of mm, got {mm}")));
+                }
+                self.resolution_m = Some(mm / MM_PER_M);
+            }
+            "OriginLatLonAlt" => {
+                if args.len() != 3 {
+                    return Err(error(n, format!("OriginLatLonAlt is latitude longitude altitude, got {rest:?}")));
+                }
+                let [lat, lon, alt] = [0, 1, 2].map(|i| number(n, "OriginLatLonAlt", &args[i]));
+                let (lat, lon, alt) = (lat?, lon?, alt?);
+                if lat.abs() > 90.0 || lon.abs() > 180.0 {
+                    return Err(error(n, format!("OriginLatLonAlt: latitude {lat}° or longitude {lon}° out of range")));
+                }
+                self.origin_lat_lon_alt = Some([lat, lon, alt]);
+            }
+            "MapInfo" => {
+                if let Some((name, class)) = read_class(&args) {
+                    self.classes.insert(name, class);
+                }
+            }
+            "Cairn" => self.objects.push(read_object(&args, n, number, error)?),
+            // Bounds, sorting flags and ARIA's other entries (Display,
+            // RouteInfo, SchedTaskInfo, CustomInfo...): nothing to simulate.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The counts the header declares agree with the entries: a file cut
+    /// short is refused, not loaded in part.
+    fn check_counts(&self, error: ErrorAt) -> Result<(), LoadError> {
+        if let Some(declared) = self.declared_lines.filter(|&d| d != self.lines.len()) {
+            return Err(error(
+                0,
+                format!("NumLines says {declared} but LINES holds {}: is the file cut short?", self.lines.len()),
+            ));
+        }
+        if let Some(declared) = self.declared_points.filter(|&d| d != self.points.len()) {
+            return Err(error(
+                0,
+                format!("NumPoints says {declared} but DATA holds {}: is the file cut short?", self.points.len()),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The walls of the `LINES` (m), or, in a map without lines, a square of
@@ -306,7 +326,7 @@ struct Placed {
 fn place_object(
     object: &MapObject,
     class: Option<&ObjectClass>,
-    error: &dyn Fn(usize, String) -> LoadError,
+    error: ErrorAt,
     placed: &mut Placed,
 ) -> Result<(), LoadError> {
     let class_kind = class.map(|c| c.kind.as_str());
@@ -392,12 +412,7 @@ fn read_class(args: &[String]) -> Option<(String, ObjectClass)> {
 }
 
 /// A `Cairn:` entry: `Type x y th "description" IconName "name" [x1 y1 x2 y2]`.
-fn read_object(
-    args: &[String],
-    n: usize,
-    number: &dyn Fn(usize, &str, &str) -> Result<f64, LoadError>,
-    error: &dyn Fn(usize, String) -> LoadError,
-) -> Result<MapObject, LoadError> {
+fn read_object(args: &[String], n: usize, number: NumberAt, error: ErrorAt) -> Result<MapObject, LoadError> {
     if args.len() < 7 {
         return Err(error(
             n,

@@ -97,72 +97,10 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     let settings = WorldSettings::parse(&properties)?;
 
     let layer_entries = world.seq("layers")?.ok_or_else(|| world.error("entry \"layers\" does not exist"))?;
-    let mut layer_names: Vec<String> = Vec::new();
-    let mut pending = Vec::new();
-    for (i, entry) in layer_entries.iter().enumerate() {
-        let layer = Reader::new(entry, path, format!("layers index {i}"))?;
-        let names = read_layer_names(&layer)?;
-        let map: Option<String> = layer.maybe("map")?;
-        let color = layer.array::<4>("color", Some([1.0, 1.0, 1.0, 1.0]))?;
-        layer.raw("properties");
-        layer.finish()?;
-        for name in &names {
-            if layer_names.contains(name) {
-                return Err(layer.error(format!("layer named \"{name}\" already exists")));
-            }
-        }
-        if layer_names.len() + names.len() > MAX_LAYERS {
-            return Err(layer.error(format!(
-                "cannot add {} more layers ({}): {} exist, the maximum is {MAX_LAYERS}",
-                names.len(),
-                names.join(", "),
-                layer_names.len()
-            )));
-        }
-        let first_bit = layer_names.len();
-        layer_names.extend(names.iter().cloned());
-        let bits = (first_bit..layer_names.len()).fold(0u16, |b, i| b | (1 << i));
-        pending.push((names, map, color, bits));
-    }
-
+    let (layer_names, pending) = read_layer_entries(layer_entries, path)?;
     // Maps are read after every name is known, so errors come in file order
     // for names first (cheap) and geometry second (slow).
-    let mut layers = Vec::with_capacity(pending.len());
-    let mut map_poses = Vec::new();
-    let mut map_boxes: Vec<ModelDescription> = Vec::new();
-    let mut georeference: Option<[f64; 3]> = None;
-    for (names, map, color, bits) in pending {
-        let (segments, solid_on_left, objects) = match map {
-            None => (Vec::new(), false, Vec::new()),
-            Some(map) => {
-                let map_path = resolve_path(path, &map);
-                if map_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("map")) {
-                    let armap = map_armap::load(&map_path, &names[0])?;
-                    map_poses.extend(armap.named_poses);
-                    match (georeference, armap.origin_lat_lon_alt) {
-                        (Some(first), Some(other)) if first != other => {
-                            return Err(LoadError::new(
-                                &map_path,
-                                format!("layer \"{}\"", names[0]),
-                                format!(
-                                    "OriginLatLonAlt {other:?} differs from {first:?}, another layer's: a world has \
-                                     one georeference"
-                                ),
-                            ))
-                        }
-                        (None, origin) => georeference = origin,
-                        _ => {}
-                    }
-                    map_boxes.extend(armap.boxes.iter().map(|b| box_model(b, &names[0], bits, color, &map_path)));
-                    (armap.segments, false, armap.objects)
-                } else {
-                    let (segments, solid_on_left) = load_layer_map(&map_path, &names[0])?;
-                    (segments, solid_on_left, Vec::new())
-                }
-            }
-        };
-        layers.push(LayerDescription { names, bits, segments, solid_on_left, color, objects });
-    }
+    let geometry = load_layer_maps(pending, path)?;
 
     let maps = match maps_entry {
         Some(entry) => read_maps(entry, &properties, &layer_names)?,
@@ -180,48 +118,13 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         }
     };
 
-    let mut models: Vec<ModelDescription> = Vec::new();
-    if let Some(entries) = world.seq("models")? {
-        for (i, entry) in entries.iter().enumerate() {
-            let m = Reader::new(entry, path, format!("models index {i}"))?;
-            let name: String = m.req("name")?;
-            let namespace: String = m.opt("namespace", String::new())?;
-            let [x, y, t] = m.array::<3>("pose", Some([0.0; 3]))?;
-            let model_file: String = m.req("model")?;
-            let map: Option<String> = m.maybe("map")?;
-            m.finish()?;
-            if let Some(map) = &map {
-                if !maps.iter().any(|known| &known.name == map) {
-                    let known: Vec<&str> = maps.iter().map(|m| m.name.as_str()).collect();
-                    return Err(m.error(format!(
-                        "\"map\" {map:?} is not one of the world's maps ({})",
-                        if known.is_empty() {
-                            "it declares none in properties: maps".to_string()
-                        } else {
-                            known.join(", ")
-                        }
-                    )));
-                }
-            }
-            flotilla_protocol::keys::check_key_chunk("model name", &name).map_err(|e| m.error(e))?;
-            if models.iter().any(|other| other.name == name) {
-                return Err(m.error(format!("model named \"{name}\" already exists")));
-            }
-            let pose = Pose2::new(x, y, t);
-            if !pose.is_finite() {
-                return Err(m.error(format!("\"pose\" must be finite, got [{x}, {y}, {t}]")));
-            }
-            let model_path = resolve_path(path, &model_file);
-            let mut model = super::load_model(&model_path, &name, &namespace, pose, &layer_names)?;
-            model.map = map.unwrap_or_default();
-            assign_map(&mut model, &maps, every_layer(layer_names.len()));
-            models.push(model);
-        }
-    }
-
+    let mut models = match world.seq("models")? {
+        Some(entries) => read_models(entries, path, &maps, &layer_names)?,
+        None => Vec::new(),
+    };
     // An ArMap's movable boxes follow the world file's models (whose body
     // ids stay what they would be without them).
-    for model in map_boxes {
+    for model in geometry.boxes {
         if models.iter().any(|m| m.name == model.name) {
             return Err(world.error(format!(
                 "model \"{}\" is both a world-file model and an ArMap box's name; rename the model",
@@ -246,7 +149,7 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     };
     // An ArMap's goals and docks join the world file's places; the world
     // file's own keep their names.
-    for pose in map_poses {
+    for pose in geometry.named_poses {
         if named_poses.iter().any(|p| p.name == pose.name) {
             return Err(world.error(format!(
                 "named pose \"{}\" is both in \"named_poses\" and an ArMap goal or dock; rename one",
@@ -261,14 +164,155 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         path: path.to_path_buf(),
         settings,
         layer_names,
-        layers,
+        layers: geometry.layers,
         models,
         world_plugin_types,
         named_poses,
-        georeference,
+        georeference: geometry.georeference,
         maps,
         transitions,
     })
+}
+
+/// A layer entry read, its map not yet loaded: its names, map file, colour
+/// and collision bits.
+struct PendingLayer {
+    names: Vec<String>,
+    map: Option<String>,
+    color: [f64; 4],
+    bits: u16,
+}
+
+/// Reads the `layers` entries: every layer's names (unique, at most
+/// [`MAX_LAYERS`] in all, each given the next collision bit), without
+/// loading their maps.
+fn read_layer_entries(entries: &[Value], path: &Path) -> Result<(Vec<String>, Vec<PendingLayer>), LoadError> {
+    let mut layer_names: Vec<String> = Vec::new();
+    let mut pending = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let layer = Reader::new(entry, path, format!("layers index {i}"))?;
+        let names = read_layer_names(&layer)?;
+        let map: Option<String> = layer.maybe("map")?;
+        let color = layer.array::<4>("color", Some([1.0, 1.0, 1.0, 1.0]))?;
+        layer.raw("properties");
+        layer.finish()?;
+        for name in &names {
+            if layer_names.contains(name) {
+                return Err(layer.error(format!("layer named \"{name}\" already exists")));
+            }
+        }
+        if layer_names.len() + names.len() > MAX_LAYERS {
+            return Err(layer.error(format!(
+                "cannot add {} more layers ({}): {} exist, the maximum is {MAX_LAYERS}",
+                names.len(),
+                names.join(", "),
+                layer_names.len()
+            )));
+        }
+        let first_bit = layer_names.len();
+        layer_names.extend(names.iter().cloned());
+        let bits = (first_bit..layer_names.len()).fold(0u16, |b, i| b | (1 << i));
+        pending.push(PendingLayer { names, map, color, bits });
+    }
+    Ok((layer_names, pending))
+}
+
+/// What the layers' maps hold: the layers' walls, and from ArMap files their
+/// movable boxes, goals and docks, and georeference.
+struct LayerGeometry {
+    layers: Vec<LayerDescription>,
+    boxes: Vec<ModelDescription>,
+    named_poses: Vec<NamedPose>,
+    georeference: Option<[f64; 3]>,
+}
+
+/// Loads every layer's map (image, line segments or ArMap).
+fn load_layer_maps(pending: Vec<PendingLayer>, path: &Path) -> Result<LayerGeometry, LoadError> {
+    let mut geometry = LayerGeometry {
+        layers: Vec::with_capacity(pending.len()),
+        boxes: Vec::new(),
+        named_poses: Vec::new(),
+        georeference: None,
+    };
+    for PendingLayer { names, map, color, bits } in pending {
+        let (segments, solid_on_left, objects) = match map {
+            None => (Vec::new(), false, Vec::new()),
+            Some(map) => {
+                let map_path = resolve_path(path, &map);
+                if map_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("map")) {
+                    let armap = map_armap::load(&map_path, &names[0])?;
+                    geometry.named_poses.extend(armap.named_poses);
+                    match (geometry.georeference, armap.origin_lat_lon_alt) {
+                        (Some(first), Some(other)) if first != other => {
+                            return Err(LoadError::new(
+                                &map_path,
+                                format!("layer \"{}\"", names[0]),
+                                format!(
+                                    "OriginLatLonAlt {other:?} differs from {first:?}, another layer's: a world has \
+                                     one georeference"
+                                ),
+                            ))
+                        }
+                        (None, origin) => geometry.georeference = origin,
+                        _ => {}
+                    }
+                    geometry.boxes.extend(armap.boxes.iter().map(|b| box_model(b, &names[0], bits, color, &map_path)));
+                    (armap.segments, false, armap.objects)
+                } else {
+                    let (segments, solid_on_left) = load_layer_map(&map_path, &names[0])?;
+                    (segments, solid_on_left, Vec::new())
+                }
+            }
+        };
+        geometry.layers.push(LayerDescription { names, bits, segments, solid_on_left, color, objects });
+    }
+    Ok(geometry)
+}
+
+/// Reads the world file's `models` entries and loads each model file.
+fn read_models(
+    entries: &[Value],
+    path: &Path,
+    maps: &[MapDescription],
+    layer_names: &[String],
+) -> Result<Vec<ModelDescription>, LoadError> {
+    let mut models: Vec<ModelDescription> = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let m = Reader::new(entry, path, format!("models index {i}"))?;
+        let name: String = m.req("name")?;
+        let namespace: String = m.opt("namespace", String::new())?;
+        let [x, y, t] = m.array::<3>("pose", Some([0.0; 3]))?;
+        let model_file: String = m.req("model")?;
+        let map: Option<String> = m.maybe("map")?;
+        m.finish()?;
+        if let Some(map) = &map {
+            if !maps.iter().any(|known| &known.name == map) {
+                let known: Vec<&str> = maps.iter().map(|m| m.name.as_str()).collect();
+                return Err(m.error(format!(
+                    "\"map\" {map:?} is not one of the world's maps ({})",
+                    if known.is_empty() {
+                        "it declares none in properties: maps".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+        }
+        flotilla_protocol::keys::check_key_chunk("model name", &name).map_err(|e| m.error(e))?;
+        if models.iter().any(|other| other.name == name) {
+            return Err(m.error(format!("model named \"{name}\" already exists")));
+        }
+        let pose = Pose2::new(x, y, t);
+        if !pose.is_finite() {
+            return Err(m.error(format!("\"pose\" must be finite, got [{x}, {y}, {t}]")));
+        }
+        let model_path = resolve_path(path, &model_file);
+        let mut model = super::load_model(&model_path, &name, &namespace, pose, layer_names)?;
+        model.map = map.unwrap_or_default();
+        assign_map(&mut model, maps, every_layer(layer_names.len()));
+        models.push(model);
+    }
+    Ok(models)
 }
 
 /// Mass per area of an ArMap box, kg/m² (a 0.5 m cardboard box of goods:
