@@ -13,10 +13,11 @@ use flotilla_node_kit::args::{
     loopback_peer_args, open_session, shutdown_signal, NodeArgs, Role, ZenohArgs, DEFAULT_ENDPOINT,
 };
 use flotilla_protocol::codec::decode;
+use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::plugins::registry::binaries_for;
 use flotilla_protocol::world_to_nodes::WorldStatus;
 use flotilla_protocol::Keys;
-use flotilla_world_file::load_world;
+use flotilla_world_file::{load_world, WorldSpec};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -121,114 +122,27 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let endpoint = connect_endpoint(&listen);
     let sim = args.node.sim.clone();
     let ros_prefix = args.ros_prefix.clone().unwrap_or_else(|| spec.settings.ros_prefix.clone());
-
-    let mut binaries = BTreeSet::new();
-    let mut unserved = BTreeSet::new();
-    for model in &spec.models {
-        for plugin in &model.plugins {
-            match binaries_for(&plugin.plugin_type) {
-                Some(bins) => binaries.extend(bins),
-                None => {
-                    unserved.insert(plugin.plugin_type.clone());
-                }
-            }
-        }
-    }
-
-    let pioneer = flotilla_protocol::plugins::pioneer::PioneerConfig::ROLE.binary;
-    let mut pioneer_args = args.pioneer_args.clone();
-    if args.pioneer {
-        pioneer_args.push("--every-robot".to_string());
-    }
-    if !pioneer_args.is_empty() {
-        binaries.insert(pioneer);
-    }
-    // A world of several maps: the map-transition manager moves robots
-    // between them and shows each robot's map to ROS.
-    if !spec.maps.is_empty() {
-        binaries.insert(flotilla_protocol::maps::BINARY);
-    }
-
-    let mut world_args =
-        vec![args.world.to_string_lossy().into_owned(), "--sim".into(), sim.clone(), "--listen".into(), listen.clone()];
-    for extra in args.node.zenoh.listen.iter().skip(1) {
-        world_args.extend(["--listen".into(), extra.clone()]);
-    }
-    for c in &args.node.zenoh.connect {
-        world_args.extend(["--connect".into(), c.clone()]);
-    }
-    if let Some(config) = &args.node.zenoh.config {
-        world_args.extend(["--config".into(), config.to_string_lossy().into_owned()]);
-    }
-    if let Some(mode) = &args.node.zenoh.mode {
-        world_args.extend(["--mode".into(), mode.clone()]);
-    }
     let clock = args.clock.unwrap_or(spec.settings.clock);
-    if clock == flotilla_protocol::control::ClockMode::Lockstep {
-        world_args.push("--start-paused".into());
-    }
-    for (flag, value) in [
-        ("--clock", args.clock.map(|c| c.to_string())),
-        ("--rate", args.rate.map(|r| r.to_string())),
-        ("--seed", args.seed.map(|s| s.to_string())),
-    ] {
-        if let Some(v) = value {
-            world_args.extend([flag.to_string(), v]);
-        }
-    }
-    world_args.extend(["--ros-prefix".into(), ros_prefix.clone()]);
-    for dir in &args.model_dirs {
-        world_args.extend(["--model-dir".into(), dir.to_string_lossy().into_owned()]);
-    }
+    let (binaries, unserved) = node_binaries(&spec, &args);
 
     let node_args = || -> Vec<String> { vec!["--sim".into(), sim.clone(), "--ros-prefix".into(), ros_prefix.clone()] };
-    let mut children = vec![supervised("world", sibling("flotilla-world")?, world_args, vec![])];
-    let lockstep_nodes = (clock == flotilla_protocol::control::ClockMode::Lockstep).then_some(binaries.len());
+    let world = world_args(&args, &listen, &ros_prefix, clock);
+    let mut children = vec![supervised("world", sibling("flotilla-world")?, world, vec![])];
+    let lockstep_nodes = (clock == ClockMode::Lockstep).then_some(binaries.len());
+    let pioneer = flotilla_protocol::plugins::pioneer::PioneerConfig::ROLE.binary;
     for binary in &binaries {
         let name = binary.trim_start_matches("flotilla-").to_string();
         // The plugin nodes are loopback peers, so their messages to each
         // other skip the world's router; the bridge and `--exec` programs
         // stay clients of the world.
-        let mut args = node_args();
-        args.extend(loopback_peer_args(&endpoint));
+        let mut node = node_args();
+        node.extend(loopback_peer_args(&endpoint));
         if *binary == pioneer {
-            args.extend(pioneer_args.iter().cloned());
+            node.extend(pioneer_args(&args));
         }
-        children.push(supervised(&name, sibling(binary)?, args, vec![]));
+        children.push(supervised(&name, sibling(binary)?, node, vec![]));
     }
-    if args.ros {
-        let mut bridge_args = node_args();
-        bridge_args.extend(["--connect".into(), endpoint.clone()]);
-        if let Some(domain) = args.ros_domain {
-            bridge_args.extend(["--domain".into(), domain.to_string()]);
-        }
-        children.push(supervised("bridge", sibling("flotilla-bridge")?, bridge_args, vec![]));
-    }
-    if let Some(addr) = &args.view {
-        let mut view_args = vec!["view".to_string(), "--addr".into(), addr.clone()];
-        view_args.extend(node_args());
-        view_args.extend(loopback_peer_args(&endpoint));
-        let myself = std::env::current_exe().context("locating the flotilla binary")?;
-        children.push(supervised("view", myself, view_args, vec![]));
-    }
-    if let Some(file) = &args.record {
-        let mut record_args = vec!["record".to_string(), file.to_string_lossy().into_owned()];
-        record_args.extend(node_args());
-        // A peer, as the plugin nodes are: what it records comes straight
-        // from the publishers, not through the world's router.
-        record_args.extend(loopback_peer_args(&endpoint));
-        let myself = std::env::current_exe().context("locating the flotilla binary")?;
-        children.push(supervised("record", myself, record_args, vec![]));
-    }
-    let env = vec![("FLOTILLA_ENDPOINT".to_string(), endpoint.clone()), ("FLOTILLA_SIM".to_string(), sim.clone())];
-    for (i, command) in args.exec.iter().enumerate() {
-        children.push(supervised(
-            &format!("exec{}", i + 1),
-            PathBuf::from("sh"),
-            vec!["-c".into(), command.clone()],
-            env.clone(),
-        ));
-    }
+    children.extend(companions(&args, &endpoint, node_args)?);
 
     let console = Arc::new(Mutex::new(Console::new()));
     {
@@ -247,6 +161,129 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(supervise(children, console, endpoint, sim, args.for_s, lockstep_nodes))
+}
+
+/// The node binaries a world needs (one per plugin type, the Pioneer
+/// interface when asked for, the map-transition manager for a world of
+/// several maps), and the plugin types no node implements.
+fn node_binaries(spec: &WorldSpec, args: &RunArgs) -> (BTreeSet<&'static str>, BTreeSet<String>) {
+    let mut binaries = BTreeSet::new();
+    let mut unserved = BTreeSet::new();
+    for model in &spec.models {
+        for plugin in &model.plugins {
+            match binaries_for(&plugin.plugin_type) {
+                Some(bins) => binaries.extend(bins),
+                None => {
+                    unserved.insert(plugin.plugin_type.clone());
+                }
+            }
+        }
+    }
+    if !pioneer_args(args).is_empty() {
+        binaries.insert(flotilla_protocol::plugins::pioneer::PioneerConfig::ROLE.binary);
+    }
+    // A world of several maps: the map-transition manager moves robots
+    // between them and shows each robot's map to ROS.
+    if !spec.maps.is_empty() {
+        binaries.insert(flotilla_protocol::maps::BINARY);
+    }
+    (binaries, unserved)
+}
+
+/// The Pioneer interface's own arguments (`--pioneer` asks for it on every
+/// robot); none: it does not run.
+fn pioneer_args(args: &RunArgs) -> Vec<String> {
+    let mut pioneer = args.pioneer_args.clone();
+    if args.pioneer {
+        pioneer.push("--every-robot".to_string());
+    }
+    pioneer
+}
+
+/// The world's command line: its file, network, clock and the overrides
+/// given to `flotilla run`. In lockstep it starts paused, until every node
+/// launched has joined the barrier.
+fn world_args(args: &RunArgs, listen: &str, ros_prefix: &str, clock: ClockMode) -> Vec<String> {
+    let zenoh = &args.node.zenoh;
+    let mut world = vec![
+        args.world.to_string_lossy().into_owned(),
+        "--sim".into(),
+        args.node.sim.clone(),
+        "--listen".into(),
+        listen.to_string(),
+    ];
+    for extra in zenoh.listen.iter().skip(1) {
+        world.extend(["--listen".into(), extra.clone()]);
+    }
+    for c in &zenoh.connect {
+        world.extend(["--connect".into(), c.clone()]);
+    }
+    if let Some(config) = &zenoh.config {
+        world.extend(["--config".into(), config.to_string_lossy().into_owned()]);
+    }
+    if let Some(mode) = &zenoh.mode {
+        world.extend(["--mode".into(), mode.clone()]);
+    }
+    if clock == ClockMode::Lockstep {
+        world.push("--start-paused".into());
+    }
+    for (flag, value) in [
+        ("--clock", args.clock.map(|c| c.to_string())),
+        ("--rate", args.rate.map(|r| r.to_string())),
+        ("--seed", args.seed.map(|s| s.to_string())),
+    ] {
+        if let Some(v) = value {
+            world.extend([flag.to_string(), v]);
+        }
+    }
+    world.extend(["--ros-prefix".into(), ros_prefix.to_string()]);
+    for dir in &args.model_dirs {
+        world.extend(["--model-dir".into(), dir.to_string_lossy().into_owned()]);
+    }
+    world
+}
+
+/// What runs beside the world and its nodes when asked for: the ROS 2
+/// bridge, the live view, the recorder and the `--exec` programs.
+fn companions(args: &RunArgs, endpoint: &str, node_args: impl Fn() -> Vec<String>) -> anyhow::Result<Vec<Supervised>> {
+    let mut children = Vec::new();
+    if args.ros {
+        let mut bridge_args = node_args();
+        bridge_args.extend(["--connect".into(), endpoint.to_string()]);
+        if let Some(domain) = args.ros_domain {
+            bridge_args.extend(["--domain".into(), domain.to_string()]);
+        }
+        children.push(supervised("bridge", sibling("flotilla-bridge")?, bridge_args, vec![]));
+    }
+    if let Some(addr) = &args.view {
+        let mut view_args = vec!["view".to_string(), "--addr".into(), addr.clone()];
+        view_args.extend(node_args());
+        view_args.extend(loopback_peer_args(endpoint));
+        let myself = std::env::current_exe().context("locating the flotilla binary")?;
+        children.push(supervised("view", myself, view_args, vec![]));
+    }
+    if let Some(file) = &args.record {
+        let mut record_args = vec!["record".to_string(), file.to_string_lossy().into_owned()];
+        record_args.extend(node_args());
+        // A peer, as the plugin nodes are: what it records comes straight
+        // from the publishers, not through the world's router.
+        record_args.extend(loopback_peer_args(endpoint));
+        let myself = std::env::current_exe().context("locating the flotilla binary")?;
+        children.push(supervised("record", myself, record_args, vec![]));
+    }
+    let env = vec![
+        ("FLOTILLA_ENDPOINT".to_string(), endpoint.to_string()),
+        ("FLOTILLA_SIM".to_string(), args.node.sim.clone()),
+    ];
+    for (i, command) in args.exec.iter().enumerate() {
+        children.push(supervised(
+            &format!("exec{}", i + 1),
+            PathBuf::from("sh"),
+            vec!["-c".into(), command.clone()],
+            env.clone(),
+        ));
+    }
+    Ok(children)
 }
 
 fn supervised(name: &str, program: PathBuf, args: Vec<String>, env: Vec<(String, String)>) -> Supervised {
@@ -366,36 +403,7 @@ async fn supervise(
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     break;
                 }
-                for c in &mut children {
-                    if let Some(at) = c.restart_at {
-                        if Instant::now() >= at {
-                            c.restart_at = None;
-                            if let Err(e) = start(c, &console) {
-                                log(format!("flotilla: cannot restart {}: {e:#}", c.name));
-                            }
-                        }
-                        continue;
-                    }
-                    let Some(child) = c.child.as_mut() else { continue };
-                    let Ok(Some(exit)) = child.try_wait() else { continue };
-                    c.child = None;
-                    signal_group(c, nix::sys::signal::Signal::SIGKILL);
-                    let lived = c.started.elapsed();
-                    if c.name == "world" && !world_seen && !exit.success() {
-                        let tail = c.tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect::<Vec<_>>().join("\n");
-                        failure = Some(anyhow::anyhow!("the world exited ({exit}) before it started:\n{tail}"));
-                        break;
-                    }
-                    if c.name.starts_with("exec") && exit.success() {
-                        log(format!("flotilla: {} finished", c.name));
-                        continue;
-                    }
-                    // Back off when a process dies again and again right after starting.
-                    c.restarts = if lived > Duration::from_secs(10) { 1 } else { c.restarts + 1 };
-                    let delay = Duration::from_millis(100 * 2u64.pow(c.restarts.min(6) - 1)).min(Duration::from_secs(5));
-                    log(format!("flotilla: {} exited ({exit}); restarting in {} ms", c.name, delay.as_millis()));
-                    c.restart_at = Some(Instant::now() + delay);
-                }
+                failure = look_after(&mut children, &console, world_seen);
                 if failure.is_some() {
                     break;
                 }
@@ -403,7 +411,56 @@ async fn supervise(
         }
     }
 
-    // Nodes first, the world last, so that nodes do not log a lost world.
+    stop_all(&mut children).await;
+    let _ = session.close().await;
+    console.lock().unwrap_or_else(|e| e.into_inner()).finish();
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Restarts the children that exited (with a growing back-off for those
+/// that die right after starting) and those whose restart is due. A world
+/// that fails before it ever published a status is the run's failure.
+fn look_after(children: &mut [Supervised], console: &Arc<Mutex<Console>>, world_seen: bool) -> Option<anyhow::Error> {
+    let log = |line: String| console.lock().unwrap_or_else(|e| e.into_inner()).log(&line);
+    for c in children.iter_mut() {
+        if let Some(at) = c.restart_at {
+            if Instant::now() >= at {
+                c.restart_at = None;
+                if let Err(e) = start(c, console) {
+                    log(format!("flotilla: cannot restart {}: {e:#}", c.name));
+                }
+            }
+            continue;
+        }
+        let Some(child) = c.child.as_mut() else { continue };
+        let Ok(Some(exit)) = child.try_wait() else { continue };
+        c.child = None;
+        signal_group(c, nix::sys::signal::Signal::SIGKILL);
+        let lived = c.started.elapsed();
+        if c.name == "world" && !world_seen && !exit.success() {
+            let tail = c.tail.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect::<Vec<_>>().join("\n");
+            return Some(anyhow::anyhow!("the world exited ({exit}) before it started:\n{tail}"));
+        }
+        if c.name.starts_with("exec") && exit.success() {
+            log(format!("flotilla: {} finished", c.name));
+            continue;
+        }
+        // Back off when a process dies again and again right after starting.
+        c.restarts = if lived > Duration::from_secs(10) { 1 } else { c.restarts + 1 };
+        let delay = Duration::from_millis(100 * 2u64.pow(c.restarts.min(6) - 1)).min(Duration::from_secs(5));
+        log(format!("flotilla: {} exited ({exit}); restarting in {} ms", c.name, delay.as_millis()));
+        c.restart_at = Some(Instant::now() + delay);
+    }
+    None
+}
+
+/// Stops every child: nodes first, the world last, so that nodes do not log
+/// a lost world; each gets SIGTERM and 5 s in all before SIGKILL, and
+/// whatever a child left in its process group goes too.
+async fn stop_all(children: &mut [Supervised]) {
     use nix::sys::signal::Signal::{SIGKILL, SIGTERM};
     for c in children.iter().rev().filter(|c| c.child.is_some()) {
         if c.name == "world" {
@@ -425,14 +482,7 @@ async fn supervise(
                 }
             }
         }
-        // Whatever the child left in its group goes too.
         signal_group(c, SIGKILL);
-    }
-    let _ = session.close().await;
-    console.lock().unwrap_or_else(|e| e.into_inner()).finish();
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(()),
     }
 }
 
