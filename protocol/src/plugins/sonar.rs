@@ -6,7 +6,7 @@ use serde_yaml::Value;
 use super::registry::{Role, TopicSpec};
 use super::sonar_rings::RINGS;
 use super::{check_rate, check_topic, PluginContext};
-use crate::config::LoadError;
+use crate::config::{LoadError, Reader};
 use crate::description::{layer_bits, LayerBits};
 use crate::geometry::Pose2;
 use crate::names::resolve_topic;
@@ -164,20 +164,7 @@ impl SonarConfig {
         let field_of_view_rad: Option<f64> = r.maybe("field_of_view")?;
         let poses = match r.seq("transducers")? {
             None => None,
-            Some(items) => {
-                let pose = |(i, item): (usize, &Value)| {
-                    let numbers: Option<Vec<f64>> =
-                        item.as_sequence().and_then(|s| s.iter().map(Value::as_f64).collect());
-                    match numbers.as_deref() {
-                        Some(&[x, y, yaw]) => Ok([x, y, yaw]),
-                        _ => Err(r.error(format!(
-                            "\"transducers\" index {i} must be [x, y, yaw] (m, m, rad), got {}",
-                            crate::config::describe(item)
-                        ))),
-                    }
-                };
-                Some(items.iter().enumerate().map(pose).collect::<Result<Vec<[f64; 3]>, LoadError>>()?)
-            }
+            Some(items) => Some(read_poses(&r, items)?),
         };
         let mode_name = r.opt("mode", "single".to_string())?;
         let resolution_rad = r.opt("closest_ray_resolution", DEFAULT_CLOSEST_RAY_RESOLUTION_RAD)?;
@@ -198,53 +185,8 @@ impl SonarConfig {
             broadcast_tf: r.opt("broadcast_tf", true)?,
         };
         r.finish()?;
-        let transducers = match (poses, ring) {
-            (Some(poses), _) => {
-                if poses.is_empty() || poses.len() > MAX_TRANSDUCERS {
-                    return Err(r.error(format!(
-                        "\"transducers\" must list 1 to {MAX_TRANSDUCERS} poses, got {}",
-                        poses.len()
-                    )));
-                }
-                let mut out = Vec::with_capacity(poses.len());
-                for (i, &[x, y, yaw]) in poses.iter().enumerate() {
-                    let pose = Pose2::new(x, y, yaw);
-                    if !pose.is_finite() {
-                        return Err(r.error(format!("\"transducers\" index {i} must be finite, got [{x}, {y}, {yaw}]")));
-                    }
-                    out.push(Transducer {
-                        pose,
-                        min_range_m: min_range_m.unwrap_or(DEFAULT_MIN_RANGE_M),
-                        max_range_m: max_range_m.unwrap_or(DEFAULT_MAX_RANGE_M),
-                        field_of_view_rad: field_of_view_rad.unwrap_or(DEFAULT_FIELD_OF_VIEW_RAD),
-                    });
-                }
-                out
-            }
-            // The ring's own views, each overridden by what the entry gives.
-            (None, Some(ring)) => ring
-                .transducers
-                .iter()
-                .map(|t| Transducer {
-                    pose: Pose2::new(t.pose[0], t.pose[1], t.pose[2].to_radians()),
-                    min_range_m: min_range_m.unwrap_or(t.view[0]),
-                    max_range_m: max_range_m.unwrap_or(t.view[1]),
-                    field_of_view_rad: field_of_view_rad.unwrap_or(t.view[2].to_radians()),
-                })
-                .collect(),
-            (None, None) => return Err(r.error("give \"transducers\" ([[x, y, yaw], ...]) or a ready-made \"ring\"")),
-        };
-        for (i, t) in transducers.iter().enumerate() {
-            let (min, max, fov) = (t.min_range_m, t.max_range_m, t.field_of_view_rad);
-            if !(min.is_finite() && max.is_finite() && 0.0 <= min && min <= max && max > 0.0) {
-                return Err(r.error(format!(
-                    "transducer {i}: ranges must satisfy 0 ≤ min_range ≤ max_range, max_range > 0 (m), got {min} and {max}"
-                )));
-            }
-            if !(fov.is_finite() && (0.0..std::f64::consts::PI).contains(&fov)) {
-                return Err(r.error(format!("transducer {i}: \"field_of_view\" must be within [0, π) rad, got {fov}")));
-            }
-        }
+        let views = Views { min_range_m, max_range_m, field_of_view_rad };
+        let transducers = transducers(&r, poses, ring, views)?;
         let mode = match mode_name.as_str() {
             "single" => SonarMode::Single,
             "closest_ray" => {
@@ -269,6 +211,88 @@ impl SonarConfig {
             .map_err(|unknown| r.error(format!("layers {{{}}} do not exist", unknown.join(","))))?;
         Ok(SonarConfig { transducers, mode, layers, ..config })
     }
+}
+
+/// A `transducers` list: each entry `[x, y, yaw]` (m, m, rad).
+fn read_poses(r: &Reader, items: &[Value]) -> Result<Vec<[f64; 3]>, LoadError> {
+    let pose = |(i, item): (usize, &Value)| {
+        let numbers: Option<Vec<f64>> = item.as_sequence().and_then(|s| s.iter().map(Value::as_f64).collect());
+        match numbers.as_deref() {
+            Some(&[x, y, yaw]) => Ok([x, y, yaw]),
+            _ => Err(r.error(format!(
+                "\"transducers\" index {i} must be [x, y, yaw] (m, m, rad), got {}",
+                crate::config::describe(item)
+            ))),
+        }
+    };
+    items.iter().enumerate().map(pose).collect()
+}
+
+/// What an entry says of every transducer's view, overriding the defaults
+/// or a ready-made ring's own.
+struct Views {
+    min_range_m: Option<f64>,
+    max_range_m: Option<f64>,
+    field_of_view_rad: Option<f64>,
+}
+
+/// The transducers: at the poses listed (with the entry's views or the
+/// defaults), or a ready-made ring's (with its own views, each overridden
+/// by the entry's); each view checked.
+fn transducers(
+    r: &Reader,
+    poses: Option<Vec<[f64; 3]>>,
+    ring: Option<&SonarRing>,
+    views: Views,
+) -> Result<Vec<Transducer>, LoadError> {
+    let Views { min_range_m, max_range_m, field_of_view_rad } = views;
+    let transducers = match (poses, ring) {
+        (Some(poses), _) => {
+            if poses.is_empty() || poses.len() > MAX_TRANSDUCERS {
+                return Err(
+                    r.error(format!("\"transducers\" must list 1 to {MAX_TRANSDUCERS} poses, got {}", poses.len()))
+                );
+            }
+            let mut out = Vec::with_capacity(poses.len());
+            for (i, &[x, y, yaw]) in poses.iter().enumerate() {
+                let pose = Pose2::new(x, y, yaw);
+                if !pose.is_finite() {
+                    return Err(r.error(format!("\"transducers\" index {i} must be finite, got [{x}, {y}, {yaw}]")));
+                }
+                out.push(Transducer {
+                    pose,
+                    min_range_m: min_range_m.unwrap_or(DEFAULT_MIN_RANGE_M),
+                    max_range_m: max_range_m.unwrap_or(DEFAULT_MAX_RANGE_M),
+                    field_of_view_rad: field_of_view_rad.unwrap_or(DEFAULT_FIELD_OF_VIEW_RAD),
+                });
+            }
+            out
+        }
+        // The ring's own views, each overridden by what the entry gives.
+        (None, Some(ring)) => ring
+            .transducers
+            .iter()
+            .map(|t| Transducer {
+                pose: Pose2::new(t.pose[0], t.pose[1], t.pose[2].to_radians()),
+                min_range_m: min_range_m.unwrap_or(t.view[0]),
+                max_range_m: max_range_m.unwrap_or(t.view[1]),
+                field_of_view_rad: field_of_view_rad.unwrap_or(t.view[2].to_radians()),
+            })
+            .collect(),
+        (None, None) => return Err(r.error("give \"transducers\" ([[x, y, yaw], ...]) or a ready-made \"ring\"")),
+    };
+    for (i, t) in transducers.iter().enumerate() {
+        let (min, max, fov) = (t.min_range_m, t.max_range_m, t.field_of_view_rad);
+        if !(min.is_finite() && max.is_finite() && 0.0 <= min && min <= max && max > 0.0) {
+            return Err(r.error(format!(
+                "transducer {i}: ranges must satisfy 0 ≤ min_range ≤ max_range, max_range > 0 (m), got {min} and {max}"
+            )));
+        }
+        if !(fov.is_finite() && (0.0..std::f64::consts::PI).contains(&fov)) {
+            return Err(r.error(format!("transducer {i}: \"field_of_view\" must be within [0, π) rad, got {fov}")));
+        }
+    }
+    Ok(transducers)
 }
 
 #[cfg(test)]
