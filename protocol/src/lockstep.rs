@@ -9,7 +9,10 @@
 //! token disappears leaves the barrier. A report may run ahead: a sensor with
 //! nothing due until step k+19 reports k+19 as soon as it is done with k,
 //! and need not answer states k+1 to k+18 (the world keeps each node's last
-//! report, also across a link cut). In
+//! report, also across a link cut). The world may publish a state again
+//! (to a newcomer while paused, and every second while the barrier waits
+//! on it, in case a participant missed it): a participant ignores a state
+//! whose step it has answered. In
 //! fast mode the same reports are the world's flow control: it stays at most
 //! [`FAST_MAX_LEAD_STEPS`] ahead of them.
 //!

@@ -26,6 +26,13 @@ const IDLE_WAIT: Duration = Duration::from_millis(20);
 /// requests in.
 const YIELD_EVERY_STEPS: u64 = 64;
 
+/// How long a lockstep world waits on a participant before it publishes the
+/// state again (and again after as long): a participant whose link came
+/// back may have joined before its subscription did, and so missed the
+/// very state the barrier waits on; it would never answer. Nodes ignore a
+/// state they have handled.
+pub const RESEND_STATE_AFTER: Duration = Duration::from_secs(1);
+
 /// The simulation as the world node's callbacks and loop share it.
 pub struct Sim {
     /// The bodies.
@@ -101,6 +108,8 @@ pub struct Stepper {
     stall_policy: StallPolicy,
     /// Since when the world waits for which step.
     waiting: Option<(u64, Instant)>,
+    /// When the state waited on was last published (first or again).
+    sent_at: Option<Instant>,
 }
 
 impl Stepper {
@@ -108,7 +117,14 @@ impl Stepper {
     /// realtime mode; a lockstep participant silent for `lockstep_timeout`
     /// is reported, and dropped under `stall_policy`.
     pub fn new(step_ns: u64, real_time_factor: f64, lockstep_timeout: Duration, stall_policy: StallPolicy) -> Self {
-        Stepper { pacer: Pacer::new(step_ns, real_time_factor), step_ns, lockstep_timeout, stall_policy, waiting: None }
+        Stepper {
+            pacer: Pacer::new(step_ns, real_time_factor),
+            step_ns,
+            lockstep_timeout,
+            stall_policy,
+            waiting: None,
+            sent_at: None,
+        }
     }
 
     /// What to do at `now`, the last published state being `step` at sim
@@ -151,6 +167,9 @@ impl Stepper {
             let yield_first = mode != ClockMode::Realtime && step.is_multiple_of(YIELD_EVERY_STEPS);
             return Next::Step { yield_first };
         }
+        if mode == ClockMode::Lockstep && !barrier_clear && self.resend_due(now) {
+            return Next::Republish;
+        }
         let until = match mode {
             ClockMode::Realtime => self.pacer.next_due().max(now),
             _ => now + IDLE_WAIT,
@@ -170,6 +189,20 @@ impl Stepper {
     /// The step taken is published at `now`.
     pub fn stepped(&mut self, now: Instant) {
         self.pacer.stepped(now);
+        self.sent_at = Some(now);
+    }
+
+    /// Whether the state the barrier waits on went out
+    /// [`RESEND_STATE_AFTER`] ago or more without every answer: then it is
+    /// published again, counted from `now`.
+    fn resend_due(&mut self, now: Instant) -> bool {
+        let sent = *self.sent_at.get_or_insert(now);
+        let due = now.duration_since(sent) >= RESEND_STATE_AFTER;
+        if due {
+            self.sent_at = Some(now);
+            tracing::debug!("lockstep: publishing the state waited on again");
+        }
+        due
     }
 
     /// The world waited at `now` while paused: realtime pacing starts
@@ -273,6 +306,23 @@ mod tests {
         assert!(matches!(stepper.next(&mut sim, 1, 0, start + TIMEOUT), Next::Wait { .. }), "dropped now");
         assert_eq!(sim.barrier.size(), 0);
         assert!(matches!(stepper.next(&mut sim, 1, 0, start + TIMEOUT), Next::Step { .. }));
+    }
+
+    #[test]
+    fn a_state_waited_on_for_long_is_published_again() {
+        let (mut sim, _) = sim(ClockMode::Lockstep, false);
+        // A participant that is waited for, not dropped.
+        let mut stepper = Stepper::new(sim.physics.step_ns(), 1.0, RESEND_STATE_AFTER * 10, StallPolicy::Wait);
+        let start = Instant::now();
+        sim.barrier.join("laser", 1);
+        run_until_wait(&mut sim, &mut stepper, start);
+        let waiting = |stepper: &mut Stepper, sim: &mut Sim, at| stepper.next(sim, 1, 0, start + at);
+        assert!(matches!(waiting(&mut stepper, &mut sim, RESEND_STATE_AFTER / 2), Next::Wait { .. }));
+        assert_eq!(waiting(&mut stepper, &mut sim, RESEND_STATE_AFTER), Next::Republish, "a missed state comes again");
+        assert!(matches!(waiting(&mut stepper, &mut sim, RESEND_STATE_AFTER * 3 / 2), Next::Wait { .. }));
+        assert_eq!(waiting(&mut stepper, &mut sim, RESEND_STATE_AFTER * 2), Next::Republish, "and again");
+        sim.barrier.done("laser", 1);
+        assert!(matches!(waiting(&mut stepper, &mut sim, RESEND_STATE_AFTER * 2), Next::Step { .. }));
     }
 
     #[test]
