@@ -6,9 +6,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use flotilla_protocol::codec::{decode, encode};
 use flotilla_protocol::delivery::{output_delivery, OutputDelivery};
@@ -509,8 +509,26 @@ async fn subscribe_input<P: NodePlugin>(
 #[derive(Default)]
 struct Publishers {
     outputs: HashMap<(String, CongestionControl), zenoh::pubsub::Publisher<'static>>,
+    /// Output publishers declared less than [`MATCHING_SETTLES_IN`] ago,
+    /// whose subscribed flag is still the provisional "yes".
+    unconfirmed: Vec<Unconfirmed>,
     actuation: Option<StepPublisher>,
     recording: Option<zenoh::pubsub::Publisher<'static>>,
+}
+
+/// How long after a publisher is declared Zenoh may still be learning
+/// which subscribers match it. A client or peer asks the router for the
+/// subscribers of a new publisher's key and hears back a moment later;
+/// until then Zenoh says "no match" even where a subscriber has been
+/// waiting all along (its matching listener then reports the match as a
+/// change). A no before this is not believed.
+const MATCHING_SETTLES_IN: Duration = Duration::from_secs(1);
+
+/// An output publisher whose "nobody subscribes" is not yet believed.
+struct Unconfirmed {
+    slot: (String, CongestionControl),
+    flag: Arc<AtomicBool>,
+    declared_at: Instant,
 }
 
 impl Publishers {
@@ -522,6 +540,7 @@ impl Publishers {
     /// recorder takes a topic from the batches once one has it, and ignores
     /// what reaches it on the key after (see `flotilla_record`).
     fn publish(&mut self, session: &zenoh::Session, outbox: &mut Outbox, delivery: OutputDelivery) {
+        self.confirm_matching();
         let congestion = congestion_control(delivery);
         let mut items = outbox.take_items();
         let recording = outbox.recording() && !items.is_empty();
@@ -545,8 +564,9 @@ impl Publishers {
             }
             if !self.outputs.contains_key(&slot) {
                 match declare_output(session, &slot.0, congestion, outbox) {
-                    Ok(publisher) => {
+                    Ok((publisher, flag)) => {
                         self.outputs.insert(slot.clone(), publisher);
+                        self.unconfirmed.push(Unconfirmed { slot: slot.clone(), flag, declared_at: Instant::now() });
                     }
                     Err(e) => {
                         tracing::warn!("{e}");
@@ -561,6 +581,25 @@ impl Publishers {
             }
         }
         outbox.restore(items);
+    }
+
+    /// Sets the subscribed flags of the publishers declared
+    /// [`MATCHING_SETTLES_IN`] ago or more to what Zenoh now says.
+    fn confirm_matching(&mut self) {
+        if self.unconfirmed.is_empty() {
+            return;
+        }
+        let outputs = &self.outputs;
+        self.unconfirmed.retain(|pending| {
+            if pending.declared_at.elapsed() < MATCHING_SETTLES_IN {
+                return true;
+            }
+            if let Some(publisher) = outputs.get(&pending.slot) {
+                let matching = publisher.matching_status().wait().map_or(true, |status| status.matching());
+                pending.flag.store(matching, Ordering::Relaxed);
+            }
+            false
+        });
     }
 
     /// Publishes an actuation (which the world also takes as the lockstep
@@ -584,30 +623,33 @@ impl Publishers {
 }
 
 /// Declares the publisher of an output key, with a matching listener that
-/// keeps [`Outbox::wants`] true exactly while a subscriber matches it.
+/// keeps [`Outbox::wants`] true exactly while a subscriber matches it; its
+/// flag starts true, as Zenoh may not know the subscribers of a new key yet
+/// (see [`MATCHING_SETTLES_IN`]).
 fn declare_output(
     session: &zenoh::Session,
     key: &str,
     congestion: CongestionControl,
     outbox: &mut Outbox,
-) -> Result<zenoh::pubsub::Publisher<'static>> {
+) -> Result<(zenoh::pubsub::Publisher<'static>, Arc<AtomicBool>)> {
     let publisher = session
         .declare_publisher(key.to_string())
         .congestion_control(congestion)
         .wait()
         .map_err(Error::zenoh("publish on", key))?;
-    // Called at once (in `wait`) when a subscriber already matches, then
-    // on every change.
     let flag = outbox.subscribed_flag(key);
+    flag.store(true, Ordering::Relaxed);
+    // Called at once (in `wait`) when a subscriber is known to match, then
+    // on every change.
+    let listening = flag.clone();
     let listener = publisher
         .matching_listener()
-        .callback(move |status| flag.store(status.matching(), Ordering::Relaxed))
+        .callback(move |status| listening.store(status.matching(), Ordering::Relaxed))
         .background()
         .wait();
     if let Err(e) = listener {
         // Unknown matching: keep publishing.
         tracing::warn!("cannot watch subscribers of {key}: {e}");
-        outbox.subscribed_flag(key).store(true, Ordering::Relaxed);
     }
-    Ok(publisher)
+    Ok((publisher, flag))
 }
