@@ -6,6 +6,12 @@ cd "$(dirname "$0")/.."
 # No incremental artefacts: a suite run is a one-off build, and they cost
 # gigabytes of disk.
 export CARGO_INCREMENTAL=0
+# A cold debug build of the workspace and its tests takes about 7 GB; say so
+# up front rather than fail half-way with "No space left on device".
+free_kb=$(df -Pk . | awk 'NR == 2 {print $4}')
+if [ "${free_kb:-0}" -lt $((8 * 1024 * 1024)) ]; then
+    echo "test.sh: warning: only $((free_kb / 1024)) MB free here; a cold build needs about 7 GB" >&2
+fi
 ./scripts/ensure-deps.sh
 cargo fmt --all -- --check
 # The bridge apart from the rest, so that its zenoh features stay out of the
