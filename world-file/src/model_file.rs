@@ -30,6 +30,53 @@ pub fn load_model(
     let root = read_yaml(path, &model_entity)?;
     let model = Reader::new(&root, path, model_entity.clone())?;
 
+    let bodies = read_bodies(&model, path, &model_entity, name, pose, layer_names)?;
+    let joints = match model.seq("joints")? {
+        Some(entries) => read_joints(&model, entries, path, &model_entity, name, &bodies)?,
+        None => Vec::new(),
+    };
+    let plugins = match model.seq("plugins")? {
+        Some(entries) => read_plugin_entries(&model, entries, path, &model_entity, name)?,
+        None => Vec::new(),
+    };
+    model.finish()?;
+
+    let description = ModelDescription {
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+        pose,
+        model_path: path.to_string_lossy().into_owned(),
+        bodies,
+        joints,
+        plugins: Vec::new(),
+        // On no map until the world puts it on one (`assign_map`).
+        map: String::new(),
+        layer_mask: flotilla_protocol::description::LayerBits::MAX,
+    };
+    // Plugins of the types Flotilla implements are validated here, so a world
+    // or a spawn with a broken plugin entry is refused before anything starts.
+    let ctx = PluginContext::of(&description, layer_names);
+    for (plugin, entry) in &plugins {
+        plugins::validate(&plugin.plugin_type, entry, &plugin.name, &ctx)?;
+    }
+    // A Pioneer entry names sibling plugins (its drive, sonar, laser).
+    let siblings: Vec<(&str, &str)> = plugins.iter().map(|(p, _)| (p.name.as_str(), p.plugin_type.as_str())).collect();
+    for (plugin, entry) in plugins.iter().filter(|(p, _)| p.plugin_type == PioneerConfig::TYPE_NAME) {
+        PioneerConfig::parse(entry, &plugin.name, &ctx)?.siblings(path, name, &siblings)?;
+    }
+    Ok(ModelDescription { plugins: plugins.into_iter().map(|(p, _)| p).collect(), ..description })
+}
+
+/// The model's enabled `bodies` (at least one, at most
+/// [`MAX_BODIES_PER_MODEL`], names unique), placed at the model's `pose`.
+fn read_bodies(
+    model: &Reader,
+    path: &Path,
+    model_entity: &str,
+    name: &str,
+    pose: Pose2,
+    layer_names: &[String],
+) -> Result<Vec<BodyDescription>, LoadError> {
     let body_entries = match model.raw("bodies") {
         None => return Err(model.error("entry \"bodies\" does not exist")),
         Some(Value::Sequence(items)) => items,
@@ -58,68 +105,61 @@ pub fn load_model(
         }
         bodies.push(read_body(&body, body_name, pose, layer_names)?);
     }
+    Ok(bodies)
+}
 
+/// The model's enabled `joints` (names unique), between its `bodies`.
+fn read_joints(
+    model: &Reader,
+    entries: &[Value],
+    path: &Path,
+    model_entity: &str,
+    name: &str,
+    bodies: &[BodyDescription],
+) -> Result<Vec<JointDescription>, LoadError> {
     let mut joints: Vec<JointDescription> = Vec::new();
-    if let Some(entries) = model.seq("joints")? {
-        for (i, entry) in entries.iter().enumerate() {
-            let joint = Reader::new(entry, path, format!("{model_entity} joints index {i}"))?;
-            if !joint.opt("enabled", true)? {
-                continue;
-            }
-            let joint_name: String = joint.req("name")?;
-            let joint = Reader::new(entry, path, format!("{model_entity} joint \"{joint_name}\""))?;
-            joint.raw("name");
-            joint.raw("enabled");
-            if joints.iter().any(|j| j.name == joint_name) {
-                return Err(model.error(format!("joint named \"{joint_name}\" already exists in model \"{name}\"")));
-            }
-            joints.push(read_joint(&joint, joint_name, &bodies)?);
+    for (i, entry) in entries.iter().enumerate() {
+        let joint = Reader::new(entry, path, format!("{model_entity} joints index {i}"))?;
+        if !joint.opt("enabled", true)? {
+            continue;
         }
+        let joint_name: String = joint.req("name")?;
+        let joint = Reader::new(entry, path, format!("{model_entity} joint \"{joint_name}\""))?;
+        joint.raw("name");
+        joint.raw("enabled");
+        if joints.iter().any(|j| j.name == joint_name) {
+            return Err(model.error(format!("joint named \"{joint_name}\" already exists in model \"{name}\"")));
+        }
+        joints.push(read_joint(&joint, joint_name, bodies)?);
     }
+    Ok(joints)
+}
 
+/// The model's enabled `plugins` (names unique and usable in keys), each
+/// with its entry, which the caller validates once the model is known.
+fn read_plugin_entries<'a>(
+    model: &Reader,
+    entries: &'a [Value],
+    path: &Path,
+    model_entity: &str,
+    name: &str,
+) -> Result<Vec<(PluginDescription, &'a Value)>, LoadError> {
     let mut plugins: Vec<(PluginDescription, &Value)> = Vec::new();
-    if let Some(entries) = model.seq("plugins")? {
-        for (i, entry) in entries.iter().enumerate() {
-            let plugin = Reader::new(entry, path, format!("{model_entity} plugins index {i}"))?;
-            if !plugin.opt("enabled", true)? {
-                continue;
-            }
-            let plugin_type: String = plugin.req("type")?;
-            let plugin_name: String = plugin.req("name")?;
-            flotilla_protocol::keys::check_key_chunk("plugin name", &plugin_name).map_err(|e| plugin.error(e))?;
-            if plugins.iter().any(|(p, _)| p.name == plugin_name) {
-                return Err(model.error(format!("plugin named \"{plugin_name}\" already exists in model \"{name}\"")));
-            }
-            let params_yaml = serde_yaml::to_string(entry).map_err(|e| plugin.error(e.to_string()))?;
-            plugins.push((PluginDescription { plugin_type, name: plugin_name, params_yaml }, entry));
+    for (i, entry) in entries.iter().enumerate() {
+        let plugin = Reader::new(entry, path, format!("{model_entity} plugins index {i}"))?;
+        if !plugin.opt("enabled", true)? {
+            continue;
         }
+        let plugin_type: String = plugin.req("type")?;
+        let plugin_name: String = plugin.req("name")?;
+        flotilla_protocol::keys::check_key_chunk("plugin name", &plugin_name).map_err(|e| plugin.error(e))?;
+        if plugins.iter().any(|(p, _)| p.name == plugin_name) {
+            return Err(model.error(format!("plugin named \"{plugin_name}\" already exists in model \"{name}\"")));
+        }
+        let params_yaml = serde_yaml::to_string(entry).map_err(|e| plugin.error(e.to_string()))?;
+        plugins.push((PluginDescription { plugin_type, name: plugin_name, params_yaml }, entry));
     }
-    model.finish()?;
-
-    let description = ModelDescription {
-        name: name.to_string(),
-        namespace: namespace.to_string(),
-        pose,
-        model_path: path.to_string_lossy().into_owned(),
-        bodies,
-        joints,
-        plugins: Vec::new(),
-        // On no map until the world puts it on one (`assign_map`).
-        map: String::new(),
-        layer_mask: flotilla_protocol::description::LayerBits::MAX,
-    };
-    // Plugins of the types Flotilla implements are validated here, so a world
-    // or a spawn with a broken plugin entry is refused before anything starts.
-    let ctx = PluginContext::of(&description, layer_names);
-    for (plugin, entry) in &plugins {
-        plugins::validate(&plugin.plugin_type, entry, &plugin.name, &ctx)?;
-    }
-    // A Pioneer entry names sibling plugins (its drive, sonar, laser).
-    let siblings: Vec<(&str, &str)> = plugins.iter().map(|(p, _)| (p.name.as_str(), p.plugin_type.as_str())).collect();
-    for (plugin, entry) in plugins.iter().filter(|(p, _)| p.plugin_type == PioneerConfig::TYPE_NAME) {
-        PioneerConfig::parse(entry, &plugin.name, &ctx)?.siblings(path, name, &siblings)?;
-    }
-    Ok(ModelDescription { plugins: plugins.into_iter().map(|(p, _)| p).collect(), ..description })
+    Ok(plugins)
 }
 
 fn read_body(
