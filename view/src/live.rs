@@ -143,29 +143,32 @@ pub async fn follow(session: zenoh::Session, keys: Keys) -> anyhow::Result<Arc<L
         }
     });
 
-    // Frames, at most every FRAME_PERIOD, when something changed.
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(FRAME_PERIOD);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let mut buffer = Vec::new();
-        loop {
-            ticker.tick().await;
-            if frames.receiver_count() == 0 {
+    tokio::spawn(send_frames(latest, frames));
+    Ok(live)
+}
+
+/// Sends the pages a frame of the latest state and readings, at most every
+/// [`FRAME_PERIOD`] and only when something changed, while any page listens.
+async fn send_frames(latest: Arc<Mutex<Latest>>, frames: broadcast::Sender<Bytes>) {
+    let mut ticker = tokio::time::interval(FRAME_PERIOD);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut buffer = Vec::new();
+    loop {
+        ticker.tick().await;
+        if frames.receiver_count() == 0 {
+            continue;
+        }
+        let (bytes, readings) = {
+            let mut l = lock(&latest);
+            if !std::mem::take(&mut l.fresh) {
                 continue;
             }
-            let (bytes, readings) = {
-                let mut l = lock(&latest);
-                if !std::mem::take(&mut l.fresh) {
-                    continue;
-                }
-                (l.state.clone(), readings_of(&l))
-            };
-            let Some(state) = bytes.and_then(|b| decode::<WorldState>(&b).ok()) else { continue };
-            encode(&state, &readings, &mut buffer);
-            let _ = frames.send(Bytes::copy_from_slice(&buffer));
-        }
-    });
-    Ok(live)
+            (l.state.clone(), readings_of(&l))
+        };
+        let Some(state) = bytes.and_then(|b| decode::<WorldState>(&b).ok()) else { continue };
+        encode(&state, &readings, &mut buffer);
+        let _ = frames.send(Bytes::copy_from_slice(&buffer));
+    }
 }
 
 fn build_scene(description: &WorldDescription, spawnable: &mut Spawnable) -> Scene {

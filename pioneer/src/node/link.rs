@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
@@ -85,6 +86,43 @@ pub async fn listen(
     }
 }
 
+/// ARCOS's handshake (SYNC0, SYNC1, SYNC2) on a new connection, answering
+/// with `identification`; malformed packets are counted and dropped.
+async fn handshake(
+    read: &mut OwnedReadHalf,
+    write: &mut OwnedWriteHalf,
+    reader: &mut PacketReader,
+    buffer: &mut [u8],
+    link: &Link,
+    name: &str,
+    identification: &[u8],
+) -> Result<(), String> {
+    let mut handshake = Handshake::default();
+    loop {
+        while let Some(item) = reader.next_packet() {
+            match item {
+                Ok(packet) => match handshake.on_packet(packet.id, || identification.to_vec()) {
+                    SyncStep::Reply(bytes) => write.write_all(&bytes).await.map_err(|e| e.to_string())?,
+                    SyncStep::Done(bytes) => {
+                        write.write_all(&bytes).await.map_err(|e| e.to_string())?;
+                        return Ok(());
+                    }
+                    SyncStep::Refuse(reason) => return Err(reason),
+                },
+                Err(malformed) => {
+                    link.malformed.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!("{name}: dropped during the handshake: {malformed}");
+                }
+            }
+        }
+        match read.read(buffer).await {
+            Ok(0) => return Err("the client closed the connection".to_string()),
+            Ok(n) => reader.push(&buffer[..n]),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
 /// Runs one client's connection to its end.
 pub async fn serve_client(
     stream: TcpStream,
@@ -98,32 +136,7 @@ pub async fn serve_client(
     let mut reader = PacketReader::default();
     let mut buffer = vec![0u8; 4096];
     // The handshake, under its own deadline.
-    let handshake = async {
-        let mut handshake = Handshake::default();
-        loop {
-            while let Some(item) = reader.next_packet() {
-                match item {
-                    Ok(packet) => match handshake.on_packet(packet.id, || identification.to_vec()) {
-                        SyncStep::Reply(bytes) => write.write_all(&bytes).await.map_err(|e| e.to_string())?,
-                        SyncStep::Done(bytes) => {
-                            write.write_all(&bytes).await.map_err(|e| e.to_string())?;
-                            return Ok(());
-                        }
-                        SyncStep::Refuse(reason) => return Err(reason),
-                    },
-                    Err(malformed) => {
-                        link.malformed.fetch_add(1, Ordering::Relaxed);
-                        tracing::debug!("{name}: dropped during the handshake: {malformed}");
-                    }
-                }
-            }
-            match read.read(&mut buffer).await {
-                Ok(0) => return Err("the client closed the connection".to_string()),
-                Ok(n) => reader.push(&buffer[..n]),
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-    };
+    let handshake = handshake(&mut read, &mut write, &mut reader, &mut buffer, link, name, identification);
     match tokio::time::timeout(SYNC_TIMEOUT, handshake).await {
         Ok(Ok(())) => {}
         Ok(Err(reason)) => {

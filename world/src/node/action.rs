@@ -45,7 +45,7 @@ fn put(session: &zenoh::Session, key: &str, message: &impl RosMessage) {
 }
 
 /// Declares the action. `published` carries the step of each state published.
-pub async fn declare(wiring: &Wiring, mut published: watch::Receiver<u64>) -> Result<Action> {
+pub async fn declare(wiring: &Wiring, published: watch::Receiver<u64>) -> Result<Action> {
     // Bumped whenever a goal ends: pending get_result queries look again.
     let (ended_tx, ended_rx) = watch::channel(0u64);
     let ended_tx = Arc::new(ended_tx);
@@ -121,33 +121,44 @@ pub async fn declare(wiring: &Wiring, mut published: watch::Receiver<u64>) -> Re
     };
     queryables.push(queryable(wiring, "get_result", get_result).await?);
 
-    // Feedback after the steps published, and the end of a goal.
-    let (session, shared, feedback_key) =
-        (wiring.session.clone(), wiring.shared.clone(), key(&wiring.keys, "feedback"));
-    let progress = tokio::spawn(async move {
-        loop {
-            if !lock(&shared).actions.is_stepping() {
-                stepping.notified().await;
-                continue;
-            }
-            if published.changed().await.is_err() {
-                return; // the world is stopping
-            }
-            let progress = {
-                let mut s = lock(&shared);
-                let s = &mut *s;
-                s.actions.advance(s.physics.step_count(), &s.run)
-            };
-            for feedback in &progress.feedback {
-                put(&session, &feedback_key, feedback);
-            }
-            if progress.status_changed {
-                publish_status();
-                ended_tx.send_modify(|n| *n += 1);
-            }
-        }
-    });
+    let feedback_key = key(&wiring.keys, "feedback");
+    let progress =
+        tokio::spawn(report_progress(wiring.clone(), feedback_key, published, stepping, publish_status, ended_tx));
     Ok(Action { _queryables: queryables, _progress: progress })
+}
+
+/// Publishes the stepping goal's feedback after each step published, and
+/// its status when it ends; idle while no goal steps.
+async fn report_progress(
+    wiring: Wiring,
+    feedback_key: String,
+    mut published: watch::Receiver<u64>,
+    stepping: Arc<Notify>,
+    publish_status: impl Fn(),
+    ended_tx: Arc<watch::Sender<u64>>,
+) {
+    let Wiring { session, shared, .. } = wiring;
+    loop {
+        if !lock(&shared).actions.is_stepping() {
+            stepping.notified().await;
+            continue;
+        }
+        if published.changed().await.is_err() {
+            return; // the world is stopping
+        }
+        let progress = {
+            let mut s = lock(&shared);
+            let s = &mut *s;
+            s.actions.advance(s.physics.step_count(), &s.run)
+        };
+        for feedback in &progress.feedback {
+            put(&session, &feedback_key, feedback);
+        }
+        if progress.status_changed {
+            publish_status();
+            ended_tx.send_modify(|n| *n += 1);
+        }
+    }
 }
 
 async fn queryable(
