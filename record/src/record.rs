@@ -118,7 +118,7 @@ impl Writer {
         }
         if topic == CLOCK_TOPIC {
             match ros::decode::<Clock>(payload) {
-                Ok(clock) => self.now_ns = nanos_of(clock.clock),
+                Ok(clock) => self.now_ns = clock.clock.nanos(),
                 Err(e) => tracing::warn!("a bad clock message: {e}"),
             }
         }
@@ -261,9 +261,4 @@ impl Subscriptions {
             tracing::debug!("{topic} now comes in the nodes' batches");
         }
     }
-}
-
-/// A ROS time in ns (times before 0 count as 0).
-fn nanos_of(time: flotilla_protocol::ros::builtin_interfaces::Time) -> u64 {
-    u64::try_from(time.sec).unwrap_or(0) * 1_000_000_000 + u64::from(time.nanosec)
 }

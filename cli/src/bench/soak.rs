@@ -260,8 +260,7 @@ async fn watch_replies(
             let key = sample.key_expr().as_str();
             let Some(robot) = key.strip_suffix(suffix).and_then(|k| k.rsplit('/').next()) else { return };
             let Ok(odometry) = ros::decode::<Odometry>(&sample.payload().to_bytes()) else { return };
-            let stamp = odometry.header.stamp;
-            let stamp_ns = u64::try_from(stamp.sec).unwrap_or(0) * 1_000_000_000 + u64::from(stamp.nanosec);
+            let stamp_ns = odometry.header.stamp.nanos();
             let speed = odometry.twist.twist.linear.x;
             if let Some(r) = into.lock().unwrap_or_else(|e| e.into_inner()).get_mut(robot) {
                 r.arrived(stamp_ns, speed, period_ns);

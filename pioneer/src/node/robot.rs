@@ -327,8 +327,7 @@ impl Robot {
             let o: Odometry = ros::decode(payload)?;
             let p = &o.pose.pose;
             let t = &o.twist.twist;
-            let stamp_ns =
-                u64::try_from(o.header.stamp.sec).unwrap_or(0) * 1_000_000_000 + u64::from(o.header.stamp.nanosec);
+            let stamp_ns = o.header.stamp.nanos();
             self.odometry = Some(OdometryReading {
                 pose: [p.position.x, p.position.y, p.orientation.yaw()],
                 twist: [t.linear.x, t.linear.y, t.angular.z],
