@@ -371,7 +371,7 @@ impl Watch {
                         ros::decode::<Clock>(&bytes).map(|c| c.clock).ok()
                     };
                     if let Some(t) = stamp {
-                        sim_ns.fetch_max(t.sec as u64 * 1_000_000_000 + u64::from(t.nanosec), Ordering::Relaxed);
+                        sim_ns.fetch_max(t.nanos(), Ordering::Relaxed);
                     }
                 })
                 .await
