@@ -28,8 +28,10 @@ LINES
 0 10000 0 0
 "#;
 
-fn room_world() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flotilla-armap-objects-{}", std::process::id()));
+/// Writes the room for the test called `test`. Each test has a directory of
+/// its own: the tests run in parallel, and one removes its room when loaded.
+fn room_world(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flotilla-armap-objects-{}-{test}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("room.map"), ROOM).unwrap();
     std::fs::write(dir.join("world.yaml"), "properties: {}\nlayers:\n  - {name: room, map: room.map}\n").unwrap();
@@ -60,7 +62,7 @@ fn laser_towards(scene: &Scene, x: f64, y: f64, theta: f64) -> (f32, Option<f32>
 
 #[test]
 fn lasers_read_reflectors_bright_and_miss_what_hides_from_them() {
-    let world = room_world();
+    let world = room_world("laser");
     let description = load_world(&world).unwrap().initial_description().unwrap();
     let _ = std::fs::remove_dir_all(world.parent().unwrap());
     let scene = Scene::sensed_by(&description, None, Sensing::Laser);
@@ -81,7 +83,7 @@ fn lasers_read_reflectors_bright_and_miss_what_hides_from_them() {
 
 #[test]
 fn sonar_sees_box_nolaser_but_not_the_invisible_box() {
-    let world = room_world();
+    let world = room_world("sonar");
     let description = load_world(&world).unwrap().initial_description().unwrap();
     let _ = std::fs::remove_dir_all(world.parent().unwrap());
     let scene = Scene::sensed_by(&description, Some(0.25), Sensing::Sonar);
