@@ -154,6 +154,9 @@ RELIABLE = Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=1
 TOPIC_QOS = Qos(RELIABLE, Policy.Durability.Volatile, Policy.History.KeepLast(10), XCDR1)
 LATCHED_QOS = Qos(RELIABLE, Policy.Durability.TransientLocal, Policy.History.KeepLast(100), XCDR1)
 DISCOVERY_QOS = Qos(RELIABLE, Policy.Durability.TransientLocal, Policy.History.KeepLast(1), XCDR1)
+# A reply later than this sends the request again (the bridge's route may
+# have been matched on DDS before it was ready on Zenoh).
+RESEND_AFTER_S = 5.0
 SERVICE_QOS = Qos(RELIABLE, Policy.Durability.Volatile, Policy.History.KeepLast(10), XCDR1)
 
 
@@ -206,15 +209,30 @@ class ServiceClient:
         self.sequence = 0
         self.ros_name = ros_name
 
+    def is_ready(self):
+        """True once the bridge reads our requests and writes our replies,
+        as rclpy's `service_is_ready` asks."""
+        writer_matched = self.writer.get_publication_matched_status().current_count > 0
+        reader_matched = self.reader.get_subscription_matched_status().current_count > 0
+        return writer_matched and reader_matched
+
     def call(self, request, deadline):
-        """Sends until answered (the bridge may not be matched yet); returns the reply."""
+        """Waits for the service as `wait_for_service` does, then sends once;
+        sends again only after `RESEND_AFTER_S` without a reply. A request
+        sent before the reply path is matched can be carried out with its
+        reply lost, and sending it again would then be refused (a second
+        pause is "already in that state"), so the first send waits."""
         self.sequence += 1
         request.client_guid, request.sequence_number = self.guid, self.sequence
+        while not self.is_ready():
+            if time.monotonic() >= deadline:
+                raise Failure(f"{self.ros_name}: the service never matched")
+            time.sleep(0.02)
         next_send = 0.0
         while time.monotonic() < deadline:
             if time.monotonic() >= next_send:
                 self.writer.write(request)
-                next_send = time.monotonic() + 2.0
+                next_send = time.monotonic() + RESEND_AFTER_S
             for reply in self.reader.take(N=10):
                 if reply.sequence_number == self.sequence and reply.client_guid == self.guid:
                     return reply
