@@ -41,6 +41,39 @@ pub struct OdomOutput {
     pub map_to_odom: Option<TransformStamped>,
 }
 
+/// One odometry update in figures, before any message is built: the
+/// messages (see [`OdomOutput`]) are made from it only for the topics
+/// someone listens to, while the noise and error streams advance at every
+/// update regardless.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OdomReading {
+    stamp: SimTime,
+    /// The body's true pose.
+    truth: Pose2,
+    /// Its true velocity (m/s), in the body frame or the world's as configured.
+    reported: [f64; 2],
+    /// Its true turn rate, rad/s.
+    omega_radps: f64,
+    /// Its velocity in the body frame, m/s.
+    local: [f64; 2],
+    /// What odometry believes (the truth, or a drifting estimate).
+    believed: Pose2,
+    /// Noise on x, y, yaw, vx, vy, ω.
+    noise: [f64; 6],
+    /// The encoders' noise on vx and ω.
+    encoder: [f64; 2],
+    /// The localizer's map → odom correction, when localization noise is on.
+    map_to_odom: Option<Pose2>,
+}
+
+fn ros_pose(x: f64, y: f64, yaw: f64) -> Pose {
+    Pose { position: Point { x, y, z: 0.0 }, orientation: Quaternion::from_yaw(yaw) }
+}
+
+fn ros_twist(vx: f64, vy: f64, w: f64) -> Twist {
+    Twist { linear: Vector3 { x: vx, y: vy, z: 0.0 }, angular: Vector3 { x: 0.0, y: 0.0, z: w } }
+}
+
 /// One drive instance's odometry.
 pub struct Odom {
     config: OdometryConfig,
@@ -102,34 +135,13 @@ impl Odom {
         self.noise[i].sample(&mut self.rng)
     }
 
-    /// The messages for a body at `pose` moving at `twist` (world frame).
-    pub fn update(&mut self, stamp: SimTime, pose: Pose2, twist: Twist2) -> OdomOutput {
+    /// Updates the odometry of a body at `pose` moving at `twist` (world
+    /// frame): advances the error model and draws the noise.
+    pub fn update(&mut self, stamp: SimTime, pose: Pose2, twist: Twist2) -> OdomReading {
         let (s, c) = pose.theta_rad.sin_cos();
         // body-frame velocity of the origin
         let local = [c * twist.vx_mps + s * twist.vy_mps, -s * twist.vx_mps + c * twist.vy_mps];
         let reported = if self.config.twist_in_local_frame { local } else { [twist.vx_mps, twist.vy_mps] };
-        let header = |frame: &str| Header { stamp: stamp.to_ros(), frame_id: frame.to_string() };
-        let pose_msg = |x: f64, y: f64, yaw: f64| Pose {
-            position: Point { x, y, z: 0.0 },
-            orientation: Quaternion::from_yaw(yaw),
-        };
-        let twist_msg = |vx: f64, vy: f64, w: f64| Twist {
-            linear: Vector3 { x: vx, y: vy, z: 0.0 },
-            angular: Vector3 { x: 0.0, y: 0.0, z: w },
-        };
-
-        let ground_truth = Odometry {
-            header: header(&self.config.ground_truth_frame_id),
-            child_frame_id: self.body_frame.clone(),
-            pose: PoseWithCovariance {
-                pose: pose_msg(pose.x_m, pose.y_m, pose.theta_rad),
-                covariance: Covariance::default(),
-            },
-            twist: TwistWithCovariance {
-                twist: twist_msg(reported[0], reported[1], twist.omega_radps),
-                covariance: Covariance::default(),
-            },
-        };
         // What odometry believes: the truth, or a drifting estimate.
         let localized = self.localization.as_mut().map(|l| l.update(pose, stamp.nanos));
         let believed = match localized {
@@ -137,45 +149,103 @@ impl Odom {
             None if self.error.is_on() => self.error.update(pose),
             None => pose,
         };
-        let noisy = [0, 1, 2, 3, 4, 5].map(|i| self.draw(i));
-        let odometry = Odometry {
-            header: header(&self.config.odom_frame_id),
+        // The draws' order is the noise stream's: six, then the encoders'.
+        let noise = [0, 1, 2, 3, 4, 5].map(|i| self.draw(i));
+        let encoder = [self.draw(3), self.draw(5)];
+        OdomReading {
+            stamp,
+            truth: pose,
+            reported,
+            omega_radps: twist.omega_radps,
+            local,
+            believed,
+            noise,
+            encoder,
+            map_to_odom: localized.map(|e| e.map_to_odom),
+        }
+    }
+
+    fn header(&self, stamp: SimTime, frame: &str) -> Header {
+        Header { stamp: stamp.to_ros(), frame_id: frame.to_string() }
+    }
+
+    /// Noise-free odometry in the ground-truth frame.
+    pub fn ground_truth(&self, r: &OdomReading) -> Odometry {
+        Odometry {
+            header: self.header(r.stamp, &self.config.ground_truth_frame_id),
             child_frame_id: self.body_frame.clone(),
             pose: PoseWithCovariance {
-                pose: pose_msg(believed.x_m + noisy[0], believed.y_m + noisy[1], believed.theta_rad + noisy[2]),
-                covariance: self.config.odom_pose_covariance,
+                pose: ros_pose(r.truth.x_m, r.truth.y_m, r.truth.theta_rad),
+                covariance: Covariance::default(),
             },
             twist: TwistWithCovariance {
-                twist: twist_msg(reported[0] + noisy[3], reported[1] + noisy[4], twist.omega_radps + noisy[5]),
-                covariance: self.config.odom_twist_covariance,
+                twist: ros_twist(r.reported[0], r.reported[1], r.omega_radps),
+                covariance: Covariance::default(),
             },
-        };
-        let encoder = [self.draw(3), self.draw(5)];
-        let twist_out = TwistWithCovarianceStamped {
-            header: header(&self.body_frame),
-            twist: TwistWithCovariance {
-                twist: twist_msg(local[0] + encoder[0], 0.0, twist.omega_radps + encoder[1]),
-                covariance: self.config.odom_twist_covariance,
-            },
-        };
-        let p = odometry.pose.pose;
-        let transform = TransformStamped {
-            header: odometry.header.clone(),
+        }
+    }
+
+    /// The noisy pose in the odom frame: x, y (m) and yaw (rad).
+    fn noisy_pose(r: &OdomReading) -> [f64; 3] {
+        [r.believed.x_m + r.noise[0], r.believed.y_m + r.noise[1], r.believed.theta_rad + r.noise[2]]
+    }
+
+    /// Noisy odometry in the odom frame.
+    pub fn odometry(&self, r: &OdomReading) -> Odometry {
+        let [x, y, yaw] = Odom::noisy_pose(r);
+        Odometry {
+            header: self.header(r.stamp, &self.config.odom_frame_id),
             child_frame_id: self.body_frame.clone(),
-            transform: Transform {
-                translation: Vector3 { x: p.position.x, y: p.position.y, z: 0.0 },
-                rotation: p.orientation,
+            pose: PoseWithCovariance { pose: ros_pose(x, y, yaw), covariance: self.config.odom_pose_covariance },
+            twist: TwistWithCovariance {
+                twist: ros_twist(r.reported[0] + r.noise[3], r.reported[1] + r.noise[4], r.omega_radps + r.noise[5]),
+                covariance: self.config.odom_twist_covariance,
             },
-        };
-        let map_to_odom = localized.map(|e| TransformStamped {
-            header: header(&self.config.ground_truth_frame_id),
+        }
+    }
+
+    /// Noisy body-frame velocity (encoders).
+    pub fn twist(&self, r: &OdomReading) -> TwistWithCovarianceStamped {
+        TwistWithCovarianceStamped {
+            header: self.header(r.stamp, &self.body_frame),
+            twist: TwistWithCovariance {
+                twist: ros_twist(r.local[0] + r.encoder[0], 0.0, r.omega_radps + r.encoder[1]),
+                covariance: self.config.odom_twist_covariance,
+            },
+        }
+    }
+
+    /// odom → body, from the noisy odometry.
+    pub fn transform(&self, r: &OdomReading) -> TransformStamped {
+        let [x, y, yaw] = Odom::noisy_pose(r);
+        TransformStamped {
+            header: self.header(r.stamp, &self.config.odom_frame_id),
+            child_frame_id: self.body_frame.clone(),
+            transform: Transform { translation: Vector3 { x, y, z: 0.0 }, rotation: Quaternion::from_yaw(yaw) },
+        }
+    }
+
+    /// map → odom, the localizer's correction, when localization noise is on.
+    pub fn map_to_odom(&self, r: &OdomReading) -> Option<TransformStamped> {
+        r.map_to_odom.map(|m| TransformStamped {
+            header: self.header(r.stamp, &self.config.ground_truth_frame_id),
             child_frame_id: self.config.odom_frame_id.clone(),
             transform: Transform {
-                translation: Vector3 { x: e.map_to_odom.x_m, y: e.map_to_odom.y_m, z: 0.0 },
-                rotation: Quaternion::from_yaw(e.map_to_odom.theta_rad),
+                translation: Vector3 { x: m.x_m, y: m.y_m, z: 0.0 },
+                rotation: Quaternion::from_yaw(m.theta_rad),
             },
-        });
-        OdomOutput { ground_truth, odometry, twist: twist_out, transform, map_to_odom }
+        })
+    }
+
+    /// Every message of an update.
+    pub fn output(&self, r: &OdomReading) -> OdomOutput {
+        OdomOutput {
+            ground_truth: self.ground_truth(r),
+            odometry: self.odometry(r),
+            twist: self.twist(r),
+            transform: self.transform(r),
+            map_to_odom: self.map_to_odom(r),
+        }
     }
 }
 
@@ -203,7 +273,8 @@ mod tests {
         let mut o = odom("{body: base}", 1);
         let pose = Pose2::new(1.0, 2.0, std::f64::consts::FRAC_PI_2);
         // moving along +y in the world while facing +y: forward in the body frame
-        let out = o.update(SimTime { nanos: 5 }, pose, Twist2 { vx_mps: 0.0, vy_mps: 0.5, omega_radps: 0.1 });
+        let reading = o.update(SimTime { nanos: 5 }, pose, Twist2 { vx_mps: 0.0, vy_mps: 0.5, omega_radps: 0.1 });
+        let out = o.output(&reading);
         let t = out.ground_truth.twist.twist;
         assert!((t.linear.x - 0.5).abs() < 1e-12 && t.linear.y.abs() < 1e-12);
         assert_eq!(out.ground_truth.header.frame_id, "map");
@@ -224,7 +295,8 @@ mod tests {
         let mut last = None;
         for k in 0..500u64 {
             let truth = Pose2::new(k as f64 * 0.02, 0.0, 0.0);
-            last = Some((truth, o.update(SimTime { nanos: k * 20_000_000 }, truth, Twist2::default())));
+            let reading = o.update(SimTime { nanos: k * 20_000_000 }, truth, Twist2::default());
+            last = Some((truth, o.output(&reading)));
         }
         let (truth, out) = last.unwrap();
         let odom = &out.odometry.pose.pose;
@@ -244,7 +316,10 @@ mod tests {
         let run = |seed| {
             let mut o = odom(yaml, seed);
             (0..2000)
-                .map(|_| o.update(SimTime::ZERO, Pose2::default(), Twist2::default()).odometry.pose.pose.position)
+                .map(|_| {
+                    let reading = o.update(SimTime::ZERO, Pose2::default(), Twist2::default());
+                    o.odometry(&reading).pose.pose.position
+                })
                 .collect::<Vec<_>>()
         };
         assert_eq!(run(7), run(7), "same seed, same noise");

@@ -14,7 +14,7 @@ use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Odom;
-use flotilla_node_kit::runtime::{steps_before_first_due, Answering, NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, Answering, Interest, NodePlugin, Outbox, Rebuild};
 
 struct Instance {
     key: String,
@@ -22,6 +22,8 @@ struct Instance {
     odom_key: String,
     ground_truth_key: String,
     twist_key: String,
+    /// Whether anyone listens, kept per key: odometry, ground truth, twist.
+    interest: [Interest; 3],
     odom: Odom,
 }
 
@@ -30,6 +32,7 @@ struct Instance {
 pub struct OdomServer {
     instances: Vec<Instance>,
     tf_key: String,
+    tf_interest: Interest,
 }
 
 impl NodePlugin for OdomServer {
@@ -76,6 +79,7 @@ impl NodePlugin for OdomServer {
                 odom_key: topic(&config.odom_pub),
                 ground_truth_key: topic(&config.ground_truth_pub),
                 twist_key: topic(&config.twist_pub),
+                interest: Default::default(),
                 odom: Odom::new(config, &model.namespace, plugin_seed(description.seed, &model.name, &plugin.name)),
             });
         }
@@ -90,6 +94,10 @@ impl NodePlugin for OdomServer {
     }
 
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
+        // Messages are built only for the topics someone listens to; the
+        // noise streams go on regardless, so that a subscriber that comes
+        // later sees what it would have seen from the start.
+        let wants_tf = out.wants_cached(&self.tf_key, &mut self.tf_interest);
         let mut transforms = Vec::new();
         for instance in &mut self.instances {
             if !instance.odom.due(state.time.nanos, state.step_ns) {
@@ -98,25 +106,26 @@ impl NodePlugin for OdomServer {
             // bodies are sorted by id in the state
             let Ok(i) = state.bodies.binary_search_by_key(&instance.body, |b| b.id) else { continue };
             let body = state.bodies[i];
-            let output = instance.odom.update(state.time, body.pose, body.twist);
-            let config = instance.odom.config();
-            // Computed whether or not anyone listens (the noise stream goes
-            // on), encoded only for those who do.
-            if config.enable_odom_pub && out.wants(&instance.ground_truth_key) {
-                out.put(instance.ground_truth_key.clone(), ros::encode(&output.ground_truth));
+            let reading = instance.odom.update(state.time, body.pose, body.twist);
+            let (odom, config) = (&instance.odom, instance.odom.config());
+            let [odom_interest, truth_interest, twist_interest] = &mut instance.interest;
+            if config.enable_odom_pub && out.wants_cached(&instance.ground_truth_key, truth_interest) {
+                out.put(instance.ground_truth_key.clone(), ros::encode(&odom.ground_truth(&reading)));
             }
-            if config.enable_odom_pub && out.wants(&instance.odom_key) {
-                out.put(instance.odom_key.clone(), ros::encode(&output.odometry));
+            if config.enable_odom_pub && out.wants_cached(&instance.odom_key, odom_interest) {
+                out.put(instance.odom_key.clone(), ros::encode(&odom.odometry(&reading)));
             }
-            if config.enable_twist_pub && out.wants(&instance.twist_key) {
-                out.put(instance.twist_key.clone(), ros::encode(&output.twist));
+            if config.enable_twist_pub && out.wants_cached(&instance.twist_key, twist_interest) {
+                out.put(instance.twist_key.clone(), ros::encode(&odom.twist(&reading)));
             }
-            if config.enable_odom_tf_pub {
-                transforms.push(output.transform);
+            if wants_tf {
+                if config.enable_odom_tf_pub {
+                    transforms.push(odom.transform(&reading));
+                }
+                transforms.extend(odom.map_to_odom(&reading));
             }
-            transforms.extend(output.map_to_odom);
         }
-        if !transforms.is_empty() && out.wants(&self.tf_key) {
+        if !transforms.is_empty() {
             out.put(self.tf_key.clone(), ros::encode(&TFMessage { transforms }));
         }
     }
