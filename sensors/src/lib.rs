@@ -15,6 +15,7 @@
 
 pub mod body_grid;
 pub mod contact;
+pub mod crew;
 pub mod gps;
 pub mod imu;
 pub mod laser;

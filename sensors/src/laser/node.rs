@@ -1,8 +1,5 @@
 //! The laser node's logic: every selected `Laser` instance, scanned when due.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
 use flotilla_protocol::names::resolve_topic;
 use flotilla_protocol::plugins::laser::LaserConfig;
 use flotilla_protocol::plugins::registry::Role;
@@ -13,6 +10,7 @@ use flotilla_protocol::time::SimTime;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Laser;
+use crate::crew::Crew;
 use crate::scene::{Scene, Sensing};
 use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, NodePlugin, Outbox, Rebuild};
 
@@ -46,8 +44,15 @@ impl Instance {
 pub struct LaserServer {
     scene: Option<Scene>,
     instances: Vec<Instance>,
-    /// Threads that scan at once, the calling one included.
-    threads: usize,
+    /// The scanning threads beside the node's own, if any.
+    crew: Option<Crew<ScanContext, Instance>>,
+}
+
+/// What every scanning thread reads at a step.
+type ScanContext = (Scene, SimTime);
+
+fn scan_if_due(context: &ScanContext, instance: &mut Instance) {
+    instance.scan_if_due(&context.0, context.1);
 }
 
 impl Default for LaserServer {
@@ -61,8 +66,19 @@ impl LaserServer {
     /// A server whose scans due at one step are split over `threads`
     /// threads (at least one).
     pub fn with_threads(threads: usize) -> LaserServer {
-        LaserServer { scene: None, instances: Vec::new(), threads: threads.max(1) }
+        LaserServer { scene: None, instances: Vec::new(), crew: scanning_crew(threads.max(1) - 1) }
     }
+}
+
+/// `helpers` scanning threads, none for 0. Without them (the OS refused
+/// the threads) the node's own thread scans alone.
+fn scanning_crew(helpers: usize) -> Option<Crew<ScanContext, Instance>> {
+    if helpers == 0 {
+        return None;
+    }
+    Crew::new(helpers, "scan", scan_if_due)
+        .inspect_err(|e| tracing::warn!("no scanning threads ({e}): scanning on one thread"))
+        .ok()
 }
 
 impl NodePlugin for LaserServer {
@@ -98,59 +114,50 @@ impl NodePlugin for LaserServer {
     }
 
     fn reset(&mut self) {
-        *self = LaserServer::with_threads(self.threads);
+        self.scene = None;
+        self.instances.clear();
     }
 
     fn set_threads(&mut self, threads: usize) {
-        self.threads = threads.max(1);
+        self.crew = scanning_crew(threads.max(1) - 1);
     }
 
     fn steps_without_output(&self, state: &WorldState) -> u64 {
         steps_before_first_due(self.instances.iter().map(|i| i.laser.steps_until_due(state.time.nanos, state.step_ns)))
     }
 
-    /// Scans every laser due at this step. Scans only read the scene, so
-    /// when several are due they are shared out over the server's threads,
-    /// each taking the next scan not yet taken: a thread the OS puts aside
-    /// for a while (other processes share the cores) holds up one scan, not
-    /// a fixed share of them. Each laser keeps its own noise stream and the
-    /// messages go out in instance order, so the output does not depend on
-    /// the number of threads.
     /// Its outputs are due only at multiples of their periods.
     fn state_stride(&self, step_ns: u64) -> u64 {
         stride_of(self.instances.iter().map(|i| i.laser.period_ns()), step_ns)
     }
 
+    /// Scans every laser due at this step. Scans only read the scene, so
+    /// when several are due they are shared out over the server's threads
+    /// (see [`Crew`]). Each laser keeps its own noise stream and the
+    /// messages go out in instance order, so the output does not depend on
+    /// the number of threads.
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let Some(scene) = &mut self.scene else { return };
         scene.update(state);
-        let scene = &*scene;
-        let mut due = Vec::new();
+        let mut due = 0;
         for instance in &mut self.instances {
             let is_due = instance.laser.due(state.time.nanos, state.step_ns);
             instance.message = is_due.then(Vec::new);
-            if is_due {
-                due.push(instance);
-            }
+            due += usize::from(is_due);
         }
-        let threads = self.threads.min(due.len());
-        if threads <= 1 {
-            due.into_iter().for_each(|i| i.scan_if_due(scene, state.time));
-        } else {
-            // One lock per scan, each taken once: never contended.
-            let queue: Vec<Mutex<&mut Instance>> = due.into_iter().map(Mutex::new).collect();
-            let next = AtomicUsize::new(0);
-            let work = || {
-                while let Some(slot) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    slot.lock().unwrap_or_else(|e| e.into_inner()).scan_if_due(scene, state.time);
-                }
-            };
-            std::thread::scope(|s| {
-                for _ in 1..threads {
-                    s.spawn(work);
-                }
-                work();
-            });
+        match (&self.crew, self.scene.take()) {
+            (Some(crew), Some(scene)) if due > 1 => {
+                // The scene and the instances go to the crew for the step
+                // and come back (moved, not copied).
+                let instances = std::mem::take(&mut self.instances);
+                let ((scene, _), instances) = crew.run((scene, state.time), instances);
+                (self.scene, self.instances) = (Some(scene), instances);
+            }
+            (_, scene) => {
+                self.scene = scene;
+                let scene = self.scene.as_ref().expect("checked above");
+                self.instances.iter_mut().for_each(|i| i.scan_if_due(scene, state.time));
+            }
         }
         for instance in &mut self.instances {
             if let Some(message) = instance.message.take() {
