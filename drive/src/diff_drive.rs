@@ -117,6 +117,8 @@ impl DiffDrive {
 mod tests {
     use super::*;
     use flotilla_protocol::plugins::dynamics_limits::DynamicsLimitsConfig;
+    use flotilla_protocol::plugins::PluginContext;
+    use std::path::Path;
 
     fn config(accel: f64, timeout_s: f64) -> DiffDriveConfig {
         parse(&format!(
@@ -126,14 +128,7 @@ mod tests {
 
     /// A DiffDrive entry of a model whose one body is `base`.
     fn parse(yaml: &str) -> DiffDriveConfig {
-        let layers = vec![];
-        let ctx = flotilla_protocol::plugins::PluginContext {
-            model_file: std::path::Path::new("m.yaml"),
-            model: "m",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
+        let ctx = PluginContext::single_body(Path::new("m.yaml"), "m", "base", &[]);
         DiffDriveConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "d", &ctx).unwrap()
     }
 

@@ -141,16 +141,11 @@ pub fn ease(easing: &str, t: f64) -> f64 {
 mod tests {
     use super::*;
     use flotilla_protocol::plugins::tween::EASINGS;
+    use flotilla_protocol::plugins::PluginContext;
+    use std::path::Path;
 
     fn tween(yaml: &str) -> Tween {
-        let layers = vec![];
-        let ctx = flotilla_protocol::plugins::PluginContext {
-            model_file: std::path::Path::new("walker.model.yaml"),
-            model: "walker",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
+        let ctx = PluginContext::single_body(Path::new("walker.model.yaml"), "walker", "base", &[]);
         let entry = serde_yaml::from_str(&format!("{{body: base, {yaml}}}")).unwrap();
         Tween::new(TweenConfig::parse(&entry, "tween", &ctx).unwrap(), Pose2::new(1.0, 1.0, 0.0))
     }
@@ -206,14 +201,7 @@ mod tests {
     /// The poses Flatland's `tween_test.cpp` expects, 0.5 s steps: each
     /// command taken exactly (the world integrates it over the step).
     fn flatland_steps(yaml: &str, start: Pose2, steps: usize) -> Vec<[f64; 3]> {
-        let layers = vec![];
-        let ctx = flotilla_protocol::plugins::PluginContext {
-            model_file: std::path::Path::new("tween.model.yaml"),
-            model: "tween",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
+        let ctx = PluginContext::single_body(Path::new("tween.model.yaml"), "tween", "base", &[]);
         let entry = serde_yaml::from_str(&format!("{{body: base, easing: linear, {yaml}}}")).unwrap();
         let mut t = Tween::new(TweenConfig::parse(&entry, "tween", &ctx).unwrap(), start);
         let mut pose = start;

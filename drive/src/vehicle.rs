@@ -168,19 +168,14 @@ impl Vehicle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_protocol::plugins::PluginContext;
+    use std::path::Path;
 
     const STEP_NS: u64 = 5_000_000;
     const DT_S: f64 = 0.005;
 
     fn vehicle(yaml: &str) -> Vehicle {
-        let layers = vec![];
-        let ctx = flotilla_protocol::plugins::PluginContext {
-            model_file: std::path::Path::new("car.model.yaml"),
-            model: "car",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
+        let ctx = PluginContext::single_body(Path::new("car.model.yaml"), "car", "base", &[]);
         let entry = serde_yaml::from_str(&format!("{{body: base, cmd_vel_timeout: 0, {yaml}}}")).unwrap();
         Vehicle::new(&VehicleConfig::parse(&entry, "vehicle", &ctx).unwrap())
     }

@@ -309,15 +309,11 @@ pub fn laser_packets(extended: bool, pose: [f64; 3], readings: &[(f64, u8)], mov
 mod tests {
     use super::*;
     use crate::packet::{DataReader, PacketReader};
+    use flotilla_protocol::plugins::PluginContext;
+    use std::path::Path;
 
     fn config() -> PioneerConfig {
-        let ctx = flotilla_protocol::plugins::PluginContext {
-            model_file: std::path::Path::new("p.model.yaml"),
-            model: "robot",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &[],
-        };
+        let ctx = PluginContext::single_body(Path::new("p.model.yaml"), "robot", "base", &[]);
         PioneerConfig::parse(&serde_yaml::from_str("{}").unwrap(), "pioneer", &ctx).unwrap()
     }
 

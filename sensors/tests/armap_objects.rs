@@ -46,13 +46,8 @@ fn laser_at(scene: &Scene, x: f64, y: f64) -> (f32, Option<f32>) {
 /// [`laser_at`] looking along `theta` (rad).
 fn laser_towards(scene: &Scene, x: f64, y: f64, theta: f64) -> (f32, Option<f32>) {
     let entry = serde_yaml::from_str("{body: base, range: 20, angle: {min: 0, max: 0, increment: 0.1}}").unwrap();
-    let ctx = PluginContext {
-        model_file: Path::new("robot.model.yaml"),
-        model: "robot",
-        bodies: vec!["base"],
-        joints: &[],
-        layer_names: &["room".to_string()],
-    };
+    let layers = ["room".to_string()];
+    let ctx = PluginContext::single_body(Path::new("robot.model.yaml"), "robot", "base", &layers);
     let config = LaserConfig::parse(&entry, "laser", &ctx).unwrap();
     let mut laser = Laser::new(config, 0, 0);
     let ranges = laser.scan(scene, Pose2::new(x, y, theta)).to_vec();

@@ -134,13 +134,7 @@ fn a_gps_fix_allocates_nothing() {
     use flotilla_sensors::gps::Gps;
 
     let layers = vec![];
-    let ctx = PluginContext {
-        model_file: Path::new("m.yaml"),
-        model: "robot1",
-        bodies: vec!["base"],
-        joints: &[],
-        layer_names: &layers,
-    };
+    let ctx = PluginContext::single_body(Path::new("m.yaml"), "robot1", "base", &layers);
     let entry = serde_yaml::from_str("{body: base, ref_lat: 45, ref_lon: 10, noise_std_dev: 0.5}").unwrap();
     let mut gps = Gps::new(GpsConfig::parse(&entry, "gps", &ctx).unwrap(), "robot1", 3, None);
     let allocations = allocations_in(|| {
@@ -164,13 +158,7 @@ fn a_warm_sonar_reading_allocates_nothing() {
     std::fs::create_dir_all(&dir).unwrap();
     let (scene, description) = office_with_robots(&dir);
     let _ = std::fs::remove_dir_all(&dir);
-    let ctx = PluginContext {
-        model_file: Path::new("m.yaml"),
-        model: "r0",
-        bodies: vec!["base"],
-        joints: &[],
-        layer_names: &description.layer_names,
-    };
+    let ctx = PluginContext::single_body(Path::new("m.yaml"), "r0", "base", &description.layer_names);
     let entry = serde_yaml::from_str("{body: base, ring: p3at, mode: closest_ray}").unwrap();
     let mut sonar = Sonar::new(SonarConfig::parse(&entry, "sonar", &ctx).unwrap(), "r0", 3);
     let own = description.models[0].bodies[0].id;

@@ -102,13 +102,7 @@ mod tests {
 
     fn parse(text: &str) -> Result<DiffDriveConfig, LoadError> {
         let layers = vec!["l".to_string()];
-        let ctx = PluginContext {
-            model_file: Path::new("m.yaml"),
-            model: "bot",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
+        let ctx = PluginContext::single_body(Path::new("m.yaml"), "bot", "base", &layers);
         DiffDriveConfig::parse(&serde_yaml::from_str(text).unwrap(), "drive", &ctx)
     }
 

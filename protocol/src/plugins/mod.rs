@@ -56,6 +56,17 @@ impl<'a> PluginContext<'a> {
         }
     }
 
+    /// The context of a model of one body and no joints, in file
+    /// `model_file` (what a plugin entry's tests parse in).
+    pub fn single_body(
+        model_file: &'a Path,
+        model: &'a str,
+        body: &'a str,
+        layer_names: &'a [String],
+    ) -> PluginContext<'a> {
+        PluginContext { model_file, model, bodies: vec![body], joints: &[], layer_names }
+    }
+
     /// The reader for one plugin entry, with `type`, `name` and `enabled`
     /// already accounted for.
     pub fn reader<'v>(&'v self, entry: &'v Value, plugin_name: &str) -> Result<Reader<'v>, LoadError> {
@@ -209,12 +220,6 @@ pub(crate) fn parse_in_test_model<C: PluginConfig>(
     name: &str,
     layer_names: &[String],
 ) -> Result<C, LoadError> {
-    let ctx = PluginContext {
-        model_file: Path::new("robot.model.yaml"),
-        model: "robot1",
-        bodies: vec!["base"],
-        joints: &[],
-        layer_names,
-    };
+    let ctx = PluginContext::single_body(Path::new("robot.model.yaml"), "robot1", "base", layer_names);
     C::parse(&serde_yaml::from_str(yaml).expect("the test's YAML parses"), name, &ctx)
 }

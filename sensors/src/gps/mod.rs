@@ -187,6 +187,8 @@ impl Gps {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_protocol::plugins::PluginContext;
+    use std::path::Path;
 
     /// Degrees of arc per metre along the equator and along the meridian at
     /// the equator: 1 / a and 1 / (a (1 - e²)) in radians.
@@ -239,14 +241,7 @@ mod tests {
     }
 
     fn config(yaml: &str) -> GpsConfig {
-        let layers = vec![];
-        let ctx = flotilla_protocol::plugins::PluginContext {
-            model_file: std::path::Path::new("m.yaml"),
-            model: "robot1",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
+        let ctx = PluginContext::single_body(Path::new("m.yaml"), "robot1", "base", &[]);
         GpsConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "gps", &ctx).unwrap()
     }
 

@@ -137,17 +137,12 @@ impl Imu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_protocol::plugins::PluginContext;
     use std::f64::consts::FRAC_PI_2;
+    use std::path::Path;
 
     fn config(yaml: &str) -> ImuConfig {
-        let layers = vec![];
-        let ctx = flotilla_protocol::plugins::PluginContext {
-            model_file: std::path::Path::new("m.yaml"),
-            model: "robot1",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
+        let ctx = PluginContext::single_body(Path::new("m.yaml"), "robot1", "base", &[]);
         ImuConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "imu", &ctx).unwrap()
     }
 

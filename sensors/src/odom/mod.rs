@@ -254,16 +254,10 @@ mod tests {
     use super::*;
     use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
     use flotilla_protocol::plugins::PluginContext;
+    use std::path::Path;
 
     fn odom(yaml: &str, seed: u64) -> Odom {
-        let layers = vec![];
-        let ctx = PluginContext {
-            model_file: std::path::Path::new("m.yaml"),
-            model: "bot",
-            bodies: vec!["base"],
-            joints: &[],
-            layer_names: &layers,
-        };
+        let ctx = PluginContext::single_body(Path::new("m.yaml"), "bot", "base", &[]);
         let config = DiffDriveConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "drive", &ctx).unwrap();
         Odom::new(config.odometry(), "r1", seed)
     }

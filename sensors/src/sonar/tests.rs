@@ -47,13 +47,7 @@ fn room(box_at: Option<[f64; 2]>, box_layer: &str) -> (WorldDescription, BodyId)
 }
 
 fn sonar(description: &WorldDescription, yaml: &str) -> Sonar {
-    let ctx = PluginContext {
-        model_file: Path::new("robot.model.yaml"),
-        model: "robot",
-        bodies: vec!["base"],
-        joints: &[],
-        layer_names: &description.layer_names,
-    };
+    let ctx = PluginContext::single_body(Path::new("robot.model.yaml"), "robot", "base", &description.layer_names);
     Sonar::new(SonarConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "sonar", &ctx).unwrap(), "robot", 1)
 }
 
