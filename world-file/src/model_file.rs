@@ -30,9 +30,9 @@ pub fn load_model(
     let root = read_yaml(path, &model_entity)?;
     let model = Reader::new(&root, path, model_entity.clone())?;
 
-    let bodies = read_bodies(&model, path, &model_entity, name, pose, layer_names)?;
+    let bodies = read_bodies(&model, name, pose, layer_names)?;
     let joints = match model.seq("joints")? {
-        Some(entries) => read_joints(&model, entries, path, &model_entity, name, &bodies)?,
+        Some(entries) => read_joints(&model, name, entries, &bodies)?,
         None => Vec::new(),
     };
     let plugins = match model.seq("plugins")? {
@@ -71,8 +71,6 @@ pub fn load_model(
 /// [`MAX_BODIES_PER_MODEL`], names unique), placed at the model's `pose`.
 fn read_bodies(
     model: &Reader,
-    path: &Path,
-    model_entity: &str,
     name: &str,
     pose: Pose2,
     layer_names: &[String],
@@ -90,49 +88,60 @@ fn read_bodies(
             model.error(format!("{} bodies is more than the maximum of {MAX_BODIES_PER_MODEL}", body_entries.len()))
         );
     }
-    let mut bodies: Vec<BodyDescription> = Vec::new();
-    for (i, entry) in body_entries.iter().enumerate() {
-        let body = Reader::new(entry, path, format!("{model_entity} bodies index {i}"))?;
-        if !body.opt("enabled", true)? {
-            continue;
-        }
-        let body_name: String = body.req("name")?;
-        let body = Reader::new(entry, path, format!("{model_entity} body \"{body_name}\""))?;
-        body.raw("name");
-        body.raw("enabled");
-        if bodies.iter().any(|b| b.name == body_name) {
-            return Err(model.error(format!("body named \"{body_name}\" already exists in model \"{name}\"")));
-        }
-        bodies.push(read_body(&body, body_name, pose, layer_names)?);
-    }
-    Ok(bodies)
+    read_named(
+        model,
+        name,
+        body_entries,
+        ("bodies", "body"),
+        |b: &BodyDescription| &b.name,
+        |body, body_name| read_body(body, body_name, pose, layer_names),
+    )
 }
 
 /// The model's enabled `joints` (names unique), between its `bodies`.
 fn read_joints(
     model: &Reader,
-    entries: &[Value],
-    path: &Path,
-    model_entity: &str,
     name: &str,
+    entries: &[Value],
     bodies: &[BodyDescription],
 ) -> Result<Vec<JointDescription>, LoadError> {
-    let mut joints: Vec<JointDescription> = Vec::new();
+    read_named(
+        model,
+        name,
+        entries,
+        ("joints", "joint"),
+        |j: &JointDescription| &j.name,
+        |joint, joint_name| read_joint(joint, joint_name, bodies),
+    )
+}
+
+/// Reads a list of named items of model `name` (`bodies`, `joints`) in
+/// order: each enabled entry with `read`, under a reader named after the
+/// item; a name used twice in the list is refused.
+fn read_named<T>(
+    model: &Reader,
+    name: &str,
+    entries: &[Value],
+    (list, item): (&str, &str),
+    name_of: fn(&T) -> &str,
+    read: impl Fn(&Reader, String) -> Result<T, LoadError>,
+) -> Result<Vec<T>, LoadError> {
+    let mut items: Vec<T> = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
-        let joint = Reader::new(entry, path, format!("{model_entity} joints index {i}"))?;
-        if !joint.opt("enabled", true)? {
+        let reader = Reader::new(entry, model.file(), format!("{} {list} index {i}", model.entity()))?;
+        if !reader.opt("enabled", true)? {
             continue;
         }
-        let joint_name: String = joint.req("name")?;
-        let joint = Reader::new(entry, path, format!("{model_entity} joint \"{joint_name}\""))?;
-        joint.raw("name");
-        joint.raw("enabled");
-        if joints.iter().any(|j| j.name == joint_name) {
-            return Err(model.error(format!("joint named \"{joint_name}\" already exists in model \"{name}\"")));
+        let item_name: String = reader.req("name")?;
+        let reader = Reader::new(entry, model.file(), format!("{} {item} \"{item_name}\"", model.entity()))?;
+        reader.raw("name");
+        reader.raw("enabled");
+        if items.iter().any(|t| name_of(t) == item_name) {
+            return Err(model.error(format!("{item} named \"{item_name}\" already exists in model \"{name}\"")));
         }
-        joints.push(read_joint(&joint, joint_name, bodies)?);
+        items.push(read(&reader, item_name)?);
     }
-    Ok(joints)
+    Ok(items)
 }
 
 /// The model's enabled `plugins` (names unique and usable in keys), each
