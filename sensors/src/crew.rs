@@ -61,11 +61,6 @@ impl<C: Send + Sync + 'static, T: Send + 'static> Crew<C, T> {
         Ok(Crew { steps, done, work })
     }
 
-    /// Helper threads, the caller's not counted.
-    pub fn helpers(&self) -> usize {
-        self.steps.len()
-    }
-
     /// Does the work on every item, on the calling thread and the helpers
     /// (as many as there are items beyond the first), and gives the context
     /// and the items back in their order.

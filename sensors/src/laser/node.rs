@@ -137,7 +137,7 @@ impl NodePlugin for LaserServer {
     /// messages go out in instance order, so the output does not depend on
     /// the number of threads.
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
-        let Some(scene) = &mut self.scene else { return };
+        let Some(mut scene) = self.scene.take() else { return };
         scene.update(state);
         let mut due = 0;
         for instance in &mut self.instances {
@@ -145,20 +145,20 @@ impl NodePlugin for LaserServer {
             instance.message = is_due.then(Vec::new);
             due += usize::from(is_due);
         }
-        match (&self.crew, self.scene.take()) {
-            (Some(crew), Some(scene)) if due > 1 => {
+        let scene = match &self.crew {
+            Some(crew) if due > 1 => {
                 // The scene and the instances go to the crew for the step
                 // and come back (moved, not copied).
-                let instances = std::mem::take(&mut self.instances);
-                let ((scene, _), instances) = crew.run((scene, state.time), instances);
-                (self.scene, self.instances) = (Some(scene), instances);
+                let ((scene, _), instances) = crew.run((scene, state.time), std::mem::take(&mut self.instances));
+                self.instances = instances;
+                scene
             }
-            (_, scene) => {
-                self.scene = scene;
-                let scene = self.scene.as_ref().expect("checked above");
-                self.instances.iter_mut().for_each(|i| i.scan_if_due(scene, state.time));
+            _ => {
+                self.instances.iter_mut().for_each(|i| i.scan_if_due(&scene, state.time));
+                scene
             }
-        }
+        };
+        self.scene = Some(scene);
         for instance in &mut self.instances {
             if let Some(message) = instance.message.take() {
                 out.put(instance.scan_key.clone(), message);
