@@ -343,7 +343,8 @@ impl Scene {
     /// [`Scene::prepare`] arc by arc.
     /// This is the laser's kernel.
     pub fn scan(&self, fan: &Fan, buffers: &mut ScanBuffers) {
-        buffers.clear_beams(fan.dirs.len());
+        // The sweep writes every beam, hit or not.
+        buffers.size_beams(fan.dirs.len());
         self.walls.sweep_fan(fan, &mut buffers.sweep, &mut buffers.best, &mut buffers.bits);
         scan_shapes(fan, buffers);
     }
