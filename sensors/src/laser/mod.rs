@@ -11,6 +11,8 @@ use flotilla_protocol::ros::sensor_msgs::{LaserScan, LaserScanView};
 use flotilla_protocol::ros::std_msgs::Header;
 use flotilla_protocol::time::SimTime;
 use flotilla_protocol::update_timer::UpdateTimer;
+use std::sync::Arc;
+
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -21,15 +23,26 @@ use crate::scene::Scene;
 /// One laser plugin instance.
 pub struct Laser {
     config: LaserConfig,
-    /// Beam directions in the laser frame (unit vectors), computed once.
-    beams: Vec<[f64; 2]>,
+    /// Beam directions in the laser frame (unit vectors), computed once,
+    /// and shared by lasers whose beams are the same (see
+    /// [`Laser::share_beams`]).
+    beams: Arc<[[f64; 2]]>,
     timer: UpdateTimer,
     rng: Xoshiro256PlusPlus,
     noise: Option<Normal<f64>>,
     reflectance_bits: u16,
     ranges: Vec<f32>,
     intensities: Vec<f32>,
-    /// Per-scan working memory, reused: a scan allocates nothing.
+}
+
+/// Working memory of scans, reused from one scan to the next, so that a
+/// scan allocates nothing. One per thread, shared by every laser scanned
+/// there rather than one per laser: a thread scanning a thousand lasers in
+/// turn then finds it in its cache (a thousand copies of it, 60 kB each
+/// for a 1081-beam laser, were not).
+#[derive(Debug, Default)]
+pub struct ScanScratch {
+    /// The beams' directions in the world.
     world_dirs: Vec<[f64; 2]>,
     buffers: ScanBuffers,
 }
@@ -61,10 +74,17 @@ impl Laser {
             reflectance_bits,
             ranges: vec![f32::NAN; n],
             intensities: if reflectance_bits != 0 { vec![0.0; n] } else { Vec::new() },
-            world_dirs: Vec::with_capacity(n),
-            buffers: ScanBuffers::default(),
             beams,
             config,
+        }
+    }
+
+    /// Takes the beam directions of the first of `others` whose beams are
+    /// the same as this laser's, so that a fleet of like lasers reads one
+    /// table at each scan, which stays in the cache, instead of one each.
+    pub fn share_beams<'a>(&mut self, others: impl IntoIterator<Item = &'a Laser>) {
+        if let Some(other) = others.into_iter().find(|other| other.beams == self.beams) {
+            self.beams = other.beams.clone();
         }
     }
 
@@ -91,14 +111,21 @@ impl Laser {
     /// Casts every beam from the laser mounted on a body at `body_pose`
     /// (see [`Scene::scan`]).
     pub fn scan(&mut self, scene: &Scene, body_pose: Pose2) -> &[f32] {
+        self.scan_with(scene, body_pose, &mut ScanScratch::default())
+    }
+
+    /// [`Laser::scan`] with working memory kept by the caller (one per
+    /// thread; see [`ScanScratch`]).
+    pub fn scan_with(&mut self, scene: &Scene, body_pose: Pose2, scratch: &mut ScanScratch) -> &[f32] {
+        let ScanScratch { world_dirs, buffers } = scratch;
         let mount = body_pose.compose(&self.config.origin);
         let origin = [mount.x_m, mount.y_m];
         let (s, c) = mount.theta_rad.sin_cos();
         let range = self.config.range_m;
         let layers = self.config.layers;
-        scene.prepare(origin, range, layers, &mut self.buffers);
-        self.world_dirs.clear();
-        self.world_dirs.extend(self.beams.iter().map(|l| [c * l[0] - s * l[1], s * l[0] + c * l[1]]));
+        scene.prepare(origin, range, layers, buffers);
+        world_dirs.clear();
+        world_dirs.extend(self.beams.iter().map(|l| [c * l[0] - s * l[1], s * l[0] + c * l[1]]));
         // Beam i points at mount angle + (angle_min + i·increment), mirrored
         // when upside down.
         let (start, increment) = if self.config.upside_down {
@@ -106,28 +133,33 @@ impl Laser {
         } else {
             (mount.theta_rad + self.config.angle_min_rad, self.config.angle_increment_rad)
         };
-        let fan =
-            Fan { origin, start_rad: start, increment_rad: increment, dirs: &self.world_dirs, range_m: range, layers };
-        scene.scan(&fan, &mut self.buffers);
+        let fan = Fan { origin, start_rad: start, increment_rad: increment, dirs: world_dirs, range_m: range, layers };
+        scene.scan(&fan, buffers);
         if scene.has_reflectors() && self.intensities.is_empty() {
             self.intensities = vec![0.0; self.beams.len()];
         }
-        for i in 0..self.beams.len() {
-            let distance = self.buffers.best[i];
-            if distance <= range {
-                let noise = self.noise.map_or(0.0, |n| n.sample(&mut self.rng));
-                self.ranges[i] = (distance + noise) as f32;
-                if let Some(v) = self.intensities.get_mut(i) {
-                    let bright = self.buffers.bits[i] & self.reflectance_bits != 0
-                        || scene.hit_reflector(origin, self.world_dirs[i], distance, layers);
-                    *v = if bright { 255.0 } else { 0.0 };
-                }
-            } else {
-                self.ranges[i] = f32::NAN;
-                if let Some(v) = self.intensities.get_mut(i) {
-                    *v = 0.0;
+        // A noise sample for each beam that hit, in beam order. The loops
+        // are apart so that the one without noise (or intensities) runs
+        // on whole vectors.
+        let best = &buffers.best[..self.ranges.len()];
+        match self.noise {
+            Some(noise) => {
+                for (r, &distance) in self.ranges.iter_mut().zip(best) {
+                    *r = if distance <= range { (distance + noise.sample(&mut self.rng)) as f32 } else { f32::NAN };
                 }
             }
+            None => {
+                for (r, &distance) in self.ranges.iter_mut().zip(best) {
+                    *r = if distance <= range { distance as f32 } else { f32::NAN };
+                }
+            }
+        }
+        for (i, v) in self.intensities.iter_mut().enumerate() {
+            let distance = best[i];
+            let bright = distance <= range
+                && (buffers.bits[i] & self.reflectance_bits != 0
+                    || scene.hit_reflector(origin, world_dirs[i], distance, layers));
+            *v = if bright { 255.0 } else { 0.0 };
         }
         &self.ranges
     }
@@ -173,5 +205,32 @@ impl Laser {
             child_frame_id: resolve_frame(namespace, &self.config.frame),
             transform: Transform { translation: Vector3 { x: o.x_m, y: o.y_m, z: 0.0 }, rotation },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_protocol::plugins::PluginContext;
+
+    fn laser(angles: &str) -> Laser {
+        let layers = ["walls".to_string()];
+        let ctx = PluginContext::single_body(std::path::Path::new("robot.model.yaml"), "robot", "base", &layers);
+        let entry =
+            serde_yaml::from_str(&format!("{{type: Laser, name: laser, body: base, range: 5, angle: {angles}}}"));
+        Laser::new(LaserConfig::parse(&entry.unwrap(), "laser", &ctx).unwrap(), 1, 0)
+    }
+
+    #[test]
+    fn like_lasers_share_one_table_of_beams_and_others_keep_their_own() {
+        let angles = "{min: -1.5, max: 1.5, increment: 0.01}";
+        let (first, other) = (laser(angles), laser("{min: -1.5, max: 1.5, increment: 0.02}"));
+        let mut like = laser(angles);
+        like.share_beams([&other, &first]);
+        assert!(Arc::ptr_eq(&like.beams, &first.beams));
+        let mut unlike = laser("{min: -1.0, max: 1.0, increment: 0.01}");
+        unlike.share_beams([&other, &first]);
+        assert!(!Arc::ptr_eq(&unlike.beams, &first.beams) && !Arc::ptr_eq(&unlike.beams, &other.beams));
+        assert_eq!(unlike.beams.len(), 201);
     }
 }

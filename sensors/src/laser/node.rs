@@ -9,7 +9,7 @@ use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::time::SimTime;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
-use super::Laser;
+use super::{Laser, ScanScratch};
 use crate::crew::Crew;
 use crate::scene::{Scene, Sensing};
 use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, NodePlugin, Outbox, Rebuild};
@@ -28,13 +28,13 @@ struct Instance {
 
 impl Instance {
     /// Scans from the body's pose in `scene` if a scan is marked due.
-    fn scan_if_due(&mut self, scene: &Scene, stamp: SimTime) {
+    fn scan_if_due(&mut self, scene: &Scene, stamp: SimTime, scratch: &mut ScanScratch) {
         let Some(message) = &mut self.message else { return };
         let Some(pose) = scene.body_pose(self.body) else {
             self.message = None;
             return;
         };
-        self.laser.scan(scene, pose);
+        self.laser.scan_with(scene, pose, scratch);
         self.header.stamp = stamp.to_ros();
         *message = self.laser.view(&self.header).to_cdr();
     }
@@ -45,14 +45,16 @@ pub struct LaserServer {
     scene: Option<Scene>,
     instances: Vec<Instance>,
     /// The scanning threads beside the node's own, if any.
-    crew: Option<Crew<ScanContext, Instance>>,
+    crew: Option<Crew<ScanContext, Instance, ScanScratch>>,
+    /// The working memory of scans on the node's own thread.
+    scratch: ScanScratch,
 }
 
 /// What every scanning thread reads at a step.
 type ScanContext = (Scene, SimTime);
 
-fn scan_if_due(context: &ScanContext, instance: &mut Instance) {
-    instance.scan_if_due(&context.0, context.1);
+fn scan_if_due(context: &ScanContext, instance: &mut Instance, scratch: &mut ScanScratch) {
+    instance.scan_if_due(&context.0, context.1, scratch);
 }
 
 impl Default for LaserServer {
@@ -66,13 +68,18 @@ impl LaserServer {
     /// A server whose scans due at one step are split over `threads`
     /// threads (at least one).
     pub fn with_threads(threads: usize) -> LaserServer {
-        LaserServer { scene: None, instances: Vec::new(), crew: scanning_crew(threads.max(1) - 1) }
+        LaserServer {
+            scene: None,
+            instances: Vec::new(),
+            crew: scanning_crew(threads.max(1) - 1),
+            scratch: ScanScratch::default(),
+        }
     }
 }
 
 /// `helpers` scanning threads, none for 0. Without them (the OS refused
 /// the threads) the node's own thread scans alone.
-fn scanning_crew(helpers: usize) -> Option<Crew<ScanContext, Instance>> {
+fn scanning_crew(helpers: usize) -> Option<Crew<ScanContext, Instance, ScanScratch>> {
     if helpers == 0 {
         return None;
     }
@@ -100,7 +107,8 @@ impl NodePlugin for LaserServer {
             let scan_key = keys.ros(&resolve_topic(&model.namespace, &config.topic));
             tracing::info!("serving Laser {key}: {} beams on {scan_key}", config.beam_count());
             let seed = plugin_seed(description.seed, &model.name, &plugin.name);
-            let laser = Laser::new(config, seed, reflectance);
+            let mut laser = Laser::new(config, seed, reflectance);
+            laser.share_beams(self.instances.iter().chain(&old).map(|i| &i.laser));
             self.instances.push(Instance {
                 key,
                 body,
@@ -149,12 +157,13 @@ impl NodePlugin for LaserServer {
             Some(crew) if due > 1 => {
                 // The scene and the instances go to the crew for the step
                 // and come back (moved, not copied).
-                let ((scene, _), instances) = crew.run((scene, state.time), std::mem::take(&mut self.instances));
+                let instances = std::mem::take(&mut self.instances);
+                let ((scene, _), instances) = crew.run((scene, state.time), instances, &mut self.scratch);
                 self.instances = instances;
                 scene
             }
             _ => {
-                self.instances.iter_mut().for_each(|i| i.scan_if_due(&scene, state.time));
+                self.instances.iter_mut().for_each(|i| i.scan_if_due(&scene, state.time, &mut self.scratch));
                 scene
             }
         };
