@@ -24,6 +24,7 @@
 
 pub mod cli;
 pub mod core;
+mod flags;
 mod latched;
 pub mod plugin;
 pub mod serve;

@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::flags::{Flag, Flags};
+
 use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::BodyCommand;
@@ -232,10 +234,12 @@ pub struct Outbox {
     /// Per key published on so far, whether any subscriber matches it: as
     /// its own publisher last learned, or for a key whose first message
     /// went out while its folder showed no subscriber, the folder's flag.
-    subscribed: HashMap<String, Arc<AtomicBool>>,
+    subscribed: HashMap<String, Flag>,
     /// Per folder of announced outputs (`robot1/sonar`), whether any
     /// subscriber matches a key in it (`robot1/sonar/*`).
-    folders: HashMap<String, Arc<AtomicBool>>,
+    folders: HashMap<String, Flag>,
+    /// Where the flags of `subscribed` and `folders` are made.
+    flags: Flags,
     /// Whether a recorder listens to this node's batches (see
     /// [`flotilla_protocol::recording`]): every output is then wanted.
     recording: Arc<AtomicBool>,
@@ -255,7 +259,7 @@ pub struct Outbox {
 #[derive(Debug, Default, Clone)]
 pub struct Interest {
     generation: Option<u64>,
-    flag: Option<Arc<AtomicBool>>,
+    flag: Option<Flag>,
 }
 
 impl Outbox {
@@ -294,7 +298,7 @@ impl Outbox {
     /// goes out on the key itself.
     pub(crate) fn subscribed(&self, key: &str) -> bool {
         if let Some(matching) = self.subscribed.get(key) {
-            return matching.load(Ordering::Relaxed);
+            return matching.get();
         }
         // Not published on yet: the first message goes out.
         true
@@ -309,7 +313,7 @@ impl Outbox {
             interest.flag = self.subscribed.get(key).cloned();
             interest.generation = Some(self.generation);
         }
-        self.recording() || interest.flag.as_ref().is_none_or(|flag| flag.load(Ordering::Relaxed))
+        self.recording() || interest.flag.as_ref().is_none_or(Flag::get)
     }
 
     /// Whether nobody listens to any key in `folder`: true only for the
@@ -324,7 +328,7 @@ impl Outbox {
             interest.flag = self.folders.get(folder).cloned();
             interest.generation = Some(self.generation);
         }
-        !self.recording() && interest.flag.as_ref().is_some_and(|flag| !flag.load(Ordering::Relaxed))
+        !self.recording() && interest.flag.as_ref().is_some_and(|flag| !flag.get())
     }
 
     /// Whether a key's folder is watched and shows no subscriber: its
@@ -334,7 +338,7 @@ impl Outbox {
     /// gets a publisher of its own.
     pub(crate) fn unwatched(&mut self, key: &str) -> bool {
         let Some(folder) = folder_of(key).and_then(|f| self.folders.get(f)) else { return false };
-        if folder.load(Ordering::Relaxed) {
+        if folder.get() {
             return false;
         }
         let folder = folder.clone();
@@ -388,17 +392,18 @@ impl Outbox {
 
     /// A new flag, false, for [`Outbox::wants`] to read for `key` (its
     /// own publisher's, replacing a folder's it may have followed).
-    pub(crate) fn subscribed_flag(&mut self, key: &str) -> Arc<AtomicBool> {
-        let flag = Arc::new(AtomicBool::new(false));
+    pub(crate) fn subscribed_flag(&mut self, key: &str) -> Flag {
+        let flag = self.flags.make(false);
         self.subscribed.insert(key.to_string(), flag.clone());
         self.generation += 1;
         flag
     }
 
     /// The flag [`Outbox::wants`] reads for keys in `folder`, created false.
-    pub(crate) fn folder_flag(&mut self, folder: &str) -> Arc<AtomicBool> {
+    pub(crate) fn folder_flag(&mut self, folder: &str) -> Flag {
         self.generation += 1;
-        self.folders.entry(folder.to_string()).or_default().clone()
+        let Outbox { folders, flags, .. } = self;
+        folders.entry(folder.to_string()).or_insert_with(|| flags.make(false)).clone()
     }
 
     /// Forgets the folders not in `keep`.
@@ -424,7 +429,7 @@ mod tests {
         assert!(out.wants("robot1/odom"), "no publisher yet: the first message goes out");
         let matching = out.subscribed_flag("robot1/odom");
         assert!(!out.wants("robot1/odom"), "a publisher that no subscriber matches");
-        matching.store(true, Ordering::Relaxed);
+        matching.set(true);
         assert!(out.wants("robot1/odom"), "a subscriber came");
         assert!(out.wants("robot2/odom"), "other keys are their own");
     }
@@ -440,7 +445,7 @@ mod tests {
         let (mut sonar1, mut sonar2) = (Interest::default(), Interest::default());
         assert!(out.nobody_under_cached("robot1/sonar", &mut sonar1));
         assert!(!out.nobody_under_cached("robot2/sonar", &mut sonar2), "not watched: unknown");
-        folder.store(true, Ordering::Relaxed);
+        folder.set(true);
         assert!(!out.nobody_under_cached("robot1/sonar", &mut sonar1));
         assert!(out.wants("robot1/sonar/3"), "someone listens to a key of the folder");
         out.subscribed_flag("robot1/sonar/3");
@@ -461,10 +466,10 @@ mod tests {
         assert!(out.wants_cached("robot1/odom", &mut odom));
         assert!(!out.nobody_under_cached("robot1/sonar", &mut sonar), "the recorder listens under every folder");
         assert!(!out.subscribed("robot1/odom"), "but nobody subscribes to the key itself");
-        nobody.store(true, Ordering::Relaxed);
+        nobody.set(true);
         assert!(out.subscribed("robot1/odom"));
         out.recording_flag().store(false, Ordering::Relaxed);
-        folder.store(false, Ordering::Relaxed);
+        folder.set(false);
         assert!(out.nobody_under_cached("robot1/sonar", &mut sonar), "the recorder left");
     }
 
@@ -478,8 +483,8 @@ mod tests {
         assert!(out.nobody_under_cached("robot1/sonar", &mut folder), "watched, nobody there");
         let own = out.subscribed_flag("robot1/sonar_pointcloud2");
         assert!(!out.wants_cached("robot1/sonar_pointcloud2", &mut key), "its publisher sees nobody");
-        own.store(true, Ordering::Relaxed);
-        watch.store(true, Ordering::Relaxed);
+        own.set(true);
+        watch.set(true);
         assert!(out.wants_cached("robot1/sonar_pointcloud2", &mut key), "read through the kept flag");
         assert!(!out.nobody_under_cached("robot1/sonar", &mut folder));
         out.subscribed_flag("robot1/sonar_pointcloud2"); // a new publisher, a new flag (false)

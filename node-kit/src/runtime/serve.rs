@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,7 @@ use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 
 use super::core::{Arrival, Core, Reply, Rework};
+use super::flags::Flag;
 use super::latched::Latched;
 use super::plugin::{folder_of, Answering, Input, NodePlugin, Outbox, Rebuild};
 use super::state_gate::StateGate;
@@ -473,12 +474,12 @@ impl<P: NodePlugin> MainLoop<'_, P> {
             // Called at once (in `await`) when a subscriber already matches.
             let listener = publisher
                 .matching_listener()
-                .callback(move |status| watching.store(status.matching(), Ordering::Relaxed))
+                .callback(move |status| watching.set(status.matching()))
                 .background()
                 .await;
             if let Err(e) = listener {
                 tracing::warn!("cannot watch for subscribers on {pattern}: {e}");
-                flag.store(true, Ordering::Relaxed);
+                flag.set(true);
             }
             self.folders.insert(folder.to_string(), publisher);
         }
@@ -527,7 +528,7 @@ const MATCHING_SETTLES_IN: Duration = Duration::from_secs(1);
 /// An output publisher whose "nobody subscribes" is not yet believed.
 struct Unconfirmed {
     slot: (String, CongestionControl),
-    flag: Arc<AtomicBool>,
+    flag: Flag,
     declared_at: Instant,
 }
 
@@ -596,7 +597,7 @@ impl Publishers {
             }
             if let Some(publisher) = outputs.get(&pending.slot) {
                 let matching = publisher.matching_status().wait().map_or(true, |status| status.matching());
-                pending.flag.store(matching, Ordering::Relaxed);
+                pending.flag.set(matching);
             }
             false
         });
@@ -631,22 +632,19 @@ fn declare_output(
     key: &str,
     congestion: CongestionControl,
     outbox: &mut Outbox,
-) -> Result<(zenoh::pubsub::Publisher<'static>, Arc<AtomicBool>)> {
+) -> Result<(zenoh::pubsub::Publisher<'static>, Flag)> {
     let publisher = session
         .declare_publisher(key.to_string())
         .congestion_control(congestion)
         .wait()
         .map_err(Error::zenoh("publish on", key))?;
     let flag = outbox.subscribed_flag(key);
-    flag.store(true, Ordering::Relaxed);
+    flag.set(true);
     // Called at once (in `wait`) when a subscriber is known to match, then
     // on every change.
     let listening = flag.clone();
-    let listener = publisher
-        .matching_listener()
-        .callback(move |status| listening.store(status.matching(), Ordering::Relaxed))
-        .background()
-        .wait();
+    let listener =
+        publisher.matching_listener().callback(move |status| listening.set(status.matching())).background().wait();
     if let Err(e) = listener {
         // Unknown matching: keep publishing.
         tracing::warn!("cannot watch subscribers of {key}: {e}");
