@@ -268,17 +268,7 @@ async fn measure(
     };
     let (wall_1, sim_1, procs_1) = (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?);
 
-    // Traffic is counted after the timed run, over a window of its own: a
-    // subscriber on every scan and odometry key makes the world's router
-    // copy every message to this process, matching wildcards per message,
-    // which slowed office-50 by a fifth (8.3–9.8× instead of 10.8–11.1×).
-    let traffic = traffic::Traffic::start(&run.session, &run.keys).await?;
-    let traffic_window_ns = (args.duration_s * TRAFFIC_WINDOW_SHARE * 1e9).max(MIN_TRAFFIC_WINDOW_S * 1e9) as u64;
-    let (traffic_wall_0, traffic_sim_0, traffic_0) =
-        (Instant::now(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
-    run.wait_for_sim(traffic_sim_0 + traffic_window_ns).await?;
-    let (traffic_wall, traffic_sim_1, traffic_1) =
-        (traffic_wall_0.elapsed().as_secs_f64(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
+    let traffic = count_traffic(&mut run, args).await?;
 
     let wall = wall_1.duration_since(wall_0).as_secs_f64();
     let sim_s = (sim_1 - sim_0) as f64 * 1e-9;
@@ -290,15 +280,6 @@ async fn measure(
             cpu_s: b.cpu_s - a.cpu_s,
             cores: (b.cpu_s - a.cpu_s) / wall,
             peak_rss_bytes: b.peak_rss_bytes,
-        })
-        .collect();
-    let traffic: Vec<TrafficReport> = traffic_0
-        .iter()
-        .zip(&traffic_1)
-        .map(|((key, (m0, b0)), (_, (m1, b1)))| TrafficReport {
-            key: key.clone(),
-            msgs_per_s: (m1 - m0) as f64 / traffic_wall,
-            bytes_per_s: (b1 - b0) as f64 / traffic_wall,
         })
         .collect();
     // Every robot scans at the same steps, robot1's included: the window
@@ -319,13 +300,44 @@ async fn measure(
         beams_per_s_per_core: if laser_cpu > 0.0 { beams / laser_cpu } else { 0.0 },
         world_memory_per_robot_bytes: world_peak / generated.robots.max(1) as u64,
         processes,
-        traffic,
-        traffic_sim_seconds: (traffic_sim_1 - traffic_sim_0) as f64 * 1e-9,
-        traffic_wall_seconds: traffic_wall,
+        traffic: traffic.keys,
+        traffic_sim_seconds: traffic.sim_seconds,
+        traffic_wall_seconds: traffic.wall_seconds,
         latency,
         step_ms,
         cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     })
+}
+
+/// The traffic on the main keys over a window of its own.
+struct CountedTraffic {
+    keys: Vec<TrafficReport>,
+    sim_seconds: f64,
+    wall_seconds: f64,
+}
+
+/// Counts the traffic after the timed run, over a window of its own: a
+/// subscriber on every scan and odometry key makes the world's router copy
+/// every message to this process, matching wildcards per message, which
+/// slowed office-50 by a fifth (8.3–9.8× instead of 10.8–11.1×).
+async fn count_traffic(run: &mut Running, args: &BenchArgs) -> anyhow::Result<CountedTraffic> {
+    let sim_ns = run.watch.sim_ns.clone();
+    let traffic = traffic::Traffic::start(&run.session, &run.keys).await?;
+    let window_ns = (args.duration_s * TRAFFIC_WINDOW_SHARE * 1e9).max(MIN_TRAFFIC_WINDOW_S * 1e9) as u64;
+    let (wall_0, sim_0, before) = (Instant::now(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
+    run.wait_for_sim(sim_0 + window_ns).await?;
+    let (wall_seconds, sim_1, after) =
+        (wall_0.elapsed().as_secs_f64(), sim_ns.load(Ordering::Relaxed), traffic.snapshot());
+    let keys = before
+        .iter()
+        .zip(&after)
+        .map(|((key, (m0, b0)), (_, (m1, b1)))| TrafficReport {
+            key: key.clone(),
+            msgs_per_s: (m1 - m0) as f64 / wall_seconds,
+            bytes_per_s: (b1 - b0) as f64 / wall_seconds,
+        })
+        .collect();
+    Ok(CountedTraffic { keys, sim_seconds: (sim_1 - sim_0) as f64 * 1e-9, wall_seconds })
 }
 
 /// What the bench watches while a scenario runs: the world's status (is
