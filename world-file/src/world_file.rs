@@ -122,42 +122,13 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         Some(entries) => read_models(entries, path, &maps, &layer_names)?,
         None => Vec::new(),
     };
-    // An ArMap's movable boxes follow the world file's models (whose body
-    // ids stay what they would be without them).
-    for model in geometry.boxes {
-        if models.iter().any(|m| m.name == model.name) {
-            return Err(world.error(format!(
-                "model \"{}\" is both a world-file model and an ArMap box's name; rename the model",
-                model.name
-            )));
-        }
-        let mut model = model;
-        assign_map(&mut model, &maps, every_layer(layer_names.len()));
-        models.push(model);
-    }
-
-    let mut world_plugin_types = Vec::new();
-    if let Some(entries) = world.seq("plugins")? {
-        for (i, entry) in entries.iter().enumerate() {
-            let p = Reader::new(entry, path, format!("plugins index {i}"))?;
-            world_plugin_types.push(p.req::<String>("type")?);
-        }
-    }
+    add_armap_boxes(&world, &mut models, geometry.boxes, &maps, layer_names.len())?;
+    let world_plugin_types = read_world_plugin_types(&world, path)?;
     let mut named_poses = match world.seq("named_poses")? {
         Some(entries) => read_named_poses(entries, path)?,
         None => Vec::new(),
     };
-    // An ArMap's goals and docks join the world file's places; the world
-    // file's own keep their names.
-    for pose in geometry.named_poses {
-        if named_poses.iter().any(|p| p.name == pose.name) {
-            return Err(world.error(format!(
-                "named pose \"{}\" is both in \"named_poses\" and an ArMap goal or dock; rename one",
-                pose.name
-            )));
-        }
-        named_poses.push(pose);
-    }
+    add_armap_places(&world, &mut named_poses, geometry.named_poses)?;
     world.finish()?;
 
     Ok(WorldSpec {
@@ -172,6 +143,53 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         maps,
         transitions,
     })
+}
+
+/// Adds an ArMap's movable boxes after the world file's models (whose body
+/// ids stay what they would be without them), each on every layer.
+fn add_armap_boxes(
+    world: &Reader,
+    models: &mut Vec<ModelDescription>,
+    boxes: Vec<ModelDescription>,
+    maps: &[MapDescription],
+    layer_count: usize,
+) -> Result<(), LoadError> {
+    for mut model in boxes {
+        if models.iter().any(|m| m.name == model.name) {
+            return Err(world.error(format!(
+                "model \"{}\" is both a world-file model and an ArMap box's name; rename the model",
+                model.name
+            )));
+        }
+        assign_map(&mut model, maps, every_layer(layer_count));
+        models.push(model);
+    }
+    Ok(())
+}
+
+/// Adds an ArMap's goals and docks to the world file's places, whose own
+/// keep their names.
+fn add_armap_places(world: &Reader, places: &mut Vec<NamedPose>, armap: Vec<NamedPose>) -> Result<(), LoadError> {
+    for pose in armap {
+        if places.iter().any(|p| p.name == pose.name) {
+            return Err(world.error(format!(
+                "named pose \"{}\" is both in \"named_poses\" and an ArMap goal or dock; rename one",
+                pose.name
+            )));
+        }
+        places.push(pose);
+    }
+    Ok(())
+}
+
+/// The types of the world's own `plugins:` entries.
+fn read_world_plugin_types(world: &Reader, path: &Path) -> Result<Vec<String>, LoadError> {
+    let Some(entries) = world.seq("plugins")? else { return Ok(Vec::new()) };
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| Reader::new(entry, path, format!("plugins index {i}"))?.req::<String>("type"))
+        .collect()
 }
 
 /// A layer entry read, its map not yet loaded: its names, map file, colour

@@ -65,3 +65,34 @@ fn a_map_georeference_is_the_world_s_and_two_different_ones_are_refused() {
     let error = two.unwrap_err().to_string();
     assert!(error.contains("b.map") && error.contains("one georeference"), "{error}");
 }
+
+#[test]
+fn a_world_model_or_place_named_like_an_armap_box_or_goal_is_refused() {
+    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/amrisim/AMROffice.map");
+    let dir = std::env::temp_dir().join(format!("flotilla-armap-clash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("crate.model.yaml"),
+        "bodies:\n  - name: base\n    footprints:\n      - {type: circle, radius: 0.2, density: 1}\n",
+    )
+    .unwrap();
+    let load = |rest: &str| {
+        let layers =
+            format!("properties: {{}}\nlayers:\n  - {{name: office, map: {:?}}}\n", map.canonicalize().unwrap());
+        std::fs::write(dir.join("world.yaml"), layers + rest).unwrap();
+        load_world(&dir.join("world.yaml")).map_err(|e| e.to_string())
+    };
+    let model = load("models:\n  - {name: office_box_30, model: crate.model.yaml}\n");
+    let place = load("named_poses:\n  - {name: room4, pose: [0, 0, 0]}\n");
+    let apart =
+        load("models:\n  - {name: crate, model: crate.model.yaml}\nnamed_poses:\n  - {name: lobby, pose: [0, 0, 0]}\n");
+    let _ = std::fs::remove_dir_all(&dir);
+    let model = model.unwrap_err();
+    assert!(model.contains("\"office_box_30\"") && model.contains("rename the model"), "{model}");
+    let place = place.unwrap_err();
+    assert!(place.contains("\"room4\"") && place.contains("ArMap goal or dock"), "{place}");
+    let apart = apart.unwrap();
+    assert_eq!(apart.models.first().map(|m| m.name.as_str()), Some("crate"), "the world's own models come first");
+    assert_eq!(apart.named_poses.first().map(|p| p.name.as_str()), Some("lobby"));
+    assert_eq!(apart.named_poses.len(), 7, "the lobby, the dock and five goals");
+}
