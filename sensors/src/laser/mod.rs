@@ -109,7 +109,9 @@ impl Laser {
     }
 
     /// Casts every beam from the laser mounted on a body at `body_pose`
-    /// (see [`Scene::scan`]).
+    /// (see [`Scene::scan`]), with working memory made for this scan: for
+    /// a single scan. A node scanning many lasers keeps one
+    /// [`ScanScratch`] per thread and calls [`Laser::scan_with`].
     pub fn scan(&mut self, scene: &Scene, body_pose: Pose2) -> &[f32] {
         self.scan_with(scene, body_pose, &mut ScanScratch::default())
     }

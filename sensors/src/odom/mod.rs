@@ -25,24 +25,9 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-/// The messages of one odometry update.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OdomOutput {
-    /// Noise-free odometry in the ground-truth frame.
-    pub ground_truth: Odometry,
-    /// Noisy odometry in the odom frame.
-    pub odometry: Odometry,
-    /// Noisy body-frame velocity (encoders).
-    pub twist: TwistWithCovarianceStamped,
-    /// odom → body, from the noisy odometry.
-    pub transform: TransformStamped,
-    /// map → odom, the localizer's correction, with vehicle_dynamics_sim's
-    /// localization noise on (else map → odom is fixed).
-    pub map_to_odom: Option<TransformStamped>,
-}
-
 /// One odometry update in figures, before any message is built: the
-/// messages (see [`OdomOutput`]) are made from it only for the topics
+/// messages ([`Odom::odometry`], [`Odom::ground_truth`], [`Odom::twist`],
+/// [`Odom::transform`], [`Odom::map_to_odom`]) are made from it only for the topics
 /// someone listens to, while the noise and error streams advance at every
 /// update regardless.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,6 +49,10 @@ pub struct OdomReading {
     encoder: [f64; 2],
     /// The localizer's map → odom correction, when localization noise is on.
     map_to_odom: Option<Pose2>,
+}
+
+fn header(stamp: SimTime, frame: &str) -> Header {
+    Header { stamp: stamp.to_ros(), frame_id: frame.to_string() }
 }
 
 fn ros_pose(x: f64, y: f64, yaw: f64) -> Pose {
@@ -165,14 +154,10 @@ impl Odom {
         }
     }
 
-    fn header(&self, stamp: SimTime, frame: &str) -> Header {
-        Header { stamp: stamp.to_ros(), frame_id: frame.to_string() }
-    }
-
     /// Noise-free odometry in the ground-truth frame.
     pub fn ground_truth(&self, r: &OdomReading) -> Odometry {
         Odometry {
-            header: self.header(r.stamp, &self.config.ground_truth_frame_id),
+            header: header(r.stamp, &self.config.ground_truth_frame_id),
             child_frame_id: self.body_frame.clone(),
             pose: PoseWithCovariance {
                 pose: ros_pose(r.truth.x_m, r.truth.y_m, r.truth.theta_rad),
@@ -194,7 +179,7 @@ impl Odom {
     pub fn odometry(&self, r: &OdomReading) -> Odometry {
         let [x, y, yaw] = Odom::noisy_pose(r);
         Odometry {
-            header: self.header(r.stamp, &self.config.odom_frame_id),
+            header: header(r.stamp, &self.config.odom_frame_id),
             child_frame_id: self.body_frame.clone(),
             pose: PoseWithCovariance { pose: ros_pose(x, y, yaw), covariance: self.config.odom_pose_covariance },
             twist: TwistWithCovariance {
@@ -207,7 +192,7 @@ impl Odom {
     /// Noisy body-frame velocity (encoders).
     pub fn twist(&self, r: &OdomReading) -> TwistWithCovarianceStamped {
         TwistWithCovarianceStamped {
-            header: self.header(r.stamp, &self.body_frame),
+            header: header(r.stamp, &self.body_frame),
             twist: TwistWithCovariance {
                 twist: ros_twist(r.local[0] + r.encoder[0], 0.0, r.omega_radps + r.encoder[1]),
                 covariance: self.config.odom_twist_covariance,
@@ -219,7 +204,7 @@ impl Odom {
     pub fn transform(&self, r: &OdomReading) -> TransformStamped {
         let [x, y, yaw] = Odom::noisy_pose(r);
         TransformStamped {
-            header: self.header(r.stamp, &self.config.odom_frame_id),
+            header: header(r.stamp, &self.config.odom_frame_id),
             child_frame_id: self.body_frame.clone(),
             transform: Transform { translation: Vector3 { x, y, z: 0.0 }, rotation: Quaternion::from_yaw(yaw) },
         }
@@ -228,24 +213,13 @@ impl Odom {
     /// map → odom, the localizer's correction, when localization noise is on.
     pub fn map_to_odom(&self, r: &OdomReading) -> Option<TransformStamped> {
         r.map_to_odom.map(|m| TransformStamped {
-            header: self.header(r.stamp, &self.config.ground_truth_frame_id),
+            header: header(r.stamp, &self.config.ground_truth_frame_id),
             child_frame_id: self.config.odom_frame_id.clone(),
             transform: Transform {
                 translation: Vector3 { x: m.x_m, y: m.y_m, z: 0.0 },
                 rotation: Quaternion::from_yaw(m.theta_rad),
             },
         })
-    }
-
-    /// Every message of an update.
-    pub fn output(&self, r: &OdomReading) -> OdomOutput {
-        OdomOutput {
-            ground_truth: self.ground_truth(r),
-            odometry: self.odometry(r),
-            twist: self.twist(r),
-            transform: self.transform(r),
-            map_to_odom: self.map_to_odom(r),
-        }
     }
 }
 
@@ -268,15 +242,15 @@ mod tests {
         let pose = Pose2::new(1.0, 2.0, std::f64::consts::FRAC_PI_2);
         // moving along +y in the world while facing +y: forward in the body frame
         let reading = o.update(SimTime { nanos: 5 }, pose, Twist2 { vx_mps: 0.0, vy_mps: 0.5, omega_radps: 0.1 });
-        let out = o.output(&reading);
-        let t = out.ground_truth.twist.twist;
+        let (ground_truth, odometry) = (o.ground_truth(&reading), o.odometry(&reading));
+        let t = ground_truth.twist.twist;
         assert!((t.linear.x - 0.5).abs() < 1e-12 && t.linear.y.abs() < 1e-12);
-        assert_eq!(out.ground_truth.header.frame_id, "map");
-        assert_eq!(out.odometry.header.frame_id, "odom");
-        assert_eq!(out.ground_truth.child_frame_id, "r1_base");
+        assert_eq!(ground_truth.header.frame_id, "map");
+        assert_eq!(odometry.header.frame_id, "odom");
+        assert_eq!(ground_truth.child_frame_id, "r1_base");
         // zero noise: odometry equals ground truth
-        assert_eq!(out.odometry.pose.pose, out.ground_truth.pose.pose);
-        assert_eq!(out.transform.child_frame_id, "r1_base");
+        assert_eq!(odometry.pose.pose, ground_truth.pose.pose);
+        assert_eq!(o.transform(&reading).child_frame_id, "r1_base");
     }
 
     #[test]
@@ -290,14 +264,14 @@ mod tests {
         for k in 0..500u64 {
             let truth = Pose2::new(k as f64 * 0.02, 0.0, 0.0);
             let reading = o.update(SimTime { nanos: k * 20_000_000 }, truth, Twist2::default());
-            last = Some((truth, o.output(&reading)));
+            last = Some((truth, o.odometry(&reading), o.map_to_odom(&reading)));
         }
-        let (truth, out) = last.unwrap();
-        let odom = &out.odometry.pose.pose;
+        let (truth, odometry, map_to_odom) = last.unwrap();
+        let odom = &odometry.pose.pose;
         let drifted = (odom.position.x - truth.x_m).hypot(odom.position.y - truth.y_m);
         assert!(drifted > 1e-3, "10 m of travel drifts the odometry: {drifted} m");
         // map → odom ∘ odom → base is the localizer's estimate: near the truth
-        let m = out.map_to_odom.expect("map → odom published");
+        let m = map_to_odom.expect("map → odom published");
         assert_eq!((m.header.frame_id.as_str(), m.child_frame_id.as_str()), ("map", "odom"));
         let map_to_odom = Pose2::new(m.transform.translation.x, m.transform.translation.y, m.transform.rotation.yaw());
         let base = map_to_odom.compose(&Pose2::new(odom.position.x, odom.position.y, odom.orientation.yaw()));
