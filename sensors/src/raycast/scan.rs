@@ -119,17 +119,10 @@ impl ScanBuffers {
         self.spare_polygons.pop().unwrap_or_default()
     }
 
-    /// Every beam of a fan of `beams` back to "no hit yet".
-    pub fn clear_beams(&mut self, beams: usize) {
-        self.best.clear();
-        self.best.resize(beams, f64::INFINITY);
-        self.bits.clear();
-        self.bits.resize(beams, 0);
-    }
-
     /// Room for the hits of a fan of `beams`, whatever they hold: for a
     /// caller that writes every beam before reading any (the sweep through
-    /// the walls does), which need not clear them first.
+    /// the walls does), which need not clear them first. Beams added are
+    /// "no hit yet", so on fresh buffers every beam is.
     pub fn size_beams(&mut self, beams: usize) {
         self.best.resize(beams, f64::INFINITY);
         self.bits.resize(beams, 0);
@@ -303,7 +296,7 @@ mod tests {
             layers: 1,
         };
         let mut buffers = ScanBuffers { footprints, ..Default::default() };
-        buffers.clear_beams(61);
+        buffers.size_beams(61);
         buffers.best.fill(wall_m);
         scan_shapes(&fan, &mut buffers);
         buffers.best
@@ -343,7 +336,7 @@ mod tests {
                 (0..beams).map(|i| start_rad + i as f64 * increment_rad).map(|a| [a.cos(), a.sin()]).collect();
             let fan = Fan { origin, start_rad, increment_rad, dirs: &dirs, range_m: 8.0, layers: 3 };
             let mut buffers = ScanBuffers::default();
-            buffers.clear_beams(beams);
+            buffers.size_beams(beams);
             for (best, bits) in buffers.best.iter_mut().zip(&mut buffers.bits) {
                 if next() < 0.8 {
                     (*best, *bits) = (next() * 12.0, 4);
