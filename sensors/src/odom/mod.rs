@@ -115,6 +115,11 @@ impl Odom {
         self.timer.steps_until_due(now_ns, step_ns)
     }
 
+    /// The update period, ns (see [`UpdateTimer::period_ns`]).
+    pub fn period_ns(&self) -> Option<u64> {
+        self.timer.period_ns()
+    }
+
     /// Whether an update is due at this step (marks it taken).
     pub fn due(&mut self, now_ns: u64, step_ns: u64) -> bool {
         self.timer.check(now_ns, step_ns)

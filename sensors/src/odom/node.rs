@@ -14,7 +14,7 @@ use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
 use super::Odom;
-use flotilla_node_kit::runtime::{steps_before_first_due, Answering, Interest, NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, Answering, Interest, NodePlugin, Outbox, Rebuild};
 
 struct Instance {
     key: String,
@@ -93,6 +93,14 @@ impl NodePlugin for OdomServer {
         steps_before_first_due(self.instances.iter().map(|i| i.odom.steps_until_due(state.time.nanos, state.step_ns)))
     }
 
+    /// An odometry update reads the state of its own step only (the error
+    /// models and the localization noise advance from update to update),
+    /// so states between updates are not needed: at a 50 Hz `pub_rate` and
+    /// 200 Hz physics the node receives one state in four.
+    fn state_stride(&self, step_ns: u64) -> u64 {
+        stride_of(self.instances.iter().map(|i| i.odom.period_ns()), step_ns)
+    }
+
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         // Messages are built only for the topics someone listens to; the
         // noise streams go on regardless, so that a subscriber that comes
@@ -150,5 +158,105 @@ impl NodePlugin for OdomServer {
             });
         }
         transforms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use flotilla_protocol::description::WorldDescription;
+    use flotilla_protocol::geometry::{Pose2, Twist2};
+    use flotilla_protocol::Keys;
+    use flotilla_world_file::load_world;
+
+    use super::*;
+
+    /// The room with two robots whose drives publish odometry at 50 and
+    /// 100 Hz, with AMRISim's odometry error and Gaussian noise.
+    fn two_robots() -> WorldDescription {
+        let dir = std::env::temp_dir().join(format!("flotilla-odom-stride-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/room/room.yaml");
+        let robot = |rate: u32| {
+            format!(
+                "bodies: [{{name: base, type: dynamic, footprints: [{{type: circle, radius: 0.3, density: 1}}]}}]\n\
+                 plugins:\n  - {{type: DiffDrive, name: drive, body: base, pub_rate: {rate}, \
+                 odom_pose_noise: [0.01, 0.01, 0.001], odom_twist_noise: [0.01, 0.01, 0.001], \
+                 odom_error_mode: random_each_update, odom_error: [0.01, 0.01, 0.01]}}\n"
+            )
+        };
+        std::fs::write(dir.join("fifty.model.yaml"), robot(50)).unwrap();
+        std::fs::write(dir.join("hundred.model.yaml"), robot(100)).unwrap();
+        let world = format!(
+            "properties: {{step_size: 0.005}}\nlayers:\n  - {{name: walls, map: {:?}}}\nmodels:\n  \
+             - {{name: r1, namespace: r1, model: fifty.model.yaml, pose: [2, 2, 0]}}\n  \
+             - {{name: r2, namespace: r2, model: hundred.model.yaml, pose: [6, 6, 1]}}\n",
+            map.display()
+        );
+        std::fs::write(dir.join("world.yaml"), world).unwrap();
+        let description = load_world(&dir.join("world.yaml")).unwrap().initial_description().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        description
+    }
+
+    fn server(description: &WorldDescription, keys: &Keys) -> OdomServer {
+        let mut server = OdomServer::default();
+        server.rebuild(&mut Rebuild::new(description, keys, &|_, _| true));
+        server
+    }
+
+    /// Every message the server publishes over `steps` steps of both robots
+    /// driving arcs, fed the states at multiples of `stride` only.
+    fn outputs(
+        description: &WorldDescription,
+        server: &mut OdomServer,
+        steps: u64,
+        stride: u64,
+    ) -> Vec<(String, Vec<u8>)> {
+        let mut out = Outbox::default();
+        let mut published = Vec::new();
+        for step in (0..steps).filter(|s| s % stride == 0) {
+            let mut state = WorldState::at_rest(description, step);
+            let t = step as f64 * 0.005;
+            for (i, body) in state.bodies.iter_mut().enumerate() {
+                let r = 1.0 + i as f64;
+                body.pose = Pose2::new(4.0 + r * (0.3 * t).cos(), 4.0 + r * (0.3 * t).sin(), 0.3 * t + 1.6);
+                body.twist =
+                    Twist2 { vx_mps: -0.3 * r * (0.3 * t).sin(), vy_mps: 0.3 * r * (0.3 * t).cos(), omega_radps: 0.3 };
+            }
+            server.on_state(&state, &mut out);
+            published.extend(out.drain());
+        }
+        published
+    }
+
+    #[test]
+    fn odometry_needs_only_the_states_of_its_updates_and_gives_the_same_bytes_from_them() {
+        let description = two_robots();
+        let keys = Keys::new("stride");
+        let (mut every, mut thinned) = (server(&description, &keys), server(&description, &keys));
+        // 50 Hz is every 4th 5 ms step, 100 Hz every 2nd: both are due at
+        // multiples of 2 steps.
+        assert_eq!(thinned.state_stride(description.step_ns), 2);
+        let from_every = outputs(&description, &mut every, 400, 1);
+        let from_thinned = outputs(&description, &mut thinned, 400, 2);
+        // 2 s: 100 + 200 updates, each with odometry, ground truth and
+        // twist; one tf message per step where either robot is due.
+        let count = |topic: &str| from_every.iter().filter(|(key, _)| key == topic).count();
+        assert_eq!(count("r1/odometry/filtered"), 100);
+        assert_eq!(count("r2/odometry/filtered"), 200);
+        assert_eq!(count("r2/twist"), 200);
+        assert_eq!(count("tf"), 200);
+        assert!(from_every == from_thinned, "the same messages, byte for byte");
+    }
+
+    #[test]
+    fn a_rate_that_is_no_whole_number_of_steps_or_every_step_keeps_every_state() {
+        let description = two_robots();
+        let mut server = server(&description, &Keys::new("stride"));
+        assert_eq!(server.state_stride(3_000_000), 1, "20 ms is no whole number of 3 ms steps");
+        server.instances.clear();
+        assert_eq!(server.state_stride(description.step_ns), 1, "nothing served: every state");
     }
 }
