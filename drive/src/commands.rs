@@ -87,6 +87,27 @@ impl<C: Command> Commands<C> {
         }
     }
 
+    /// For how many of the steps after the one at `now_ns` (each `step_ns`
+    /// later) the command in force stays as it is if no command arrives:
+    /// until a queued one takes effect, or it goes stale. `u64::MAX` when
+    /// neither will happen.
+    pub fn steps_unchanged(&self, now_ns: u64, step_ns: u64) -> u64 {
+        // The steps after now whose sim time is at most `last_ns`.
+        let steps_until = |last_ns: u64| last_ns.saturating_sub(now_ns) / step_ns.max(1);
+        let mut steps = u64::MAX;
+        // A queued command takes effect at the first step after its time
+        // (and those behind it only after it, see `take_due`).
+        if let Some(&(after, _)) = self.queued.front() {
+            steps = steps.min(steps_until(after));
+        }
+        if let (Some(timeout), Some(at)) = (self.timeout_ns, self.commanded_at_ns) {
+            if !self.is_stale(now_ns) {
+                steps = steps.min(steps_until(at.saturating_add(timeout)));
+            }
+        }
+        steps
+    }
+
     /// The command in force at `now_ns`, `None` once stale.
     pub fn target(&self, now_ns: u64) -> Option<C> {
         (!self.is_stale(now_ns)).then_some(self.target)

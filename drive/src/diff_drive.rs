@@ -83,6 +83,24 @@ impl DiffDrive {
         self.apply_limits(now_ns, dt_s)
     }
 
+    /// After the step at `now_ns`: for how many of the next steps (of
+    /// `step_ns`) the output stays the same if no command arrives. None
+    /// while the velocity still moves toward the target under the dynamics
+    /// limits; once there, until a queued command takes effect or the one
+    /// in force goes stale. The same output from the same velocity and
+    /// target is what `apply_limits` computes, bit for bit.
+    pub fn steady_steps(&self, now_ns: u64, step_ns: u64) -> u64 {
+        let dt_s = step_ns as f64 * 1e-9;
+        let (target_v, target_w) = self.commands.target(now_ns).unwrap_or((0.0, 0.0));
+        let at_target = self.linear.step(self.velocity_mps, target_v, dt_s) == self.velocity_mps
+            && self.angular.step(self.yaw_rate_radps, target_w, dt_s) == self.yaw_rate_radps;
+        if at_target {
+            self.commands.steps_unchanged(now_ns, step_ns)
+        } else {
+            0
+        }
+    }
+
     /// A plain command that takes effect at once, outside lockstep: it
     /// replaces the target of the last step, which is computed again from the
     /// velocity before it — as if the command had arrived just before that
@@ -133,6 +151,44 @@ mod tests {
     }
 
     const STEP_NS: u64 = 5_000_000;
+
+    #[test]
+    fn a_drive_keeps_its_output_for_exactly_the_steps_it_promises() {
+        // 1 m/s² to 0.2 m/s (40 steps), stale after 0.5 s, and a command
+        // stamped for step 300 queued from the start.
+        let mut drive = DiffDrive::new(&config(1.0, 0.5));
+        drive.command(0.2, 0.1, 0);
+        drive.command(-0.1, 0.0, 300 * STEP_NS);
+        let dt_s = STEP_NS as f64 * 1e-9;
+        let (mut outputs, mut promises) = (Vec::new(), Vec::new());
+        for k in 0..400 {
+            outputs.push(drive.step(k * STEP_NS, dt_s));
+            promises.push(drive.steady_steps(k * STEP_NS, STEP_NS));
+        }
+        for (k, &promised) in promises.iter().enumerate() {
+            let last = (k as u64).saturating_add(promised).min(399) as usize;
+            assert!(outputs[k..=last].iter().all(|o| *o == outputs[k]), "step {k} promised {promised}");
+            if last < 399 {
+                assert_ne!(outputs[last + 1], outputs[k], "step {k}: the promise ends where the output changes");
+            }
+        }
+        assert_eq!(promises[10], 0, "still accelerating");
+        // The command in force since step 1 (5 ms) goes stale after 505 ms:
+        // at step 102.
+        assert_eq!(promises[60], 101 - 60);
+        // Stopped, stale: until the queued command takes effect at 301.
+        assert_eq!(promises[150], 300 - 150);
+        assert_eq!(promises[200], 100);
+        // Then it ramps to -0.1 m/s, which goes stale 0.5 s after step
+        // 301: at step 402.
+        assert_eq!(promises[305], 0);
+        assert_eq!(promises[399], 2);
+        // Without a timeout, a drive at its target stays there for good.
+        let mut forever = DiffDrive::new(&config(0.0, 0.0));
+        forever.command(0.3, 0.0, 0);
+        forever.step(STEP_NS, dt_s);
+        assert_eq!(forever.steady_steps(STEP_NS, STEP_NS), u64::MAX);
+    }
 
     #[test]
     fn acceleration_limit_ramps_the_speed() {

@@ -294,6 +294,21 @@ impl NodePlugin for DriveServer {
         }
     }
 
+    /// Until a command arrives, the answers to the next states are this
+    /// one as long as every diff drive is at its target with nothing due
+    /// (see [`DiffDrive::steady_steps`]). Tricycles, vehicles and tweens
+    /// move their outputs (or publish) at every state: never steady.
+    fn steady_steps(&self, state: &WorldState) -> u64 {
+        if self.instances.is_empty() {
+            return 0;
+        }
+        let each = self.instances.values().map(|served| match &served.model {
+            Model::Diff(drive) => drive.steady_steps(state.time.nanos, state.step_ns),
+            Model::Tricycle(_) | Model::Vehicle(_) | Model::Tween(_) => 0,
+        });
+        each.min().unwrap_or(0)
+    }
+
     /// A `cmd_vel` for instance `tag`.
     fn on_input(&mut self, tag: &str, payload: &[u8], out: &mut Outbox) -> Result<(), BadInput> {
         if let Some(key) = tag.strip_suffix(TRIGGER_TAG) {

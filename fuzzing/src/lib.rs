@@ -117,7 +117,7 @@ pub fn wire_codec(data: &[u8]) {
         3 => drop(decode::<world_to_nodes::WorldEvent>(bytes)),
         4 => drop(decode::<world_to_nodes::WorldStatus>(bytes)),
         5 => drop(decode::<description::WorldDescription>(bytes)),
-        6 => drop(decode::<drive_to_world::Actuation>(bytes)),
+        6 => drop(drive_to_world::decode_actuation(bytes)),
         7 => drop(decode::<control::ControlRequest>(bytes)),
         8 => drop(decode::<lockstep::StepDone>(bytes)),
         _ => {

@@ -61,13 +61,7 @@ pub fn encode<T: WireMessage>(message: &T) -> Vec<u8> {
 
 /// Decodes a message, checking the schema version.
 pub fn decode<T: WireMessage>(bytes: &[u8]) -> Result<T, DecodeError> {
-    if bytes.len() < 2 {
-        return Err(DecodeError::TooShort { kind: T::KIND, len: bytes.len() });
-    }
-    let got = u16::from_le_bytes([bytes[0], bytes[1]]);
-    if got != SCHEMA_VERSION {
-        return Err(DecodeError::VersionMismatch { kind: T::KIND, got, expected: SCHEMA_VERSION });
-    }
+    check_version::<T>(bytes)?;
     // A size limit keeps a garbage length prefix from allocating gigabytes.
     use bincode::Options;
     bincode::DefaultOptions::new()
@@ -76,6 +70,34 @@ pub fn decode<T: WireMessage>(bytes: &[u8]) -> Result<T, DecodeError> {
         .with_limit(256 * 1024 * 1024)
         .deserialize(&bytes[2..])
         .map_err(|e| DecodeError::Malformed { kind: T::KIND, reason: e.to_string() })
+}
+
+/// The schema-version header of a `T`: present and this build's.
+fn check_version<T: WireMessage>(bytes: &[u8]) -> Result<(), DecodeError> {
+    if bytes.len() < 2 {
+        return Err(DecodeError::TooShort { kind: T::KIND, len: bytes.len() });
+    }
+    let got = u16::from_le_bytes([bytes[0], bytes[1]]);
+    if got != SCHEMA_VERSION {
+        return Err(DecodeError::VersionMismatch { kind: T::KIND, got, expected: SCHEMA_VERSION });
+    }
+    Ok(())
+}
+
+/// [`decode`], also giving the bytes after the message: a message may be
+/// followed by an extension that readers of the message alone ignore (see
+/// [`crate::drive_to_world::decode_actuation`]).
+pub fn decode_with_rest<T: WireMessage>(bytes: &[u8]) -> Result<(T, &[u8]), DecodeError> {
+    check_version::<T>(bytes)?;
+    use bincode::Options;
+    let mut rest = &bytes[2..];
+    let message = bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .allow_trailing_bytes()
+        .with_limit(256 * 1024 * 1024)
+        .deserialize_from(&mut rest)
+        .map_err(|e| DecodeError::Malformed { kind: T::KIND, reason: e.to_string() })?;
+    Ok((message, rest))
 }
 
 #[cfg(test)]
@@ -106,6 +128,15 @@ mod tests {
         assert_eq!(err, DecodeError::VersionMismatch { kind: "Ping", got: 99, expected: SCHEMA_VERSION });
         let text = err.to_string();
         assert!(text.contains("version 99") && text.contains(&format!("version {SCHEMA_VERSION}")), "{text}");
+    }
+
+    #[test]
+    fn the_bytes_after_a_message_are_handed_back() {
+        let mut bytes = encode(&Ping { step: 3, names: vec!["x".into()] });
+        bytes.extend_from_slice(b"tail");
+        let (ping, rest) = decode_with_rest::<Ping>(&bytes).unwrap();
+        assert_eq!((ping.step, rest), (3, &b"tail"[..]));
+        assert_eq!(decode::<Ping>(&bytes).unwrap().step, 3, "plain readers ignore them");
     }
 
     #[test]

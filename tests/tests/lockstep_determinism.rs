@@ -2,7 +2,11 @@
 //! once with every plugin type in its own process and once with every
 //! sensor but odometry in two shards and the drive split in two, give
 //! bit-identical odometry, scan, GPS, IMU and sonar streams (all with
-//! seeded noise), bumper and bool sensor streams over 2000 steps.
+//! seeded noise), bumper and bool sensor streams over 2000 steps. And the
+//! drives' steady promises, which spare the world waits, change no bit:
+//! with a controller that works only every 20th step (so that the world
+//! has steps at which it need not wait for the drive), a run with them and
+//! one with `--wait-on-drives` give the same streams.
 
 mod common;
 
@@ -32,16 +36,27 @@ fn script(r: usize, k: u64) -> (f64, f64) {
     (v, w)
 }
 
-async fn run(layout: &[&[&str]]) -> Streams {
+/// How the scripted controller takes part in the barrier.
+#[derive(Clone, Copy, PartialEq)]
+enum Controller {
+    /// Reports every step; commands take effect at the state after.
+    EveryStep,
+    /// Works every 20th step only, reporting the 19 after at once; robot r's
+    /// command is stamped 7·r steps ahead, so that drives hold commands
+    /// queued for later steps.
+    Every20th,
+}
+
+/// The streams of a run, and the world's log.
+async fn run(layout: &[&[&str]], controller: Controller, world_args: &[&str]) -> (Streams, String) {
     let sim = common::unique_sim("determinism");
     let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
     let logs = common::log_dir(&sim);
     let world = common::config("tests/determinism/world.yaml");
-    let mut children = common::Processes(vec![common::spawn(
-        &common::bin("flotilla-world"),
-        &[&world, "--sim", &sim, "--listen", &endpoint, "--start-paused"],
-        &logs.join("world.log"),
-    )]);
+    let mut args = vec![world.as_str(), "--sim", &sim, "--listen", &endpoint, "--start-paused"];
+    args.extend_from_slice(world_args);
+    let mut children =
+        common::Processes(vec![common::spawn(&common::bin("flotilla-world"), &args, &logs.join("world.log"))]);
     let session = common::connect(&endpoint).await;
     let keys = Keys::new(&sim);
     flotilla_node_kit::client::wait_for_description(&session, &keys, Duration::from_secs(30)).await.unwrap();
@@ -112,8 +127,10 @@ async fn run(layout: &[&[&str]]) -> Streams {
         if state.step.is_multiple_of(20) {
             for (r, robot) in ROBOTS.iter().enumerate() {
                 let (v, w) = script(r, state.step);
+                let ahead = if controller == Controller::Every20th { 7 * r as u64 } else { 0 };
+                let stamp = flotilla_protocol::time::SimTime::at_step(state.step + ahead, state.step_ns);
                 let mut cmd = TwistStamped {
-                    header: Header { stamp: state.time.to_ros(), frame_id: String::new() },
+                    header: Header { stamp: stamp.to_ros(), frame_id: String::new() },
                     ..Default::default()
                 };
                 cmd.twist.linear.x = v;
@@ -121,14 +138,30 @@ async fn run(layout: &[&[&str]]) -> Streams {
                 session.put(format!("{robot}/cmd_vel"), flotilla_protocol::ros::encode(&cmd)).await.unwrap();
             }
         }
-        reporter.done(state.step, true).await;
+        match controller {
+            Controller::EveryStep => reporter.done(state.step, true).await,
+            Controller::Every20th if state.step.is_multiple_of(20) => reporter.done(state.step + 19, true).await,
+            Controller::Every20th => {}
+        }
     }
     // Outputs for every step up to STEPS are published before their nodes
     // report; give the last ones time to arrive.
     tokio::time::sleep(Duration::from_millis(1000)).await;
     drop(children);
     let result = streams.lock().unwrap().clone();
-    result
+    (result, std::fs::read_to_string(logs.join("world.log")).unwrap_or_default())
+}
+
+/// Panics at the first message that differs between two runs.
+fn assert_same(a: &Streams, b: &Streams, what: &str) {
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (key, stream) in a {
+        let other = &b[key];
+        assert_eq!(stream.len(), other.len(), "{key}: message count");
+        if let Some(i) = stream.iter().zip(other).position(|(x, y)| x != y) {
+            panic!("{key}: message {i} differs between {what}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,8 +193,8 @@ async fn process_layout_does_not_change_a_single_bit() {
         &["flotilla-bool-sensor", "--shard", "0/2"],
         &["flotilla-bool-sensor", "--shard", "1/2"],
     ];
-    let a = run(one_each).await;
-    let b = run(sharded).await;
+    let (a, _) = run(one_each, Controller::EveryStep, &[]).await;
+    let (b, _) = run(sharded, Controller::EveryStep, &[]).await;
 
     let keys: Vec<&String> = a.keys().collect();
     assert_eq!(
@@ -181,18 +214,36 @@ async fn process_layout_does_not_change_a_single_bit() {
         assert_eq!(a[&format!("{robot}/collisions")].len(), 101, "{robot} bumper messages at 10 Hz");
         assert_eq!(a[&format!("{robot}/bool_sensor")].len(), 201, "{robot} bool sensor readings at 20 Hz");
     }
-    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
-    for (key, stream) in &a {
-        let other = &b[key];
-        assert_eq!(stream.len(), other.len(), "{key}: message count");
-        if let Some(i) = stream.iter().zip(other).position(|(x, y)| x != y) {
-            panic!("{key}: message {i} differs between the two process layouts");
-        }
-    }
+    assert_same(&a, &b, "the two process layouts");
     let bumps: Vec<usize> =
         ROBOTS.iter().map(|r| a[&format!("{r}/bool_sensor")].iter().filter(|m| m.get(4) == Some(&1)).count()).collect();
     assert!(bumps[0] > 0, "robot1 drives into the crate ahead of it: {bumps:?}");
     // The robots really moved, and noise is on: the runs are not trivially equal.
     let first = &a["robot1/odometry/filtered"];
     assert_ne!(first[0], first[first.len() - 1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steady_drives_spare_waits_and_not_a_single_bit() {
+    let layout: &[&[&str]] = &[
+        &["flotilla-drive"],
+        &["flotilla-odom"],
+        &["flotilla-laser"],
+        &["flotilla-gps"],
+        &["flotilla-imu"],
+        &["flotilla-sonar"],
+        &["flotilla-bumper"],
+        &["flotilla-bool-sensor"],
+    ];
+    let (promised, log) = run(layout, Controller::Every20th, &[]).await;
+    assert!(log.contains("is not waited for"), "the drive's promises were used:\n{log}");
+    let (waited, log) = run(layout, Controller::Every20th, &["--wait-on-drives"]).await;
+    assert!(!log.contains("is not waited for"), "--wait-on-drives:\n{log}");
+    assert_eq!(promised["robot1/odometry/filtered"].len(), 501);
+    assert_same(&promised, &waited, "a run with the drives' promises and one without");
+    // The commands queued ahead took effect: the robots moved.
+    for robot in ROBOTS {
+        let odom = &promised[&format!("{robot}/odometry/filtered")];
+        assert_ne!(odom[0], odom[odom.len() - 1], "{robot}");
+    }
 }

@@ -44,6 +44,13 @@ struct Args {
     /// lockstep: a sleeping world costs one more thread wake-up per step.
     #[arg(long, value_name = "MICROSECONDS", default_value_t = flotilla_world::node::DEFAULT_LOCKSTEP_SPIN_US)]
     lockstep_spin: u64,
+    /// In lockstep, wait for every drive's answer to every state. By
+    /// default a drive whose commands cannot change before a new `cmd_vel`
+    /// (it says so with its answer) is not waited for at states after
+    /// which no other participant worked; the outputs are the same bits
+    /// either way, this only costs speed.
+    #[arg(long)]
+    wait_on_drives: bool,
     /// Start paused; `flotilla resume` (or the launcher) starts stepping.
     #[arg(long)]
     start_paused: bool,
@@ -106,6 +113,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         lockstep_timeout: std::time::Duration::from_secs_f64(spec.settings.lockstep_timeout_s),
         stall_policy: spec.settings.on_stall,
         lockstep_spin: std::time::Duration::from_micros(args.lockstep_spin),
+        wait_on_drives: args.wait_on_drives,
         external_clock: spec.settings.external_clock.clone(),
         endpoint: args.node.zenoh.advertised_endpoint(),
         model_dirs,

@@ -211,6 +211,15 @@ impl<P: NodePlugin> Core<P> {
     /// said the same or the plugin's actuation of this step says it.
     pub fn answer(&mut self, state: &WorldState) -> Reply {
         self.plugin.on_state(state, &mut self.outbox);
+        // Only lockstep's barrier uses a promise (the clock unknown yet
+        // counts as lockstep).
+        let lockstep = self.clock.is_none_or(|c| c == ClockMode::Lockstep);
+        if lockstep && self.outbox.actuated() == Some(state.step) {
+            let steady = self.plugin.steady_steps(state).min(MAX_QUIET_STEPS_REPORTED);
+            if steady > 0 {
+                self.outbox.steady_through(state.step + steady);
+            }
+        }
         let quiet = self.plugin.steps_without_output(state).min(MAX_QUIET_STEPS_REPORTED);
         let report = state.step + quiet;
         let by_actuation = report == state.step && self.outbox.actuated() == Some(state.step);
@@ -238,6 +247,8 @@ mod tests {
     struct Periodic {
         period: u64,
         actuates: bool,
+        /// What `steady_steps` answers.
+        steady: u64,
         inputs: Vec<String>,
         resets: usize,
     }
@@ -266,6 +277,9 @@ mod tests {
             }
             self.inputs.push(tag.to_string());
             Ok(())
+        }
+        fn steady_steps(&self, _: &WorldState) -> u64 {
+            self.steady
         }
         fn steps_without_output(&self, state: &WorldState) -> u64 {
             let period = self.period.max(1);
@@ -301,6 +315,24 @@ mod tests {
         assert_eq!(world.report, None);
         let back = core.arrive(Arrival::World(WorldPresence::Up("world-a".into())));
         assert_eq!(back.report, None, "an actuation is not resent as a bare report");
+    }
+
+    #[test]
+    fn a_steady_drive_promises_its_actuation_in_lockstep_only_and_at_most_100_steps() {
+        let mut core = released(Periodic { period: 1, actuates: true, steady: 1000, ..Default::default() });
+        core.arrive(Arrival::State(state(4, 0)));
+        assert_eq!(core.outbox.take_actuation().map(|(step, _)| step), Some(4));
+        assert_eq!(core.outbox.take_steady_through(), Some(104), "the clock unknown counts as lockstep");
+        core.plugin.steady = 0;
+        core.arrive(Arrival::State(state(5, 0)));
+        assert_eq!(core.outbox.take_steady_through(), None, "nothing promised");
+        core.plugin.steady = 3;
+        core.arrive(Arrival::Clock(ClockMode::Fast));
+        core.arrive(Arrival::State(state(6, 0)));
+        assert_eq!(core.outbox.take_steady_through(), None, "fast mode has no use for it");
+        core.arrive(Arrival::Clock(ClockMode::Lockstep));
+        core.arrive(Arrival::State(state(7, 0)));
+        assert_eq!(core.outbox.take_steady_through(), Some(10));
     }
 
     #[test]

@@ -85,6 +85,16 @@ pub trait NodePlugin: Send + 'static {
         0
     }
 
+    /// For a drive, after actuating `state`: for how many of the next
+    /// states its actuation is sure to be the same unless an input (a
+    /// command) arrives (0: it may change). In lockstep the world then need
+    /// not wait for those answers while no other participant works (see
+    /// [`flotilla_protocol::drive_to_world::encode_actuation`]). A plugin
+    /// that publishes anything at every state must answer 0.
+    fn steady_steps(&self, _state: &WorldState) -> u64 {
+        0
+    }
+
     /// The fixed transforms of the served instances (e.g. sensor mounts),
     /// published latched on `tf_static`.
     fn static_transforms(&self) -> Vec<TransformStamped> {
@@ -252,6 +262,9 @@ pub struct Outbox {
     actuated: Option<u64>,
     /// The actuation's body commands; the buffer is kept between steps.
     commands: Vec<BodyCommand>,
+    /// The last state whose answer will be this same actuation, if the
+    /// plugin promises one (see [`NodePlugin::steady_steps`]).
+    steady_through: Option<u64>,
 }
 
 /// Where [`Outbox::wants_cached`] and [`Outbox::nobody_under_cached`]
@@ -352,8 +365,19 @@ impl Outbox {
     /// world counts an actuation as the node's lockstep report of `step`.
     pub fn actuate(&mut self, step: u64) -> &mut Vec<BodyCommand> {
         self.actuated = Some(step);
+        self.steady_through = None;
         self.commands.clear();
         &mut self.commands
+    }
+
+    /// Promises the actuation of this step for the states up to `step`.
+    pub fn steady_through(&mut self, step: u64) {
+        self.steady_through = Some(step);
+    }
+
+    /// Takes the promise that goes with the actuation taken.
+    pub fn take_steady_through(&mut self) -> Option<u64> {
+        self.steady_through.take()
     }
 
     /// The step actuated since the last [`Outbox::take_actuation`], if any.

@@ -10,10 +10,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::codec::{decode, encode};
+use flotilla_protocol::codec::decode;
 use flotilla_protocol::delivery::{output_delivery, OutputDelivery};
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::drive_to_world::Actuation;
+use flotilla_protocol::drive_to_world::{encode_actuation, Actuation};
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::recording::encode_batch;
 use flotilla_protocol::selection::Selection;
@@ -212,7 +212,8 @@ impl<P: NodePlugin> Shared<P> {
         publishers.publish(&self.session, &mut core.outbox, delivery);
         if let Some((step, commands)) = core.outbox.take_actuation() {
             let actuation = Actuation { node: self.node.clone(), step, commands };
-            publishers.actuate(&self.session, &self.keys, &self.node, encode(&actuation), urgent);
+            let bytes = encode_actuation(&actuation, core.outbox.take_steady_through());
+            publishers.actuate(&self.session, &self.keys, &self.node, bytes, urgent);
             core.outbox.recycle(actuation.commands);
         }
         if let (Some(step), Some(lockstep)) = (reply.report, self.lockstep.get()) {

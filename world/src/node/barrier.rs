@@ -1,6 +1,19 @@
-//! The lockstep barrier as a model: who must report each step, who has.
+//! The lockstep barrier as a model: who must report each step, who has,
+//! and which drives need not answer the state just published.
+//!
+//! A drive's actuation for step k is its report of k. It may add a steady
+//! step n (see [`flotilla_protocol::drive_to_world::encode_actuation`]):
+//! its answers to states k+1..=n will be this same actuation unless a
+//! command arrives. A command that a lockstep participant stamps at step j
+//! (published before its report of j) takes effect at state j+1, so a
+//! drive's promise is honoured at a state only when no participant other
+//! than the drives owed a report for the state before it, and only a
+//! promise made with or after the drive's last answer the world waited
+//! for: that answer saw every command then known. Promises only spare
+//! waits; whatever a drive sends is applied as it arrives, so a run with
+//! them gives the same bits as one without.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone)]
 struct Member {
@@ -13,8 +26,25 @@ struct Member {
 /// How many nodes' last reports the barrier remembers beyond its members'.
 const MAX_REMEMBERED_REPORTERS: usize = 4096;
 
+/// A drive's promise, made with its answer to state `answered`: its answers
+/// to the states after it, up to `through`, are the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Promise {
+    answered: u64,
+    through: u64,
+}
+
+/// The state last published.
+#[derive(Debug, Clone, Copy)]
+struct Published {
+    step: u64,
+    revision: u64,
+    /// A participant other than the drives owed a report for it.
+    busy: bool,
+}
+
 /// Lockstep participants and their reports.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Barrier {
     members: BTreeMap<String, Member>,
     /// The last step each node reported, kept when its token goes (and for
@@ -22,13 +52,56 @@ pub struct Barrier {
     /// and restored is done with what it reported before, and it does not
     /// repeat a report (sensor nodes send a report only when it changes).
     reported: BTreeMap<String, u64>,
+    /// Nodes that actuate (drives): their work commands no one else.
+    drives: BTreeSet<String>,
+    /// Each drive's latest promise.
+    promises: BTreeMap<String, Promise>,
+    /// The last state each promising drive had to answer.
+    waited_on: BTreeMap<String, u64>,
+    last: Option<Published>,
+    /// Drives that need not answer the last published state.
+    excused: BTreeSet<String>,
+    /// Drives that were told so once in the log.
+    told: BTreeSet<String>,
+    /// Whether promises are honoured (`flotilla-world --wait-on-drives`
+    /// turns them off).
+    honour_promises: bool,
+}
+
+impl Default for Barrier {
+    fn default() -> Self {
+        Barrier {
+            members: BTreeMap::new(),
+            reported: BTreeMap::new(),
+            drives: BTreeSet::new(),
+            promises: BTreeMap::new(),
+            waited_on: BTreeMap::new(),
+            last: None,
+            excused: BTreeSet::new(),
+            told: BTreeSet::new(),
+            honour_promises: true,
+        }
+    }
 }
 
 impl Barrier {
+    /// Whether drives' steady promises spare the world their answers.
+    pub fn honour_promises(&mut self, on: bool) {
+        self.honour_promises = on;
+    }
+
     /// A participant's token appeared; it must report every state from
     /// `next_step` on (it may have missed the current one).
     pub fn join(&mut self, node: &str, next_step: u64) {
         self.members.entry(node.to_string()).or_insert(Member { required_from: next_step, dropped: false });
+        // One that must answer the state already published works on it
+        // (a controller joining while paused): a drive must answer the
+        // state after, as if the joiner had owed it from the start.
+        if let Some(last) = &mut self.last {
+            if next_step <= last.step && !self.drives.contains(node) {
+                last.busy = true;
+            }
+        }
     }
 
     /// A participant's token disappeared: it leaves the barrier.
@@ -60,11 +133,84 @@ impl Barrier {
         }
     }
 
+    /// A drive answered state `step` (its report of it), promising its
+    /// answers up to `steady_through` the same, or nothing.
+    pub fn actuated(&mut self, node: &str, step: u64, steady_through: Option<u64>) {
+        self.done(node, step);
+        if !self.drives.contains(node) {
+            if self.drives.len() >= MAX_REMEMBERED_REPORTERS {
+                return; // see `done`: no growth without bound
+            }
+            self.drives.insert(node.to_string());
+        }
+        let promise = Promise { answered: step, through: steady_through.unwrap_or(step).max(step) };
+        match self.promises.get_mut(node) {
+            // The latest answer's promise replaces the one before, even
+            // when it promises nothing.
+            Some(p) if p.answered <= step => *p = promise,
+            Some(_) => {}
+            None if steady_through.is_some() => {
+                self.promises.insert(node.to_string(), promise);
+            }
+            None => {}
+        }
+    }
+
+    /// The world published state `step` of description `revision`: decides
+    /// which drives need not answer it.
+    pub fn published(&mut self, step: u64, revision: u64) {
+        // The same state again (to a newcomer, or to one that missed it).
+        // Steps never go back: a reset bumps the revision, sim time goes on.
+        if self.last.is_some_and(|l| l.step == step && l.revision == revision) {
+            return;
+        }
+        let quiet_before = self.last.is_some_and(|l| l.step + 1 == step && l.revision == revision && !l.busy);
+        self.excused.clear();
+        for (node, member) in &self.members {
+            if !self.owes_unexcused(node, member, step) {
+                continue;
+            }
+            let Some(promise) = self.promises.get(node) else { continue };
+            let kept = self.honour_promises
+                && quiet_before
+                && promise.answered < step
+                && step <= promise.through
+                && self.waited_on.get(node).is_none_or(|&w| promise.answered >= w)
+                && self.reported.get(node).is_some_and(|&r| r >= promise.answered);
+            if kept {
+                if !self.told.contains(node) {
+                    self.told.insert(node.clone());
+                    tracing::info!(
+                        "lockstep: {node} promises steady commands: it is not waited for at states after which \
+                         no other participant worked"
+                    );
+                }
+                self.excused.insert(node.clone());
+            } else if let Some(w) = self.waited_on.get_mut(node) {
+                *w = step;
+            } else {
+                self.waited_on.insert(node.clone(), step);
+            }
+        }
+        let busy =
+            self.members.iter().any(|(node, m)| !self.drives.contains(node) && self.owes_unexcused(node, m, step));
+        self.last = Some(Published { step, revision, busy });
+    }
+
+    /// Whether `node` has not reported `step`, which it must.
+    fn owes_unexcused(&self, node: &str, m: &Member, step: u64) -> bool {
+        !m.dropped && m.required_from <= step && self.reported.get(node).is_none_or(|&d| d < step)
+    }
+
+    fn excused_from(&self, node: &str, step: u64) -> bool {
+        self.last.is_some_and(|l| l.step == step) && self.excused.contains(node)
+    }
+
     /// Participants that still owe a report for `step`.
     pub fn pending(&self, step: u64) -> Vec<String> {
         self.members
             .iter()
-            .filter(|(n, m)| !m.dropped && m.required_from <= step && self.reported.get(*n).is_none_or(|&d| d < step))
+            .filter(|(n, m)| self.owes_unexcused(n, m, step) && !self.excused_from(n, step))
             .map(|(n, _)| n.clone())
             .collect()
     }
@@ -72,9 +218,7 @@ impl Barrier {
     /// Whether `node` still owes a report for `step` (one of
     /// [`Barrier::pending`], without building the list).
     pub fn owes(&self, node: &str, step: u64) -> bool {
-        self.members
-            .get(node)
-            .is_some_and(|m| !m.dropped && m.required_from <= step && self.reported.get(node).is_none_or(|&d| d < step))
+        self.members.get(node).is_some_and(|m| self.owes_unexcused(node, m, step) && !self.excused_from(node, step))
     }
 
     /// Drops stalled participants from the barrier.
@@ -171,5 +315,172 @@ mod tests {
         b.done("slow", 3);
         assert!(b.pending(3).is_empty());
         assert_eq!(b.pending(4), ["slow"]);
+    }
+
+    /// A drive, odometry that works every 4th step (reporting 3 ahead) and
+    /// a controller that works every 10th, all joined at step 0.
+    fn fleet() -> Barrier {
+        let mut b = Barrier::default();
+        for node in ["drive", "odom", "controller"] {
+            b.join(node, 0);
+        }
+        b
+    }
+
+    /// Publishes `step` and has the sensors and the controller answer it
+    /// as they would; returns who the world waits on.
+    fn publish(b: &mut Barrier, step: u64) -> Vec<String> {
+        b.published(step, 0);
+        let waits = b.pending(step);
+        if step.is_multiple_of(4) {
+            b.done("odom", step + 3);
+        }
+        if step.is_multiple_of(10) {
+            b.done("controller", step + 9);
+        }
+        waits
+    }
+
+    #[test]
+    fn a_steady_drive_is_not_waited_on_while_nobody_else_works() {
+        let mut b = fleet();
+        b.done("odom", 3);
+        b.done("controller", 9);
+        b.published(0, 0);
+        b.actuated("drive", 0, Some(100));
+        // Steps 1-3: nothing due anywhere.
+        assert_eq!(publish(&mut b, 1), ["drive"], "the answer to the first state was waited on, not its promise");
+        b.actuated("drive", 1, Some(101));
+        assert!(publish(&mut b, 2).is_empty(), "promised, and nobody worked at 1");
+        assert!(publish(&mut b, 3).is_empty());
+        assert!(!b.owes("drive", 3));
+        // Odometry works at 4: the drive answers 5 (a command stamped at 4
+        // would take effect there).
+        assert_eq!(publish(&mut b, 4), ["odom"]);
+        assert_eq!(publish(&mut b, 5), ["drive"]);
+        b.actuated("drive", 5, Some(105));
+        assert!(publish(&mut b, 6).is_empty());
+    }
+
+    #[test]
+    fn a_promise_made_before_the_last_answer_waited_on_counts_for_nothing() {
+        let mut b = fleet();
+        b.done("odom", 3);
+        b.done("controller", 3);
+        b.published(0, 0);
+        b.actuated("drive", 0, Some(100));
+        b.published(1, 0);
+        b.actuated("drive", 1, Some(50));
+        b.published(2, 0); // excused, and it answers 2 anyway
+        b.actuated("drive", 2, Some(50));
+        b.published(3, 0);
+        // The controller works at 4: say it sends a command stamped for
+        // step 6, which takes effect at state 7.
+        b.published(4, 0);
+        assert_eq!(b.pending(4), ["controller", "odom"], "nobody worked at 3");
+        b.actuated("drive", 4, Some(50));
+        b.done("odom", 7);
+        b.done("controller", 9);
+        assert!(b.pending(4).is_empty());
+        b.published(5, 0);
+        assert_eq!(b.pending(5), ["drive"], "someone worked at 4");
+        // Its answer to 5 has not come yet: the promise of its answer to 4,
+        // made before the world waited on it at 5, does not excuse 6.
+        b.published(6, 0);
+        assert_eq!(b.pending(6), ["drive"]);
+        // The answer to 5 knows of the command due at 7: steady only to 6.
+        b.actuated("drive", 5, Some(6));
+        b.actuated("drive", 6, Some(6));
+        b.published(7, 0);
+        assert_eq!(b.pending(7), ["drive"], "the promise ended at 6");
+        b.actuated("drive", 7, Some(60));
+        b.published(8, 0);
+        assert!(b.pending(8).contains(&"odom".to_string()));
+        assert!(!b.owes("drive", 8), "promised, nobody worked at 7");
+    }
+
+    #[test]
+    fn an_answer_without_a_promise_withdraws_the_one_before() {
+        let mut b = fleet();
+        b.done("odom", 99);
+        b.done("controller", 99);
+        b.published(0, 0);
+        b.actuated("drive", 0, Some(100));
+        b.published(1, 0);
+        b.actuated("drive", 1, Some(100));
+        b.published(2, 0);
+        assert!(!b.owes("drive", 2));
+        b.actuated("drive", 2, None); // a command came: ramping up
+        b.published(3, 0);
+        assert!(b.owes("drive", 3));
+        let late = Barrier::default().promises.len();
+        assert_eq!(late, 0);
+    }
+
+    #[test]
+    fn one_that_joins_owing_the_published_state_makes_the_drive_answer_the_next() {
+        let mut b = Barrier::default();
+        b.join("drive", 0);
+        b.published(0, 0);
+        b.actuated("drive", 0, Some(100));
+        b.published(1, 0);
+        b.actuated("drive", 1, Some(100));
+        b.published(2, 0);
+        assert!(!b.owes("drive", 2));
+        // Paused at 2, a controller joins: it answers 2, and may command.
+        b.join("controller", 2);
+        b.done("controller", 2);
+        b.published(3, 0);
+        assert_eq!(b.pending(3), ["controller", "drive"]);
+    }
+
+    #[test]
+    fn drives_do_not_make_each_other_answer() {
+        let mut b = Barrier::default();
+        b.join("drive-a", 0);
+        b.join("drive-b", 0);
+        b.published(0, 0);
+        b.actuated("drive-a", 0, Some(100));
+        b.actuated("drive-b", 0, None); // never steady (a tween)
+        for step in 1..10 {
+            b.published(step, 0);
+            let waits = b.pending(step);
+            if step >= 2 {
+                assert_eq!(waits, ["drive-b"], "step {step}");
+            }
+            b.actuated("drive-a", step, Some(step + 100));
+            b.actuated("drive-b", step, None);
+        }
+    }
+
+    #[test]
+    fn a_new_description_or_the_switch_makes_every_drive_answer() {
+        let steady_at_3 = |honour: bool| {
+            let mut b = Barrier::default();
+            b.honour_promises(honour);
+            b.join("drive", 0);
+            for step in 0..3 {
+                b.published(step, 0);
+                b.actuated("drive", step, Some(step + 100));
+            }
+            b
+        };
+        let mut b = steady_at_3(true);
+        b.published(3, 0);
+        assert!(!b.owes("drive", 3));
+        b.published(3, 0);
+        assert!(!b.owes("drive", 3), "the same state again");
+        b.published(3, 1);
+        assert!(b.owes("drive", 3), "a model spawned or a reset: the drive answers with it");
+        b.actuated("drive", 2, Some(200)); // late, from before the change
+        b.published(4, 1);
+        assert!(b.owes("drive", 4), "only a promise made with the answer waited on (3) or later counts");
+        b.actuated("drive", 3, Some(200));
+        b.actuated("drive", 4, Some(200));
+        b.published(5, 1);
+        assert!(!b.owes("drive", 5), "promised with the answer to 4, which was waited on");
+        let mut b = steady_at_3(false);
+        b.published(3, 0);
+        assert!(b.owes("drive", 3), "--wait-on-drives");
     }
 }

@@ -11,7 +11,7 @@ use flotilla_node_kit::subscribe::watch_tokens;
 use flotilla_node_kit::{Error, Result};
 use flotilla_protocol::codec::{decode, encode};
 use flotilla_protocol::control::{ClockMode, ControlRequest};
-use flotilla_protocol::drive_to_world::Actuation;
+use flotilla_protocol::drive_to_world::decode_actuation;
 use flotilla_protocol::lockstep::StepDone;
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::{WorldChange, WorldEvent};
@@ -78,13 +78,13 @@ async fn actuations(wiring: &Wiring) -> Result<Subscriber<()>> {
     wiring
         .session
         .declare_subscriber(&key)
-        .callback(move |sample| match decode::<Actuation>(&sample.payload().to_bytes()) {
-            Ok(actuation) => {
+        .callback(move |sample| match decode_actuation(&sample.payload().to_bytes()) {
+            Ok((actuation, steady_through)) => {
                 let mut s = lock(&shared);
                 // A drive's actuation for step k is also its lockstep
                 // report for k: one message on the barrier's critical
                 // path per step instead of two.
-                s.barrier.done(&actuation.node, actuation.step);
+                s.barrier.actuated(&actuation.node, actuation.step, steady_through);
                 s.inbox.push(actuation);
                 drop(s);
                 wake.notify_one();

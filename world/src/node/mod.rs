@@ -70,6 +70,9 @@ pub struct WorldNodeConfig {
     /// How long the loop looks for the participants' answers before it
     /// sleeps, in lockstep (see [`wake`]).
     pub lockstep_spin: Duration,
+    /// In lockstep, wait for every drive's answer to every state, even one
+    /// that promised its commands steady (see [`barrier`]).
+    pub wait_on_drives: bool,
     /// The ROS name of the clock followed in external mode.
     pub external_clock: String,
     /// The endpoint other programs connect to (for the status message).
@@ -91,10 +94,12 @@ pub async fn run(
     let step_ns = physics.step_ns();
     let run_state =
         RunState::new(config.clock, config.real_time_factor, config.start_paused, config.model_dirs.clone());
+    let mut sim = Sim::new(physics, run_state);
+    sim.barrier.honour_promises(!config.wait_on_drives);
     let wiring = Wiring {
         session: session.clone(),
         keys: keys.clone(),
-        shared: Arc::new(Mutex::new(Sim::new(physics, run_state))),
+        shared: Arc::new(Mutex::new(sim)),
         wake: Arc::new(Wake::default()),
     };
     let _token = session
@@ -197,6 +202,7 @@ impl Outputs {
             let mut s = lock(shared);
             s.physics.state_into(state);
             s.published_step = state.step;
+            s.barrier.published(state.step, state.revision);
             // In lockstep, a node that owes a report for this step gets it
             // on its thinned stream too (see `thinned`).
             let lockstep = s.run.clock == ClockMode::Lockstep;
