@@ -296,17 +296,20 @@ impl NodePlugin for DriveServer {
 
     /// Until a command arrives, the answers to the next states are this
     /// one as long as every diff drive is at its target with nothing due
-    /// (see [`DiffDrive::steady_steps`]). Tricycles, vehicles and tweens
-    /// move their outputs (or publish) at every state: never steady.
-    fn steady_steps(&self, state: &WorldState) -> u64 {
-        if self.instances.is_empty() {
-            return 0;
+    /// (see [`DiffDrive::steady_steps`]). Tricycles and tweens move their
+    /// outputs at every state: never steady. A vehicle publishes the
+    /// velocity it reached (and a bicycle its steering): a node serving one
+    /// promises nothing at all.
+    fn steady_steps(&self, state: &WorldState) -> Option<u64> {
+        let mut steady = u64::MAX;
+        for served in self.instances.values() {
+            steady = steady.min(match &served.model {
+                Model::Diff(drive) => drive.steady_steps(state.time.nanos, state.step_ns),
+                Model::Tricycle(_) | Model::Tween(_) => 0,
+                Model::Vehicle(_) => return None,
+            });
         }
-        let each = self.instances.values().map(|served| match &served.model {
-            Model::Diff(drive) => drive.steady_steps(state.time.nanos, state.step_ns),
-            Model::Tricycle(_) | Model::Vehicle(_) | Model::Tween(_) => 0,
-        });
-        each.min().unwrap_or(0)
+        Some(if self.instances.is_empty() { 0 } else { steady })
     }
 
     /// A `cmd_vel` for instance `tag`.

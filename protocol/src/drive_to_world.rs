@@ -22,11 +22,12 @@ impl WireMessage for Actuation {
     const KIND: &'static str = "Actuation";
 }
 
-/// Encodes an actuation, followed, when the drive promises one, by its
-/// steady step: the last state whose answer will be this same actuation
-/// unless a `cmd_vel` arrives (8 bytes, little-endian u64). In lockstep
-/// the world need not wait for the answers up to that step while no
-/// other participant has worked (ARCHITECTURE.md, "Rules every process
+/// Encodes an actuation, followed, from a drive that publishes nothing
+/// else, by its steady step: the last state whose answer will be this same
+/// actuation unless a `cmd_vel` arrives (8 bytes, little-endian u64; the
+/// actuation's own step when it promises nothing). In lockstep the world
+/// need not wait for the answers up to that step while no other
+/// participant has worked (ARCHITECTURE.md, "Rules every process
 /// follows"). A reader of the plain [`Actuation`] ignores the trailer.
 pub fn encode_actuation(actuation: &Actuation, steady_through: Option<u64>) -> Vec<u8> {
     let mut bytes = encode(actuation);

@@ -215,9 +215,8 @@ impl<P: NodePlugin> Core<P> {
         // counts as lockstep).
         let lockstep = self.clock.is_none_or(|c| c == ClockMode::Lockstep);
         if lockstep && self.outbox.actuated() == Some(state.step) {
-            let steady = self.plugin.steady_steps(state).min(MAX_QUIET_STEPS_REPORTED);
-            if steady > 0 {
-                self.outbox.steady_through(state.step + steady);
+            if let Some(steady) = self.plugin.steady_steps(state) {
+                self.outbox.steady_through(state.step + steady.min(MAX_QUIET_STEPS_REPORTED));
             }
         }
         let quiet = self.plugin.steps_without_output(state).min(MAX_QUIET_STEPS_REPORTED);
@@ -248,7 +247,7 @@ mod tests {
         period: u64,
         actuates: bool,
         /// What `steady_steps` answers.
-        steady: u64,
+        steady: Option<u64>,
         inputs: Vec<String>,
         resets: usize,
     }
@@ -278,7 +277,7 @@ mod tests {
             self.inputs.push(tag.to_string());
             Ok(())
         }
-        fn steady_steps(&self, _: &WorldState) -> u64 {
+        fn steady_steps(&self, _: &WorldState) -> Option<u64> {
             self.steady
         }
         fn steps_without_output(&self, state: &WorldState) -> u64 {
@@ -319,20 +318,23 @@ mod tests {
 
     #[test]
     fn a_steady_drive_promises_its_actuation_in_lockstep_only_and_at_most_100_steps() {
-        let mut core = released(Periodic { period: 1, actuates: true, steady: 1000, ..Default::default() });
+        let mut core = released(Periodic { period: 1, actuates: true, steady: Some(1000), ..Default::default() });
         core.arrive(Arrival::State(state(4, 0)));
         assert_eq!(core.outbox.take_actuation().map(|(step, _)| step), Some(4));
         assert_eq!(core.outbox.take_steady_through(), Some(104), "the clock unknown counts as lockstep");
-        core.plugin.steady = 0;
+        core.plugin.steady = Some(0);
         core.arrive(Arrival::State(state(5, 0)));
-        assert_eq!(core.outbox.take_steady_through(), None, "nothing promised");
-        core.plugin.steady = 3;
-        core.arrive(Arrival::Clock(ClockMode::Fast));
+        assert_eq!(core.outbox.take_steady_through(), Some(5), "publishes nothing else, promises nothing");
+        core.plugin.steady = None;
         core.arrive(Arrival::State(state(6, 0)));
+        assert_eq!(core.outbox.take_steady_through(), None, "publishes more than its actuation");
+        core.plugin.steady = Some(3);
+        core.arrive(Arrival::Clock(ClockMode::Fast));
+        core.arrive(Arrival::State(state(7, 0)));
         assert_eq!(core.outbox.take_steady_through(), None, "fast mode has no use for it");
         core.arrive(Arrival::Clock(ClockMode::Lockstep));
-        core.arrive(Arrival::State(state(7, 0)));
-        assert_eq!(core.outbox.take_steady_through(), Some(10));
+        core.arrive(Arrival::State(state(8, 0)));
+        assert_eq!(core.outbox.take_steady_through(), Some(11));
     }
 
     #[test]

@@ -85,14 +85,16 @@ pub trait NodePlugin: Send + 'static {
         0
     }
 
-    /// For a drive, after actuating `state`: for how many of the next
-    /// states its actuation is sure to be the same unless an input (a
-    /// command) arrives (0: it may change). In lockstep the world then need
-    /// not wait for those answers while no other participant works (see
-    /// [`flotilla_protocol::drive_to_world::encode_actuation`]). A plugin
-    /// that publishes anything at every state must answer 0.
-    fn steady_steps(&self, _state: &WorldState) -> u64 {
-        0
+    /// For a drive that publishes nothing but its actuation, after
+    /// actuating `state`: for how many of the next states its actuation is
+    /// sure to be the same unless an input (a command) arrives (`Some(0)`:
+    /// it may change). In lockstep the world then need not wait for those
+    /// answers while no other participant works (see
+    /// [`flotilla_protocol::drive_to_world::encode_actuation`]). `None`
+    /// (the default) for a plugin that publishes anything else: someone
+    /// might command a robot from it, so its work counts as anyone's.
+    fn steady_steps(&self, _state: &WorldState) -> Option<u64> {
+        None
     }
 
     /// The fixed transforms of the served instances (e.g. sensor mounts),

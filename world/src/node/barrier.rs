@@ -7,7 +7,8 @@
 //! command arrives. A command that a lockstep participant stamps at step j
 //! (published before its report of j) takes effect at state j+1, so a
 //! drive's promise is honoured at a state only when no participant other
-//! than the drives owed a report for the state before it, and only a
+//! than the promising drives (which publish nothing but their actuation)
+//! owed a report for the state before it, and only a
 //! promise made with or after the drive's last answer the world waited
 //! for: that answer saw every command then known. Promises only spare
 //! waits; whatever a drive sends is applied as it arrives, so a run with
@@ -52,7 +53,11 @@ pub struct Barrier {
     /// and restored is done with what it reported before, and it does not
     /// repeat a report (sensor nodes send a report only when it changes).
     reported: BTreeMap<String, u64>,
-    /// Nodes that actuate (drives): their work commands no one else.
+    /// Drives that have made a promise: a drive does so only when it
+    /// publishes nothing but its actuation, so its work commands no one
+    /// else. (A drive that also publishes, a vehicle's velocity reached,
+    /// never promises, and counts like any participant: someone might
+    /// command a robot from what it publishes.)
     drives: BTreeSet<String>,
     /// Each drive's latest promise.
     promises: BTreeMap<String, Promise>,
@@ -137,6 +142,13 @@ impl Barrier {
     /// answers up to `steady_through` the same, or nothing.
     pub fn actuated(&mut self, node: &str, step: u64, steady_through: Option<u64>) {
         self.done(node, step);
+        if steady_through.is_none() {
+            // It publishes more than its actuation now (a vehicle spawned).
+            if self.drives.remove(node) {
+                self.promises.remove(node);
+            }
+            return;
+        }
         if !self.drives.contains(node) {
             if self.drives.len() >= MAX_REMEMBERED_REPORTERS {
                 return; // see `done`: no growth without bound
@@ -149,10 +161,9 @@ impl Barrier {
             // when it promises nothing.
             Some(p) if p.answered <= step => *p = promise,
             Some(_) => {}
-            None if steady_through.is_some() => {
+            None => {
                 self.promises.insert(node.to_string(), promise);
             }
-            None => {}
         }
     }
 
@@ -435,13 +446,43 @@ mod tests {
     }
 
     #[test]
+    fn a_drive_that_never_promises_counts_like_any_participant() {
+        // A vehicle's drive publishes its velocity reached at every state:
+        // a controller could command another robot from it.
+        let mut b = Barrier::default();
+        b.join("vehicles", 0);
+        b.join("diff", 0);
+        b.published(0, 0);
+        b.actuated("diff", 0, Some(100));
+        b.actuated("vehicles", 0, None);
+        b.published(1, 0);
+        b.actuated("diff", 1, Some(100));
+        b.actuated("vehicles", 1, None);
+        b.published(2, 0);
+        assert_eq!(b.pending(2), ["diff", "vehicles"], "the vehicles' drive worked at 1");
+        // The two change roles.
+        b.actuated("diff", 2, Some(100));
+        b.actuated("vehicles", 2, Some(2)); // its vehicle deleted: quiet from now on
+        b.published(3, 0);
+        assert_eq!(b.pending(3), ["diff", "vehicles"], "the vehicles' drive still worked at 2");
+        b.actuated("vehicles", 3, Some(3));
+        b.actuated("diff", 3, None); // a vehicle spawned on this one
+        b.published(4, 0);
+        assert_eq!(b.pending(4), ["diff", "vehicles"], "its promise is gone");
+        b.actuated("diff", 4, None);
+        b.actuated("vehicles", 4, Some(4));
+        b.published(5, 0);
+        assert_eq!(b.pending(5), ["diff", "vehicles"], "and its work counts as anyone's");
+    }
+
+    #[test]
     fn drives_do_not_make_each_other_answer() {
         let mut b = Barrier::default();
         b.join("drive-a", 0);
         b.join("drive-b", 0);
         b.published(0, 0);
         b.actuated("drive-a", 0, Some(100));
-        b.actuated("drive-b", 0, None); // never steady (a tween)
+        b.actuated("drive-b", 0, Some(0)); // publishes nothing else, never steady (a tween)
         for step in 1..10 {
             b.published(step, 0);
             let waits = b.pending(step);
@@ -449,7 +490,7 @@ mod tests {
                 assert_eq!(waits, ["drive-b"], "step {step}");
             }
             b.actuated("drive-a", step, Some(step + 100));
-            b.actuated("drive-b", step, None);
+            b.actuated("drive-b", step, Some(step));
         }
     }
 
