@@ -303,11 +303,15 @@ impl NodePlugin for DriveServer {
     fn steady_steps(&self, state: &WorldState) -> Option<u64> {
         let mut steady = u64::MAX;
         for served in self.instances.values() {
-            steady = steady.min(match &served.model {
-                Model::Diff(drive) => drive.steady_steps(state.time.nanos, state.step_ns),
-                Model::Tricycle(_) | Model::Tween(_) => 0,
+            match &served.model {
                 Model::Vehicle(_) => return None,
-            });
+                // Once one moves, only a vehicle can change the answer.
+                Model::Diff(drive) if steady > 0 => {
+                    steady = steady.min(drive.steady_steps(state.time.nanos, state.step_ns));
+                }
+                Model::Diff(_) => {}
+                Model::Tricycle(_) | Model::Tween(_) => steady = 0,
+            }
         }
         Some(if self.instances.is_empty() { 0 } else { steady })
     }
@@ -430,6 +434,29 @@ mod tests {
     /// The actuation waiting in the outbox: its step and first speed.
     fn actuated(core: &mut Core<DriveServer>) -> Option<(u64, f64)> {
         core.outbox.take_actuation().map(|(step, commands)| (step, commands[0].local_vx_mps))
+    }
+
+    #[test]
+    fn in_lockstep_a_drive_at_its_command_promises_the_next_answers() {
+        let mut core = drive(ClockMode::Lockstep);
+        core.arrive(Arrival::State(state(0)));
+        assert_eq!(core.outbox.take_steady_through(), Some(100), "at rest, no command: at most 100 steps");
+        forward(&mut core, 0.5);
+        core.arrive(Arrival::State(state(1)));
+        // No dynamics limits: at the command from this step on.
+        assert_eq!(actuated(&mut core), Some((1, 0.5)));
+        assert_eq!(core.outbox.take_steady_through(), Some(101));
+        // A stamped command queued for later ends the promise before it.
+        let mut stamped = TwistStamped::default();
+        stamped.header.stamp = SimTime::at_step(10, 5_000_000).to_ros();
+        stamped.twist.linear.x = 0.2;
+        let bad = std::sync::Arc::new(flotilla_node_kit::health::BadMessages::new("robot1/cmd_vel"));
+        core.arrive(Arrival::Input { tag: "robot1/drive".into(), payload: ros::encode(&stamped), bad });
+        core.arrive(Arrival::State(state(2)));
+        assert_eq!(core.outbox.take_steady_through(), Some(10), "the command takes effect at state 11");
+        core.arrive(Arrival::Clock(ClockMode::Fast));
+        core.arrive(Arrival::State(state(3)));
+        assert_eq!(core.outbox.take_steady_through(), None, "only lockstep uses it");
     }
 
     #[test]
