@@ -62,14 +62,16 @@ pub fn encode<T: WireMessage>(message: &T) -> Vec<u8> {
 /// Decodes a message, checking the schema version.
 pub fn decode<T: WireMessage>(bytes: &[u8]) -> Result<T, DecodeError> {
     check_version::<T>(bytes)?;
-    // A size limit keeps a garbage length prefix from allocating gigabytes.
     use bincode::Options;
-    bincode::DefaultOptions::new()
-        .with_fixint_encoding()
-        .allow_trailing_bytes()
-        .with_limit(256 * 1024 * 1024)
-        .deserialize(&bytes[2..])
-        .map_err(|e| DecodeError::Malformed { kind: T::KIND, reason: e.to_string() })
+    // From a slice (not a reader): byte vectors and strings are read at once.
+    decoding().deserialize(&bytes[2..]).map_err(|e| DecodeError::Malformed { kind: T::KIND, reason: e.to_string() })
+}
+
+/// The decoder's options: `encode`'s layout, and a size limit that keeps a
+/// garbage length prefix from allocating gigabytes.
+fn decoding() -> impl bincode::Options {
+    use bincode::Options;
+    bincode::DefaultOptions::new().with_fixint_encoding().allow_trailing_bytes().with_limit(256 * 1024 * 1024)
 }
 
 /// The schema-version header of a `T`: present and this build's.
@@ -91,10 +93,7 @@ pub fn decode_with_rest<T: WireMessage>(bytes: &[u8]) -> Result<(T, &[u8]), Deco
     check_version::<T>(bytes)?;
     use bincode::Options;
     let mut rest = &bytes[2..];
-    let message = bincode::DefaultOptions::new()
-        .with_fixint_encoding()
-        .allow_trailing_bytes()
-        .with_limit(256 * 1024 * 1024)
+    let message = decoding()
         .deserialize_from(&mut rest)
         .map_err(|e| DecodeError::Malformed { kind: T::KIND, reason: e.to_string() })?;
     Ok((message, rest))

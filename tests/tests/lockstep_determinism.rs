@@ -25,6 +25,18 @@ use flotilla_protocol::Keys;
 const STEPS: u64 = 2000;
 const ROBOTS: [&str; 4] = ["robot1", "robot2", "robot3", "robot4"];
 
+/// Every plugin type in a process of its own.
+const ONE_EACH: &[&[&str]] = &[
+    &["flotilla-drive"],
+    &["flotilla-odom"],
+    &["flotilla-laser"],
+    &["flotilla-gps"],
+    &["flotilla-imu"],
+    &["flotilla-sonar"],
+    &["flotilla-bumper"],
+    &["flotilla-bool-sensor"],
+];
+
 /// Every message received, per key, in arrival order (one publisher per key).
 type Streams = BTreeMap<String, Vec<Vec<u8>>>;
 
@@ -166,16 +178,6 @@ fn assert_same(a: &Streams, b: &Streams, what: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn process_layout_does_not_change_a_single_bit() {
-    let one_each: &[&[&str]] = &[
-        &["flotilla-drive"],
-        &["flotilla-odom"],
-        &["flotilla-laser"],
-        &["flotilla-gps"],
-        &["flotilla-imu"],
-        &["flotilla-sonar"],
-        &["flotilla-bumper"],
-        &["flotilla-bool-sensor"],
-    ];
     let sharded: &[&[&str]] = &[
         &["flotilla-drive", "--shard", "0/2"],
         &["flotilla-drive", "--shard", "1/2"],
@@ -193,7 +195,7 @@ async fn process_layout_does_not_change_a_single_bit() {
         &["flotilla-bool-sensor", "--shard", "0/2"],
         &["flotilla-bool-sensor", "--shard", "1/2"],
     ];
-    let (a, _) = run(one_each, Controller::EveryStep, &[]).await;
+    let (a, _) = run(ONE_EACH, Controller::EveryStep, &[]).await;
     let (b, _) = run(sharded, Controller::EveryStep, &[]).await;
 
     let keys: Vec<&String> = a.keys().collect();
@@ -225,19 +227,9 @@ async fn process_layout_does_not_change_a_single_bit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steady_drives_spare_waits_and_not_a_single_bit() {
-    let layout: &[&[&str]] = &[
-        &["flotilla-drive"],
-        &["flotilla-odom"],
-        &["flotilla-laser"],
-        &["flotilla-gps"],
-        &["flotilla-imu"],
-        &["flotilla-sonar"],
-        &["flotilla-bumper"],
-        &["flotilla-bool-sensor"],
-    ];
-    let (promised, log) = run(layout, Controller::Every20th, &[]).await;
+    let (promised, log) = run(ONE_EACH, Controller::Every20th, &[]).await;
     assert!(log.contains("is not waited for"), "the drive's promises were used:\n{log}");
-    let (waited, log) = run(layout, Controller::Every20th, &["--wait-on-drives"]).await;
+    let (waited, log) = run(ONE_EACH, Controller::Every20th, &["--wait-on-drives"]).await;
     assert!(!log.contains("is not waited for"), "--wait-on-drives:\n{log}");
     assert_eq!(promised["robot1/odometry/filtered"].len(), 501);
     assert_same(&promised, &waited, "a run with the drives' promises and one without");

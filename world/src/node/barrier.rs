@@ -53,13 +53,11 @@ pub struct Barrier {
     /// and restored is done with what it reported before, and it does not
     /// repeat a report (sensor nodes send a report only when it changes).
     reported: BTreeMap<String, u64>,
-    /// Drives that have made a promise: a drive does so only when it
-    /// publishes nothing but its actuation, so its work commands no one
+    /// Each promising drive's latest promise. A drive promises only while
+    /// it publishes nothing but its actuation, so its work commands no one
     /// else. (A drive that also publishes, a vehicle's velocity reached,
-    /// never promises, and counts like any participant: someone might
+    /// promises nothing and counts like any participant: someone might
     /// command a robot from what it publishes.)
-    drives: BTreeSet<String>,
-    /// Each drive's latest promise.
     promises: BTreeMap<String, Promise>,
     /// The last state each promising drive had to answer.
     waited_on: BTreeMap<String, u64>,
@@ -78,7 +76,6 @@ impl Default for Barrier {
         Barrier {
             members: BTreeMap::new(),
             reported: BTreeMap::new(),
-            drives: BTreeSet::new(),
             promises: BTreeMap::new(),
             waited_on: BTreeMap::new(),
             last: None,
@@ -103,7 +100,7 @@ impl Barrier {
         // (a controller joining while paused): a drive must answer the
         // state after, as if the joiner had owed it from the start.
         if let Some(last) = &mut self.last {
-            if next_step <= last.step && !self.drives.contains(node) {
+            if next_step <= last.step && !self.promises.contains_key(node) {
                 last.busy = true;
             }
         }
@@ -142,28 +139,21 @@ impl Barrier {
     /// answers up to `steady_through` the same, or nothing.
     pub fn actuated(&mut self, node: &str, step: u64, steady_through: Option<u64>) {
         self.done(node, step);
-        if steady_through.is_none() {
+        let Some(through) = steady_through else {
             // It publishes more than its actuation now (a vehicle spawned).
-            if self.drives.remove(node) {
-                self.promises.remove(node);
-            }
+            self.promises.remove(node);
             return;
-        }
-        if !self.drives.contains(node) {
-            if self.drives.len() >= MAX_REMEMBERED_REPORTERS {
-                return; // see `done`: no growth without bound
-            }
-            self.drives.insert(node.to_string());
-        }
-        let promise = Promise { answered: step, through: steady_through.unwrap_or(step).max(step) };
-        match self.promises.get_mut(node) {
+        };
+        let promise = Promise { answered: step, through: through.max(step) };
+        if let Some(p) = self.promises.get_mut(node) {
             // The latest answer's promise replaces the one before, even
             // when it promises nothing.
-            Some(p) if p.answered <= step => *p = promise,
-            Some(_) => {}
-            None => {
-                self.promises.insert(node.to_string(), promise);
+            if p.answered <= step {
+                *p = promise;
             }
+        } else if self.promises.len() < MAX_REMEMBERED_REPORTERS {
+            // (See `done`: no growth without bound.)
+            self.promises.insert(node.to_string(), promise);
         }
     }
 
@@ -177,11 +167,15 @@ impl Barrier {
         }
         let quiet_before = self.last.is_some_and(|l| l.step + 1 == step && l.revision == revision && !l.busy);
         self.excused.clear();
+        let mut busy = false;
         for (node, member) in &self.members {
             if !self.owes_unexcused(node, member, step) {
                 continue;
             }
-            let Some(promise) = self.promises.get(node) else { continue };
+            let Some(promise) = self.promises.get(node) else {
+                busy = true; // not a promising drive: its work may command
+                continue;
+            };
             let kept = self.honour_promises
                 && quiet_before
                 && promise.answered < step
@@ -203,8 +197,6 @@ impl Barrier {
                 self.waited_on.insert(node.clone(), step);
             }
         }
-        let busy =
-            self.members.iter().any(|(node, m)| !self.drives.contains(node) && self.owes_unexcused(node, m, step));
         self.last = Some(Published { step, revision, busy });
     }
 
@@ -352,6 +344,15 @@ mod tests {
         waits
     }
 
+    /// Publishes each of `steps`, and `drive` answers each promising its
+    /// answers steady for 100 steps.
+    fn answered_steadily(b: &mut Barrier, drive: &str, steps: std::ops::Range<u64>) {
+        for step in steps {
+            b.published(step, 0);
+            b.actuated(drive, step, Some(step + 100));
+        }
+    }
+
     #[test]
     fn a_steady_drive_is_not_waited_on_while_nobody_else_works() {
         let mut b = fleet();
@@ -415,27 +416,19 @@ mod tests {
         let mut b = fleet();
         b.done("odom", 99);
         b.done("controller", 99);
-        b.published(0, 0);
-        b.actuated("drive", 0, Some(100));
-        b.published(1, 0);
-        b.actuated("drive", 1, Some(100));
+        answered_steadily(&mut b, "drive", 0..2);
         b.published(2, 0);
         assert!(!b.owes("drive", 2));
         b.actuated("drive", 2, None); // a command came: ramping up
         b.published(3, 0);
         assert!(b.owes("drive", 3));
-        let late = Barrier::default().promises.len();
-        assert_eq!(late, 0);
     }
 
     #[test]
     fn one_that_joins_owing_the_published_state_makes_the_drive_answer_the_next() {
         let mut b = Barrier::default();
         b.join("drive", 0);
-        b.published(0, 0);
-        b.actuated("drive", 0, Some(100));
-        b.published(1, 0);
-        b.actuated("drive", 1, Some(100));
+        answered_steadily(&mut b, "drive", 0..2);
         b.published(2, 0);
         assert!(!b.owes("drive", 2));
         // Paused at 2, a controller joins: it answers 2, and may command.
@@ -500,10 +493,7 @@ mod tests {
             let mut b = Barrier::default();
             b.honour_promises(honour);
             b.join("drive", 0);
-            for step in 0..3 {
-                b.published(step, 0);
-                b.actuated("drive", step, Some(step + 100));
-            }
+            answered_steadily(&mut b, "drive", 0..3);
             b
         };
         let mut b = steady_at_3(true);
