@@ -101,6 +101,34 @@ impl DiffDrive {
         }
     }
 
+    /// After the step at `now_ns`: the outputs of the next `steps` steps
+    /// (of `step_ns`) if no command arrives, each handed to `changed` with
+    /// how many steps ahead it is (1: the next) when it differs from the
+    /// output before it. They come from [`DiffDrive::step`] run on a copy,
+    /// so they are bit for bit what those steps will give: a ramp under
+    /// the dynamics limits, a queued command taking effect, the command in
+    /// force going stale.
+    pub fn plan(&self, now_ns: u64, step_ns: u64, steps: u64, mut changed: impl FnMut(u64, DriveOutput)) {
+        if self.steady_steps(now_ns, step_ns) >= steps {
+            return;
+        }
+        let dt_s = step_ns as f64 * 1e-9;
+        let mut ahead = self.clone();
+        let mut before = self.output();
+        for k in 1..=steps {
+            let out = ahead.step(now_ns + k * step_ns, dt_s);
+            if out != before {
+                changed(k, out);
+                before = out;
+            }
+        }
+    }
+
+    /// The velocity the last step asked for.
+    pub fn output(&self) -> DriveOutput {
+        DriveOutput { forward_mps: self.velocity_mps, yaw_rate_radps: self.yaw_rate_radps }
+    }
+
     /// A plain command that takes effect at once, outside lockstep: it
     /// replaces the target of the last step, which is computed again from the
     /// velocity before it — as if the command had arrived just before that
@@ -188,6 +216,33 @@ mod tests {
         forever.command(0.3, 0.0, 0);
         forever.step(STEP_NS, dt_s);
         assert_eq!(forever.steady_steps(STEP_NS, STEP_NS), u64::MAX);
+    }
+
+    #[test]
+    fn a_plan_is_what_the_next_steps_give_bit_for_bit() {
+        // The same ramp, staleness and queued command as above, planned 10
+        // steps ahead from every step.
+        let mut drive = DiffDrive::new(&config(1.0, 0.5));
+        drive.command(0.2, 0.1, 0);
+        drive.command(-0.1, 0.0, 300 * STEP_NS);
+        let dt_s = STEP_NS as f64 * 1e-9;
+        let outputs: Vec<DriveOutput> = {
+            let mut copy = drive.clone();
+            (0..420).map(|k| copy.step(k * STEP_NS, dt_s)).collect()
+        };
+        let mut planned_changes = 0;
+        for k in 0..400 {
+            assert_eq!(drive.step(k * STEP_NS, dt_s), outputs[k as usize]);
+            // The plan replays the outputs that follow, by its changes.
+            let mut replayed = vec![drive.output(); 10];
+            drive.plan(k * STEP_NS, STEP_NS, 10, |ahead, out| {
+                planned_changes += 1;
+                replayed[ahead as usize - 1..].fill(out);
+            });
+            let next = &outputs[k as usize + 1..=k as usize + 10];
+            assert_eq!(replayed, next, "the plan made after step {k}");
+        }
+        assert!(planned_changes > 40 * 2, "the ramps and the stops were planned: {planned_changes}");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! sensor but odometry in two shards and the drive split in two, give
 //! bit-identical odometry, scan, GPS, IMU and sonar streams (all with
 //! seeded noise), bumper and bool sensor streams over 2000 steps. And the
-//! drives' steady promises, which spare the world waits, change no bit:
+//! drives' promises of their next answers, which spare the world waits,
+//! change no bit:
 //! with a controller that works only every 20th step (so that the world
 //! has steps at which it need not wait for the drive), a run with them and
 //! one with `--wait-on-drives` give the same streams.
@@ -226,9 +227,10 @@ async fn process_layout_does_not_change_a_single_bit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steady_drives_spare_waits_and_not_a_single_bit() {
+async fn drives_promises_spare_waits_and_not_a_single_bit() {
     let (promised, log) = run(ONE_EACH, Controller::Every20th, &[]).await;
     assert!(log.contains("is not waited for"), "the drive's promises were used:\n{log}");
+    assert!(log.contains("with the changes it planned"), "and its planned ramps:\n{log}");
     let (waited, log) = run(ONE_EACH, Controller::Every20th, &["--wait-on-drives"]).await;
     assert!(!log.contains("is not waited for"), "--wait-on-drives:\n{log}");
     assert_eq!(promised["robot1/odometry/filtered"].len(), 501);

@@ -215,8 +215,9 @@ impl<P: NodePlugin> Core<P> {
         // counts as lockstep).
         let lockstep = self.clock.is_none_or(|c| c == ClockMode::Lockstep);
         if lockstep && self.outbox.actuated() == Some(state.step) {
-            if let Some(steady) = self.plugin.steady_steps(state) {
-                self.outbox.steady_through(state.step + steady.min(MAX_QUIET_STEPS_REPORTED));
+            let changes = self.outbox.promised_changes();
+            if let Some(known) = self.plugin.promise(state, changes) {
+                self.outbox.promise_through(state.step + known.min(MAX_QUIET_STEPS_REPORTED));
             }
         }
         let quiet = self.plugin.steps_without_output(state).min(MAX_QUIET_STEPS_REPORTED);
@@ -232,6 +233,7 @@ impl<P: NodePlugin> Core<P> {
 mod tests {
     use super::*;
     use crate::runtime::plugin::Rebuild;
+    use flotilla_protocol::drive_to_world::BodyCommand;
     use flotilla_protocol::plugins::registry::Role;
     use flotilla_protocol::time::SimTime;
 
@@ -246,7 +248,8 @@ mod tests {
     struct Periodic {
         period: u64,
         actuates: bool,
-        /// What `steady_steps` answers.
+        /// What `promise` answers: the steps known, with a change of body 1
+        /// at each of them.
         steady: Option<u64>,
         inputs: Vec<String>,
         resets: usize,
@@ -277,8 +280,12 @@ mod tests {
             self.inputs.push(tag.to_string());
             Ok(())
         }
-        fn steady_steps(&self, _: &WorldState) -> Option<u64> {
-            self.steady
+        fn promise(&self, state: &WorldState, changes: &mut Vec<(u64, BodyCommand)>) -> Option<u64> {
+            let known = self.steady?;
+            for step in state.step + 1..=state.step + known.min(200) {
+                changes.push((step, BodyCommand { body: 1, local_vx_mps: step as f64, ..BodyCommand::default() }));
+            }
+            Some(known)
         }
         fn steps_without_output(&self, state: &WorldState) -> u64 {
             let period = self.period.max(1);
@@ -317,24 +324,33 @@ mod tests {
     }
 
     #[test]
-    fn a_steady_drive_promises_its_actuation_in_lockstep_only_and_at_most_100_steps() {
+    fn a_drive_promises_its_next_answers_in_lockstep_only_and_at_most_100_steps() {
         let mut core = released(Periodic { period: 1, actuates: true, steady: Some(1000), ..Default::default() });
         core.arrive(Arrival::State(state(4, 0)));
         assert_eq!(core.outbox.take_actuation().map(|(step, _)| step), Some(4));
-        assert_eq!(core.outbox.take_steady_through(), Some(104), "the clock unknown counts as lockstep");
+        let promise = core.outbox.take_promise().cloned().expect("the clock unknown counts as lockstep");
+        assert_eq!(promise.through, 104);
+        let steps: Vec<u64> = promise.changes.iter().map(|(step, _)| *step).collect();
+        assert_eq!(steps, (5..=104).collect::<Vec<_>>(), "the changes within what is promised");
+        assert_eq!(core.outbox.take_promise(), None, "once");
         core.plugin.steady = Some(0);
         core.arrive(Arrival::State(state(5, 0)));
-        assert_eq!(core.outbox.take_steady_through(), Some(5), "publishes nothing else, promises nothing");
+        let promise = core.outbox.take_promise().cloned();
+        assert_eq!(
+            promise.map(|p| (p.through, p.changes.len())),
+            Some((5, 0)),
+            "publishes nothing else, knows nothing"
+        );
         core.plugin.steady = None;
         core.arrive(Arrival::State(state(6, 0)));
-        assert_eq!(core.outbox.take_steady_through(), None, "publishes more than its actuation");
+        assert_eq!(core.outbox.take_promise(), None, "publishes more than its actuation");
         core.plugin.steady = Some(3);
         core.arrive(Arrival::Clock(ClockMode::Fast));
         core.arrive(Arrival::State(state(7, 0)));
-        assert_eq!(core.outbox.take_steady_through(), None, "fast mode has no use for it");
+        assert_eq!(core.outbox.take_promise(), None, "fast mode has no use for it");
         core.arrive(Arrival::Clock(ClockMode::Lockstep));
         core.arrive(Arrival::State(state(8, 0)));
-        assert_eq!(core.outbox.take_steady_through(), Some(11));
+        assert_eq!(core.outbox.take_promise().map(|p| p.through), Some(11));
     }
 
     #[test]

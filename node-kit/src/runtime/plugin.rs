@@ -13,7 +13,7 @@ use super::flags::{Flag, Flags};
 
 use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::drive_to_world::BodyCommand;
+use flotilla_protocol::drive_to_world::{BodyCommand, Promise};
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::{configured, Configured, PluginConfig};
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
@@ -86,14 +86,17 @@ pub trait NodePlugin: Send + 'static {
     }
 
     /// For a drive that publishes nothing but its actuation, after
-    /// actuating `state`: for how many of the next states its actuation is
-    /// sure to be the same unless an input (a command) arrives (`Some(0)`:
-    /// it may change). In lockstep the world then need not wait for those
-    /// answers while no other participant works (see
-    /// [`flotilla_protocol::drive_to_world::encode_actuation`]). `None`
-    /// (the default) for a plugin that publishes anything else: someone
-    /// might command a robot from it, so its work counts as anyone's.
-    fn steady_steps(&self, _state: &WorldState) -> Option<u64> {
+    /// actuating `state`: for how many of the next states its answers are
+    /// sure to be known unless an input (a command) arrives (`Some(0)`: the
+    /// next may be anything), with the commands that change in them pushed
+    /// onto `changes` as (state answered, command), in the order of the
+    /// states — a robot ramping toward its target, a queued command taking
+    /// effect. In lockstep the world then need not wait for those answers
+    /// while no other participant works: it applies the changes itself (see
+    /// [`flotilla_protocol::drive_to_world::Promise`]). `None` (the
+    /// default) for a plugin that publishes anything else: someone might
+    /// command a robot from it, so its work counts as anyone's.
+    fn promise(&self, _state: &WorldState, _changes: &mut Vec<(u64, BodyCommand)>) -> Option<u64> {
         None
     }
 
@@ -264,9 +267,12 @@ pub struct Outbox {
     actuated: Option<u64>,
     /// The actuation's body commands; the buffer is kept between steps.
     commands: Vec<BodyCommand>,
-    /// The last state whose answer will be this same actuation, if the
-    /// plugin promises one (see [`NodePlugin::steady_steps`]).
-    steady_through: Option<u64>,
+    /// What the plugin promises of its next answers (see
+    /// [`NodePlugin::promise`]), if anything; the buffer is kept between
+    /// steps.
+    promise: Promise,
+    /// Whether `promise` goes with the actuation.
+    promised: bool,
 }
 
 /// Where [`Outbox::wants_cached`] and [`Outbox::nobody_under_cached`]
@@ -367,19 +373,28 @@ impl Outbox {
     /// world counts an actuation as the node's lockstep report of `step`.
     pub fn actuate(&mut self, step: u64) -> &mut Vec<BodyCommand> {
         self.actuated = Some(step);
-        self.steady_through = None;
+        self.promised = false;
         self.commands.clear();
         &mut self.commands
     }
 
-    /// Promises the actuation of this step for the states up to `step`.
-    pub fn steady_through(&mut self, step: u64) {
-        self.steady_through = Some(step);
+    /// The buffer a plugin's promised changes go into, emptied.
+    pub(crate) fn promised_changes(&mut self) -> &mut Vec<(u64, BodyCommand)> {
+        self.promise.changes.clear();
+        &mut self.promise.changes
     }
 
-    /// Takes the promise that goes with the actuation taken.
-    pub fn take_steady_through(&mut self) -> Option<u64> {
-        self.steady_through.take()
+    /// Promises the answers up to state `through`, with the changes put
+    /// in [`Outbox::promised_changes`] (those after `through` dropped).
+    pub(crate) fn promise_through(&mut self, through: u64) {
+        self.promise.through = through;
+        self.promise.changes.retain(|(step, _)| *step <= through);
+        self.promised = true;
+    }
+
+    /// The promise that goes with the actuation taken, if any; once.
+    pub fn take_promise(&mut self) -> Option<&Promise> {
+        std::mem::take(&mut self.promised).then_some(&self.promise)
     }
 
     /// The step actuated since the last [`Outbox::take_actuation`], if any.

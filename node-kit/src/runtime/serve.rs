@@ -212,7 +212,7 @@ impl<P: NodePlugin> Shared<P> {
         publishers.publish(&self.session, &mut core.outbox, delivery);
         if let Some((step, commands)) = core.outbox.take_actuation() {
             let actuation = Actuation { node: self.node.clone(), step, commands };
-            let bytes = encode_actuation(&actuation, core.outbox.take_steady_through());
+            let bytes = encode_actuation(&actuation, core.outbox.take_promise());
             publishers.actuate(&self.session, &self.keys, &self.node, bytes, urgent);
             core.outbox.recycle(actuation.commands);
         }

@@ -1,18 +1,20 @@
 //! The lockstep barrier as a model: who must report each step, who has,
 //! and which drives need not answer the state just published.
 //!
-//! A drive's actuation for step k is its report of k. It may add a steady
-//! step n (see [`flotilla_protocol::drive_to_world::encode_actuation`]):
-//! its answers to states k+1..=n will be this same actuation unless a
-//! command arrives. A command that a lockstep participant stamps at step j
-//! (published before its report of j) takes effect at state j+1, so a
-//! drive's promise is honoured at a state only when no participant other
-//! than the promising drives (which publish nothing but their actuation)
-//! owed a report for the state before it, and only a
-//! promise made with or after the drive's last answer the world waited
-//! for: that answer saw every command then known. Promises only spare
-//! waits; whatever a drive sends is applied as it arrives, so a run with
-//! them gives the same bits as one without.
+//! A drive's actuation for step k is its report of k. It may add a promise
+//! through step n (see [`flotilla_protocol::drive_to_world::Promise`]):
+//! its answers to states k+1..=n are known unless a command arrives — the
+//! same actuation, or with the changes the promise lists. A command that a
+//! lockstep participant stamps at step j (published before its report of
+//! j) takes effect at state j+1, so a drive's promise is honoured at a
+//! state only when no participant other than the promising drives (which
+//! publish nothing but their actuation) owed a report for the state
+//! before it, and only a promise made with or after the drive's last
+//! answer the world waited for: that answer saw every command then known.
+//! The world then takes the drive's answer from its promise (the inbox)
+//! and does not apply the drive's own answer to that state when it comes,
+//! which is the same unless a command from outside the barrier came in
+//! between; so a run with promises gives the same bits as one without.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,7 +30,7 @@ struct Member {
 const MAX_REMEMBERED_REPORTERS: usize = 4096;
 
 /// A drive's promise, made with its answer to state `answered`: its answers
-/// to the states after it, up to `through`, are the same.
+/// to the states after it, up to `through`, are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Promise {
     answered: u64,
@@ -87,7 +89,7 @@ impl Default for Barrier {
 }
 
 impl Barrier {
-    /// Whether drives' steady promises spare the world their answers.
+    /// Whether drives' promises spare the world their answers.
     pub fn honour_promises(&mut self, on: bool) {
         self.honour_promises = on;
     }
@@ -136,10 +138,10 @@ impl Barrier {
     }
 
     /// A drive answered state `step` (its report of it), promising its
-    /// answers up to `steady_through` the same, or nothing.
-    pub fn actuated(&mut self, node: &str, step: u64, steady_through: Option<u64>) {
+    /// answers up to `through`, or nothing.
+    pub fn actuated(&mut self, node: &str, step: u64, through: Option<u64>) {
         self.done(node, step);
-        let Some(through) = steady_through else {
+        let Some(through) = through else {
             // It publishes more than its actuation now (a vehicle spawned).
             self.promises.remove(node);
             return;
@@ -186,7 +188,7 @@ impl Barrier {
                 if !self.told.contains(node) {
                     self.told.insert(node.clone());
                     tracing::info!(
-                        "lockstep: {node} promises steady commands: it is not waited for at states after which \
+                        "lockstep: {node} promises its next answers: it is not waited for at states after which \
                          no other participant worked"
                     );
                 }
@@ -207,6 +209,17 @@ impl Barrier {
 
     fn excused_from(&self, node: &str, step: u64) -> bool {
         self.last.is_some_and(|l| l.step == step) && self.excused.contains(node)
+    }
+
+    /// The drives excused from answering state `step`, the last published,
+    /// that have not answered it: the world steps on with the answers they
+    /// promised.
+    pub fn answered_by_promise(&self, step: u64) -> impl Iterator<Item = &str> {
+        let current = self.last.is_some_and(|l| l.step == step);
+        self.excused
+            .iter()
+            .filter(move |node| current && self.reported.get(node.as_str()).is_none_or(|&r| r < step))
+            .map(String::as_str)
     }
 
     /// Participants that still owe a report for `step`.

@@ -1,33 +1,90 @@
-//! Actuation from drive nodes, waiting for the next step.
+//! Actuation from drive nodes, waiting for the next step, and the drives'
+//! promised answers, which stand in for answers the world did not wait for.
 //!
 //! Commands stay in force until replaced. When a drive node disappears (its
 //! liveliness token goes), every body it drove gets a zero command: the world
 //! never depends on a node to stay consistent.
+//!
+//! In lockstep a drive whose answers are known ahead (its
+//! [`Promise`]) need not be waited for at some states (see the
+//! barrier). The world then applies the promised changes for such a state
+//! itself, and the drive's own answer to it, arriving later, brings nothing
+//! new: its commands are not applied again, where they would be a step or
+//! more late.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
+use flotilla_protocol::drive_to_world::{Actuation, BodyCommand, Promise};
 use flotilla_protocol::world_to_nodes::BodyId;
 
-/// Commands received since the last step, and who drives which body.
+/// Commands received since the last step, who drives which body, and each
+/// drive's latest promise.
 #[derive(Default)]
 pub struct Inbox {
     pending: Vec<BodyCommand>,
     driven_by: BTreeMap<String, BTreeSet<BodyId>>,
+    /// Each drive's latest promise, with the state it answered.
+    promises: BTreeMap<String, (u64, Promise)>,
+    /// The last state whose answer the world took from each drive's
+    /// promise.
+    followed: BTreeMap<String, u64>,
+    /// Drives whose planned changes were applied, told once in the log.
+    told: BTreeSet<String>,
 }
 
 impl Inbox {
-    /// Takes one actuation message.
-    pub fn push(&mut self, actuation: Actuation) {
-        let bodies = self.driven_by.entry(actuation.node).or_default();
-        for command in actuation.commands {
-            bodies.insert(command.body);
-            self.pending.push(command);
+    /// Takes one actuation message and its promise. Commands answering a
+    /// state whose answer was already taken from a promise are not
+    /// applied.
+    pub fn push(&mut self, actuation: Actuation, promise: Option<Promise>) {
+        let Actuation { node, step, commands } = actuation;
+        let followed = self.followed.get(&node).is_some_and(|&f| step <= f);
+        match promise {
+            Some(promise) => {
+                let newer = self.promises.get(&node).is_none_or(|(answered, _)| *answered <= step);
+                if newer {
+                    self.promises.insert(node.clone(), (step, promise));
+                }
+            }
+            None => {
+                self.promises.remove(&node);
+            }
         }
+        let bodies = self.driven_by.entry(node).or_default();
+        for command in commands {
+            bodies.insert(command.body);
+            if !followed {
+                self.pending.push(command);
+            }
+        }
+    }
+
+    /// The world steps from `state` without `node`'s answer to it: queues
+    /// the commands its promise changes at that state. Returns whether the
+    /// promise covered it (it always should: the barrier excuses a drive
+    /// only at a state its promise reaches).
+    pub fn follow_promise(&mut self, node: &str, state: u64) -> bool {
+        let Some((answered, promise)) = self.promises.get(node) else { return false };
+        if state <= *answered || state > promise.through {
+            return false;
+        }
+        let first = promise.changes.partition_point(|(step, _)| *step < state);
+        let changes = promise.changes[first..].iter().take_while(|(step, _)| *step == state);
+        let before = self.pending.len();
+        self.pending.extend(changes.map(|(_, command)| *command));
+        if self.pending.len() > before && !self.told.contains(node) {
+            tracing::info!(
+                "lockstep: {node}'s answer to state {state} taken from its promise, with the changes it planned"
+            );
+            self.told.insert(node.to_string());
+        }
+        self.followed.insert(node.to_string(), state);
+        true
     }
 
     /// A node's token disappeared: queue zero commands for its bodies.
     pub fn node_lost(&mut self, node: &str) -> usize {
+        self.promises.remove(node);
         let Some(bodies) = self.driven_by.remove(node) else { return 0 };
         let n = bodies.len();
         self.pending.retain(|c| !bodies.contains(&c.body));
@@ -51,15 +108,58 @@ mod tests {
         BodyCommand { body, local_vx_mps: v, local_vy_mps: 0.0, omega_radps: 0.0 }
     }
 
+    fn actuation(node: &str, step: u64, commands: Vec<BodyCommand>) -> Actuation {
+        Actuation { node: node.into(), step, commands }
+    }
+
     #[test]
     fn a_lost_drive_leaves_its_bodies_stopped() {
         let mut inbox = Inbox::default();
-        inbox.push(Actuation { node: "drive-a".into(), step: 3, commands: vec![cmd(1, 0.5), cmd(2, 0.7)] });
-        inbox.push(Actuation { node: "drive-b".into(), step: 3, commands: vec![cmd(3, 0.1)] });
+        inbox.push(actuation("drive-a", 3, vec![cmd(1, 0.5), cmd(2, 0.7)]), None);
+        inbox.push(actuation("drive-b", 3, vec![cmd(3, 0.1)]), None);
         assert_eq!(inbox.drain().count(), 3);
         assert_eq!(inbox.node_lost("drive-a"), 2);
         let zeros: Vec<BodyCommand> = inbox.drain().collect();
         assert_eq!(zeros, vec![cmd(1, 0.0), cmd(2, 0.0)]);
         assert_eq!(inbox.node_lost("drive-a"), 0);
+    }
+
+    #[test]
+    fn a_followed_promise_stands_in_for_the_answers_it_covers() {
+        let mut inbox = Inbox::default();
+        // Body 1 ramps 0.1 m/s a state, body 2 holds still.
+        let promise = Promise { through: 13, changes: vec![(11, cmd(1, 0.2)), (12, cmd(1, 0.3))] };
+        inbox.push(actuation("drive", 10, vec![cmd(1, 0.1), cmd(2, 0.0)]), Some(promise));
+        assert_eq!(inbox.drain().count(), 2, "the answer to state 10 itself");
+        assert!(inbox.follow_promise("drive", 11));
+        assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.2)]);
+        assert!(inbox.follow_promise("drive", 12));
+        assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.3)]);
+        assert!(inbox.follow_promise("drive", 13));
+        assert_eq!(inbox.drain().count(), 0, "nothing changes at 13");
+        assert!(!inbox.follow_promise("drive", 14), "beyond the promise");
+        // The drive's own answers to 11..=13 arrive late: not applied again.
+        for step in 11..=13 {
+            inbox.push(actuation("drive", step, vec![cmd(1, 0.3), cmd(2, 0.0)]), None);
+        }
+        assert_eq!(inbox.drain().count(), 0);
+        // Its answer to 14, waited for, is.
+        inbox.push(actuation("drive", 14, vec![cmd(1, 0.4), cmd(2, 0.0)]), None);
+        assert_eq!(inbox.drain().count(), 2);
+        assert!(!inbox.follow_promise("drive", 15), "an answer without a promise withdraws it");
+    }
+
+    #[test]
+    fn the_latest_answer_s_promise_is_followed() {
+        let mut inbox = Inbox::default();
+        let old = Promise { through: 20, changes: vec![(12, cmd(1, 0.5))] };
+        let new = Promise { through: 20, changes: vec![(12, cmd(1, 0.9))] };
+        inbox.push(actuation("drive", 11, vec![cmd(1, 0.0)]), Some(new));
+        inbox.push(actuation("drive", 10, vec![cmd(1, 0.0)]), Some(old));
+        inbox.drain().for_each(drop);
+        assert!(inbox.follow_promise("drive", 12));
+        assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.9)], "the answer to 11's, not to 10's");
+        assert!(!inbox.follow_promise("drive", 11), "a state the promise was made after");
+        assert!(!inbox.follow_promise("stranger", 12));
     }
 }

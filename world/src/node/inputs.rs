@@ -79,13 +79,13 @@ async fn actuations(wiring: &Wiring) -> Result<Subscriber<()>> {
         .session
         .declare_subscriber(&key)
         .callback(move |sample| match decode_actuation(&sample.payload().to_bytes()) {
-            Ok((actuation, steady_through)) => {
+            Ok((actuation, promise)) => {
                 let mut s = lock(&shared);
                 // A drive's actuation for step k is also its lockstep
                 // report for k: one message on the barrier's critical
                 // path per step instead of two.
-                s.barrier.actuated(&actuation.node, actuation.step, steady_through);
-                s.inbox.push(actuation);
+                s.barrier.actuated(&actuation.node, actuation.step, promise.as_ref().map(|p| p.through));
+                s.inbox.push(actuation, promise);
                 drop(s);
                 wake.notify_one();
             }

@@ -177,8 +177,18 @@ impl Stepper {
         Next::Wait { until, paused: false, on_answers: mode == ClockMode::Lockstep && !barrier_clear }
     }
 
-    /// Takes one step: the actuations received, then physics.
+    /// Takes one step: the actuations received (and, in lockstep, the
+    /// answers of drives not waited for, from their promises), then
+    /// physics.
     pub fn step(&mut self, sim: &mut Sim) {
+        if sim.run.clock == ClockMode::Lockstep {
+            let state = sim.published_step;
+            for node in sim.barrier.answered_by_promise(state) {
+                if !sim.inbox.follow_promise(node, state) {
+                    tracing::warn!("lockstep: {node}'s promise does not reach state {state}");
+                }
+            }
+        }
         for command in sim.inbox.drain() {
             sim.physics.command(command);
         }
@@ -248,7 +258,8 @@ impl Stepper {
 mod tests {
     use super::*;
     use crate::control::ModelDirs;
-    use flotilla_protocol::drive_to_world::{Actuation, BodyCommand};
+    use flotilla_protocol::drive_to_world::{Actuation, BodyCommand, Promise};
+    use flotilla_protocol::world_to_nodes::WorldState;
     use std::path::Path;
 
     const TIMEOUT: Duration = Duration::from_millis(500);
@@ -369,16 +380,58 @@ mod tests {
     }
 
     #[test]
+    fn in_lockstep_a_drive_not_waited_for_is_answered_by_its_promise() {
+        let (mut sim, mut stepper) = sim(ClockMode::Lockstep, false);
+        let now = Instant::now();
+        let body = sim.physics.model_body_ids("robot1")[0];
+        let cmd = |v| BodyCommand { body, local_vx_mps: v, ..BodyCommand::default() };
+        let answer = |sim: &mut Sim, step, v, promise: Option<Promise>| {
+            sim.barrier.actuated("drive", step, promise.as_ref().map(|p| p.through));
+            sim.inbox.push(Actuation { node: "drive".into(), step, commands: vec![cmd(v)] }, promise);
+        };
+        // Steps once if the barrier lets it, publishing the next state as
+        // the world does; returns the body's speed in that state.
+        let step = |sim: &mut Sim, stepper: &mut Stepper| {
+            let published = sim.published_step;
+            let next = stepper.next(sim, published, published * sim.physics.step_ns(), now);
+            assert!(matches!(next, Next::Step { .. }), "state {published}: {next:?}");
+            stepper.step(sim);
+            sim.published_step = sim.physics.step_count();
+            sim.barrier.published(sim.published_step, sim.physics.revision());
+            let mut state = WorldState::at_rest(&sim.physics.description(), 0);
+            sim.physics.state_into(&mut state);
+            state.bodies.iter().find(|b| b.id == body).unwrap().twist.vx_mps
+        };
+        sim.barrier.join("drive", 0);
+        sim.barrier.published(0, sim.physics.revision());
+        answer(&mut sim, 0, 0.1, Some(Promise { through: 0, changes: vec![] }));
+        assert!((step(&mut sim, &mut stepper) - 0.1).abs() < 1e-12);
+        // Ramping: the answer to state 1 knows those to 2 and 3.
+        let ramp = Promise { through: 3, changes: vec![(2, cmd(0.3)), (3, cmd(0.4))] };
+        answer(&mut sim, 1, 0.2, Some(ramp));
+        assert!((step(&mut sim, &mut stepper) - 0.2).abs() < 1e-12);
+        // Nobody else works: states 2 and 3 go on without the drive.
+        assert!(!sim.barrier.owes("drive", 2));
+        assert!((step(&mut sim, &mut stepper) - 0.3).abs() < 1e-12, "state 2's answer, from the promise");
+        assert!((step(&mut sim, &mut stepper) - 0.4).abs() < 1e-12, "state 3's");
+        // The drive's own answers to 2 and 3 come late: not applied again.
+        answer(&mut sim, 2, 0.3, None);
+        answer(&mut sim, 3, 0.4, None);
+        assert_eq!(sim.inbox.drain().count(), 0);
+        assert!(sim.barrier.owes("drive", 4), "beyond the promise, the drive is waited for");
+    }
+
+    #[test]
     fn a_step_applies_the_actuations_received() {
         let (mut sim, mut stepper) = sim(ClockMode::Lockstep, false);
         let body = sim.physics.model_body_ids("robot1")[0];
         let command = BodyCommand { body, local_vx_mps: 1.0, local_vy_mps: 0.0, omega_radps: 0.0 };
-        sim.inbox.push(Actuation { node: "drive-1".into(), step: 0, commands: vec![command] });
+        sim.inbox.push(Actuation { node: "drive-1".into(), step: 0, commands: vec![command] }, None);
         let before = sim.physics.description().models[0].pose;
         for _ in 0..10 {
             stepper.step(&mut sim);
         }
-        let mut state = flotilla_protocol::world_to_nodes::WorldState::at_rest(&sim.physics.description(), 0);
+        let mut state = WorldState::at_rest(&sim.physics.description(), 0);
         sim.physics.state_into(&mut state);
         let moved_m = state.bodies.iter().find(|b| b.id == body).unwrap().pose.x_m - before.x_m;
         assert!(moved_m > 0.0, "the commanded body moved forward ({moved_m} m)");
