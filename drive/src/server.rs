@@ -44,11 +44,13 @@ use crate::tween::Tween;
 use crate::vehicle::Vehicle;
 
 /// How many states ahead a changing diff drive's answers are planned (see
-/// [`DiffDrive::plan`]): in lockstep the world waits for the drive at least
-/// once in every stretch in which another participant works, which for
-/// odometry at 50 Hz over 200 Hz physics is every 4th state; 10 covers a
-/// 20 Hz sensor's stretches too, for 10 model steps per ramping robot.
-const PLANNED_STEPS: u64 = 10;
+/// [`DiffDrive::plan`]). The drive answers every state even when the world
+/// does not wait for it, each answer promising the next ones, so the plan
+/// need only cover how far the drive may fall behind the world before the
+/// world waits: 4 states. Each costs a model step per ramping robot and up
+/// to 36 bytes in the actuation (a warehouse of 1000 robots, most of them
+/// ramping, ran no faster in lockstep with 10: BENCHMARKS.md).
+const PLANNED_STEPS: u64 = 4;
 
 /// One served drive instance.
 #[derive(Debug)]
@@ -477,15 +479,15 @@ mod tests {
         // No dynamics limits: at the command from this step on.
         assert_eq!(actuated(&mut core), Some((1, 0.5)));
         assert_eq!(promised(&mut core), Some((101, vec![])));
-        // A stamped command queued for state 10 takes effect in the answer
-        // to state 11: within the plan, as a change.
+        // A stamped command queued for state 4 takes effect in the answer
+        // to state 5: within the plan, as a change.
         let mut stamped = TwistStamped::default();
-        stamped.header.stamp = SimTime::at_step(10, 5_000_000).to_ros();
+        stamped.header.stamp = SimTime::at_step(4, 5_000_000).to_ros();
         stamped.twist.linear.x = 0.2;
         let bad = std::sync::Arc::new(flotilla_node_kit::health::BadMessages::new("robot1/cmd_vel"));
         core.arrive(Arrival::Input { tag: "robot1/drive".into(), payload: ros::encode(&stamped), bad });
         core.arrive(Arrival::State(state(2)));
-        assert_eq!(promised(&mut core), Some((2 + PLANNED_STEPS, vec![(11, 0.2)])));
+        assert_eq!(promised(&mut core), Some((2 + PLANNED_STEPS, vec![(5, 0.2)])));
         core.arrive(Arrival::Clock(ClockMode::Fast));
         core.arrive(Arrival::State(state(3)));
         assert_eq!(promised(&mut core), None, "only lockstep uses it");

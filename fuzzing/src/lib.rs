@@ -119,7 +119,7 @@ pub fn wire_codec(data: &[u8]) {
         5 => drop(decode::<description::WorldDescription>(bytes)),
         6 => drop(drive_to_world::decode_actuation(bytes)),
         7 => drop(decode::<control::ControlRequest>(bytes)),
-        8 => drop(decode::<lockstep::StepDone>(bytes)),
+        8 => drop(lockstep::decode_step_done(bytes)),
         _ => {
             if let Ok(batch) = flotilla_protocol::recording::read_batch(bytes) {
                 batch.for_each(drop);

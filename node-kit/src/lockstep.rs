@@ -1,8 +1,7 @@
 //! Taking part in the lockstep barrier (the handshake is described in
 //! [`flotilla_protocol::lockstep`]).
 
-use flotilla_protocol::codec::encode;
-use flotilla_protocol::lockstep::StepDone;
+use flotilla_protocol::lockstep::encode_step_done;
 use flotilla_protocol::Keys;
 
 use crate::error::{Error, Result};
@@ -27,14 +26,20 @@ impl LockstepReporter {
     /// Reports that step `step` is done, at once when `urgent` (see
     /// [`flotilla_protocol::delivery::urgent`]).
     pub async fn done(&self, step: u64, urgent: bool) {
-        if let Err(e) = self.publisher.put(encode(&StepDone { step }), urgent).await {
+        if let Err(e) = self.publisher.put(encode_step_done(step, false), urgent).await {
             tracing::warn!("cannot report lockstep step {step}: {e}");
         }
     }
 
     /// [`LockstepReporter::done`] from a thread outside any async context.
     pub fn done_now(&self, step: u64, urgent: bool) {
-        if let Err(e) = self.publisher.put_now(encode(&StepDone { step }), urgent) {
+        self.report_now(step, urgent, false);
+    }
+
+    /// [`LockstepReporter::done_now`], saying whether the reporter's work
+    /// commands no robot (see [`flotilla_protocol::lockstep`]).
+    pub fn report_now(&self, step: u64, urgent: bool, commands_nothing: bool) {
+        if let Err(e) = self.publisher.put_now(encode_step_done(step, commands_nothing), urgent) {
             tracing::warn!("cannot report lockstep step {step}: {e}");
         }
     }

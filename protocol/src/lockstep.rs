@@ -18,11 +18,15 @@
 //!
 //! On the wire a `StepDone` is 10 bytes: the schema version as a little-endian
 //! u16, then the step as a little-endian u64 (Python:
-//! `struct.pack("<HQ", 1, step)`).
+//! `struct.pack("<HQ", 1, step)`). Flotilla's sensor nodes add an 11th byte,
+//! 1, when nothing they publish is any plugin's input: their work then
+//! commands no robot, and a drive's promise may spare the world its answer
+//! at the state after (see [`crate::drive_to_world::Promise`]). A report
+//! without it counts as one whose work may command a robot.
 
 use serde::{Deserialize, Serialize};
 
-use crate::codec::WireMessage;
+use crate::codec::{decode_with_rest, encode, DecodeError, WireMessage};
 
 /// How many steps the world may run ahead of the slowest lockstep
 /// participant in fast mode (0.5 s of sim time at 200 Hz): flow control, so
@@ -40,6 +44,29 @@ impl WireMessage for StepDone {
     const KIND: &'static str = "StepDone";
 }
 
+/// Encodes a report, with the byte that says the reporter's work commands
+/// nothing when `commands_nothing`.
+pub fn encode_step_done(step: u64, commands_nothing: bool) -> Vec<u8> {
+    let mut bytes = encode(&StepDone { step });
+    if commands_nothing {
+        bytes.push(1);
+    }
+    bytes
+}
+
+/// Decodes a report, and whether its sender's work commands nothing.
+pub fn decode_step_done(bytes: &[u8]) -> Result<(StepDone, bool), DecodeError> {
+    let (done, rest) = decode_with_rest::<StepDone>(bytes)?;
+    match rest {
+        [] | [0] => Ok((done, false)),
+        [1] => Ok((done, true)),
+        _ => Err(DecodeError::Malformed {
+            kind: StepDone::KIND,
+            reason: format!("{} bytes after the step, where only a flag byte (0 or 1) may follow", rest.len()),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +77,19 @@ mod tests {
         let mut expected = crate::SCHEMA_VERSION.to_le_bytes().to_vec();
         expected.extend_from_slice(&258u64.to_le_bytes());
         assert_eq!(bytes, expected);
+        assert_eq!(encode_step_done(258, false), expected);
+        assert_eq!(decode_step_done(&expected).unwrap(), (StepDone { step: 258 }, false));
+    }
+
+    #[test]
+    fn a_sensor_s_report_says_its_work_commands_nothing_in_an_11th_byte() {
+        let bytes = encode_step_done(258, true);
+        assert_eq!(bytes.len(), 11);
+        assert_eq!(decode_step_done(&bytes).unwrap(), (StepDone { step: 258 }, true));
+        for bad in [vec![2], vec![1, 1]] {
+            let mut long = encode_step_done(258, false);
+            long.extend(bad);
+            assert!(decode_step_done(&long).unwrap_err().to_string().contains("flag byte"));
+        }
     }
 }

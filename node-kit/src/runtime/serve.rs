@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use flotilla_protocol::codec::decode;
 use flotilla_protocol::delivery::{output_delivery, OutputDelivery};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{encode_actuation, Actuation};
-use flotilla_protocol::plugins::registry::Role;
+use flotilla_protocol::plugins::registry::{self, Role};
 use flotilla_protocol::recording::encode_batch;
 use flotilla_protocol::selection::Selection;
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
@@ -73,6 +73,7 @@ pub async fn serve<P: NodePlugin>(
         to_loop,
         gate: StateGate::default(),
         lockstep: OnceLock::new(),
+        commands_nothing: AtomicBool::new(false),
     });
     watch_recorders(&shared).await?;
     let (full_states, _world) = subscribe_world(&shared).await?;
@@ -95,6 +96,7 @@ pub async fn serve<P: NodePlugin>(
         static_tf: StaticTf::new(keys.ros("/tf_static")),
         latched: Latched::default(),
         states: StateStream::new(full_states),
+        inputs_of: InputsOf::default(),
     };
     main.claims.load(&session, &keys, &mut claim_events).await;
     main.rebuild(false).await;
@@ -160,6 +162,11 @@ struct Shared<P> {
     gate: StateGate,
     /// Set once the node has joined the barrier (nothing is answered before).
     lockstep: OnceLock<LockstepReporter>,
+    /// Whether nothing the node publishes is any instance's input, so that
+    /// its lockstep work commands no robot (see
+    /// [`flotilla_protocol::plugins::registry::commands_nothing`]); said
+    /// with every report, and worked out again at every rebuild.
+    commands_nothing: AtomicBool,
 }
 
 /// The core and its publishers, used under one lock so that messages
@@ -217,7 +224,7 @@ impl<P: NodePlugin> Shared<P> {
             core.outbox.recycle(actuation.commands);
         }
         if let (Some(step), Some(lockstep)) = (reply.report, self.lockstep.get()) {
-            lockstep.done_now(step, urgent);
+            lockstep.report_now(step, urgent, self.commands_nothing.load(Ordering::Relaxed));
         }
         if let Some(step) = reply.quiet_until {
             self.gate.quiet_until(step, core.revision);
@@ -327,6 +334,26 @@ struct MainLoop<'a, P> {
     latched: Latched,
     /// Every world state, or every n-th.
     states: StateStream,
+    /// The topics the description's instances subscribe to.
+    inputs_of: InputsOf,
+}
+
+/// The topics a description's instances subscribe to, worked out once per
+/// revision: claims come and go far more often (a fleet's at start).
+#[derive(Default)]
+struct InputsOf {
+    revision: Option<u64>,
+    topics: std::collections::BTreeSet<String>,
+}
+
+impl InputsOf {
+    fn get(&mut self, description: &WorldDescription) -> &std::collections::BTreeSet<String> {
+        if self.revision != Some(description.revision) {
+            self.topics = registry::inputs_of(description);
+            self.revision = Some(description.revision);
+        }
+        &self.topics
+    }
 }
 
 impl<P: NodePlugin> MainLoop<'_, P> {
@@ -378,6 +405,10 @@ impl<P: NodePlugin> MainLoop<'_, P> {
             }
             locked.core.plugin.rebuild(&mut rebuild);
             locked.core.revision = self.description.revision;
+            let roles: Vec<&Role> = std::iter::once(self.role).chain(self.extra_roles).collect();
+            let inputs = self.inputs_of.get(&self.description);
+            let silent = registry::commands_nothing(&self.description, inputs, &roles, &held);
+            shared.commands_nothing.store(silent, Ordering::Relaxed);
             (locked.core.plugin.static_transforms(), locked.core.plugin.latched())
         };
         let (inputs, outputs) = rebuild.into_wiring();

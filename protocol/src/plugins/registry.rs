@@ -12,6 +12,8 @@
 use serde_yaml::Value;
 
 use super::{entry_of, PluginConfig, PluginContext};
+use std::collections::BTreeSet;
+
 use crate::config::LoadError;
 use crate::description::WorldDescription;
 use crate::ros::RosMessage;
@@ -233,6 +235,63 @@ pub fn binaries_for(plugin_type: &str) -> Option<Vec<&'static str>> {
     self::plugin_type(plugin_type).map(|t| t.roles.iter().map(|r| r.binary).collect())
 }
 
+/// The binaries of sensor roles: each publishes the topics its instances
+/// declare ([`PluginType::topics`]) and nothing else, and sends the world
+/// nothing but its lockstep reports. (Drives actuate; `flotilla-pioneer`
+/// publishes its robots' `cmd_vel`; the map-transition manager asks the
+/// world for map changes.)
+const SENSOR_BINARIES: &[&str] = &[
+    "flotilla-bool-sensor",
+    "flotilla-bumper",
+    "flotilla-gps",
+    "flotilla-imu",
+    "flotilla-laser",
+    "flotilla-odom",
+    "flotilla-sonar",
+    "flotilla-tf",
+];
+
+/// The topics some plugin instance of `description` subscribes to.
+pub fn inputs_of(description: &WorldDescription) -> BTreeSet<String> {
+    topics_of(description).into_iter().filter(|t| t.direction == Direction::Subscribe).map(|t| t.name).collect()
+}
+
+/// Whether a node serving `roles`, the instances for which `serves(model,
+/// plugin)` holds, commands no robot whatever it publishes: every role is a
+/// sensor's, and none of the topics its instances publish is one of
+/// `inputs` (the description's [`inputs_of`]: a `cmd_vel` remapped onto a
+/// sensor's output would be). Such a node's lockstep work cannot change a
+/// drive's next answer.
+pub fn commands_nothing(
+    description: &WorldDescription,
+    inputs: &BTreeSet<String>,
+    roles: &[&Role],
+    serves: &dyn Fn(&str, &str) -> bool,
+) -> bool {
+    if !roles.iter().all(|role| SENSOR_BINARIES.contains(&role.binary)) {
+        return false;
+    }
+    for model in &description.models {
+        let ctx = PluginContext::of(model, &description.layer_names);
+        for plugin in &model.plugins {
+            let served = roles.iter().any(|role| role.plugin_type == plugin.plugin_type);
+            if !served || !serves(&model.name, &plugin.name) {
+                continue;
+            }
+            let Some(registered) = plugin_type(&plugin.plugin_type) else { return false };
+            let topics = entry_of(plugin, ctx.model_file)
+                .and_then(|entry| registered.topics(&entry, &plugin.name, &ctx, &model.namespace));
+            match topics {
+                Ok(topics)
+                    if topics.iter().all(|t| t.direction == Direction::Subscribe || !inputs.contains(&t.name)) => {}
+                // Unreadable (another Flotilla version) or feeding an input.
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
 /// Every topic the registered plugin instances of `description` expose, in
 /// model and plugin order (repeats, such as `/tf`, included). An entry that
 /// does not parse (the world validated it, so this means another Flotilla
@@ -257,6 +316,80 @@ pub fn topics_of(description: &WorldDescription) -> Vec<TopicSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::description::{BodyDescription, BodyKind, ModelDescription, PluginDescription};
+
+    /// A world of one robot, `robot1`, with these plugin entries.
+    fn robot_world(plugins: &[(&str, &str, &str)]) -> WorldDescription {
+        let base = BodyDescription {
+            id: 1,
+            name: "base".into(),
+            kind: BodyKind::Dynamic,
+            pose: Default::default(),
+            color: [1.0; 4],
+            linear_damping: 0.0,
+            angular_damping: 0.0,
+            footprints: vec![],
+        };
+        let plugins = plugins
+            .iter()
+            .map(|(plugin_type, name, yaml)| PluginDescription {
+                plugin_type: plugin_type.to_string(),
+                name: name.to_string(),
+                params_yaml: yaml.to_string(),
+            })
+            .collect();
+        let robot = ModelDescription {
+            name: "robot1".into(),
+            namespace: "robot1".into(),
+            pose: Default::default(),
+            model_path: "robot.model.yaml".into(),
+            bodies: vec![base],
+            joints: vec![],
+            plugins,
+            map: String::new(),
+            layer_mask: crate::description::LayerBits::MAX,
+        };
+        WorldDescription {
+            revision: 1,
+            step_ns: 5_000_000,
+            seed: 0,
+            world_path: "world.yaml".into(),
+            layer_names: vec![],
+            layers: vec![],
+            georeference: None,
+            maps: vec![],
+            transitions: vec![],
+            models: vec![robot],
+        }
+    }
+
+    #[test]
+    fn a_sensor_commands_nothing_unless_it_publishes_onto_an_input() {
+        let drive = ("DiffDrive", "drive", "{type: DiffDrive, name: drive, body: base}");
+        let laser = (
+            "Laser",
+            "laser",
+            "{type: Laser, name: laser, body: base, range: 20, angle: {min: -1.0, max: 1.0, increment: 0.5}}",
+        );
+        let everything = |_: &str, _: &str| true;
+        let world = robot_world(&[drive, laser]);
+        let inputs = inputs_of(&world);
+        assert!(inputs.contains("/robot1/cmd_vel"), "{inputs:?}");
+        let laser_role = &super::super::laser::LaserConfig::ROLE;
+        let odom_role = &super::super::diff_drive::DiffDriveConfig::ODOM_ROLE;
+        assert!(commands_nothing(&world, &inputs, &[laser_role], &everything));
+        assert!(commands_nothing(&world, &inputs, &[odom_role], &everything), "odometry, twist and tf");
+        let drive_role = &super::super::diff_drive::DiffDriveConfig::DRIVE_ROLE;
+        assert!(!commands_nothing(&world, &inputs, &[drive_role], &everything), "a drive actuates");
+        let pioneer_role = &super::super::pioneer::PioneerConfig::ROLE;
+        assert!(!commands_nothing(&world, &inputs, &[pioneer_role], &everything), "it publishes cmd_vel");
+        // A laser whose scans go out on the robot's cmd_vel.
+        let remapped = ("Laser", "laser", "{type: Laser, name: laser, body: base, range: 20, angle: {min: -1.0, max: 1.0, increment: 0.5}, topic: cmd_vel}");
+        let world = robot_world(&[drive, remapped]);
+        let inputs = inputs_of(&world);
+        assert!(!commands_nothing(&world, &inputs, &[laser_role], &everything));
+        assert!(commands_nothing(&world, &inputs, &[laser_role], &|_, _| false), "unless it does not serve that laser");
+    }
 
     #[test]
     fn every_type_is_registered_once_with_roles_named_after_their_binaries() {

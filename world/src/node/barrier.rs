@@ -8,8 +8,9 @@
 //! lockstep participant stamps at step j (published before its report of
 //! j) takes effect at state j+1, so a drive's promise is honoured at a
 //! state only when no participant other than the promising drives (which
-//! publish nothing but their actuation) owed a report for the state
-//! before it, and only a promise made with or after the drive's last
+//! publish nothing but their actuation) and the sensor nodes whose outputs
+//! are no plugin's input (which say so with their reports) owed a report
+//! for the state before it, and only a promise made with or after the drive's last
 //! answer the world waited for: that answer saw every command then known.
 //! The world then takes the drive's answer from its promise (the inbox)
 //! and does not apply the drive's own answer to that state when it comes,
@@ -42,7 +43,8 @@ struct Promise {
 struct Published {
     step: u64,
     revision: u64,
-    /// A participant other than the drives owed a report for it.
+    /// A participant other than the drives and the nodes that command
+    /// nothing owed a report for it.
     busy: bool,
 }
 
@@ -63,6 +65,11 @@ pub struct Barrier {
     promises: BTreeMap<String, Promise>,
     /// The last state each promising drive had to answer.
     waited_on: BTreeMap<String, u64>,
+    /// Nodes whose last report said their work commands no robot (sensor
+    /// nodes none of whose outputs is any plugin's input): like a
+    /// promising drive, their work does not make a drive answer the next
+    /// state.
+    commanding_nothing: BTreeSet<String>,
     last: Option<Published>,
     /// Drives that need not answer the last published state.
     excused: BTreeSet<String>,
@@ -80,6 +87,7 @@ impl Default for Barrier {
             reported: BTreeMap::new(),
             promises: BTreeMap::new(),
             waited_on: BTreeMap::new(),
+            commanding_nothing: BTreeSet::new(),
             last: None,
             excused: BTreeSet::new(),
             told: BTreeSet::new(),
@@ -127,6 +135,7 @@ impl Barrier {
             if self.reported.len() > MAX_REMEMBERED_REPORTERS {
                 let members = &self.members;
                 self.reported.retain(|name, _| members.contains_key(name));
+                self.commanding_nothing.retain(|name| members.contains_key(name));
             }
         }
         if let Some(m) = self.members.get_mut(node) {
@@ -134,6 +143,30 @@ impl Barrier {
                 m.dropped = false;
                 m.required_from = step + 1;
             }
+        }
+    }
+
+    /// A node reports `step` done ([`Barrier::done`]), saying whether its
+    /// work commands no robot.
+    pub fn reported(&mut self, node: &str, step: u64, commands_nothing: bool) {
+        // Its report of the state last published says what its work on it
+        // was: one that may command makes a drive answer the next state.
+        if let Some(last) = &mut self.last {
+            let owed = self.reported.get(node).is_none_or(|&r| r < last.step) && step >= last.step;
+            if owed && !commands_nothing && self.members.contains_key(node) && !self.promises.contains_key(node) {
+                last.busy = true;
+            }
+        }
+        self.done(node, step);
+        if commands_nothing == self.commanding_nothing.contains(node) {
+            return;
+        }
+        if commands_nothing {
+            if self.reported.contains_key(node) {
+                self.commanding_nothing.insert(node.to_string());
+            }
+        } else {
+            self.commanding_nothing.remove(node);
         }
     }
 
@@ -175,7 +208,9 @@ impl Barrier {
                 continue;
             }
             let Some(promise) = self.promises.get(node) else {
-                busy = true; // not a promising drive: its work may command
+                // Not a promising drive: its work may command a robot,
+                // unless it said it cannot.
+                busy |= !self.commanding_nothing.contains(node);
                 continue;
             };
             let kept = self.honour_promises
@@ -385,6 +420,34 @@ mod tests {
         assert_eq!(publish(&mut b, 5), ["drive"]);
         b.actuated("drive", 5, Some(105));
         assert!(publish(&mut b, 6).is_empty());
+    }
+
+    #[test]
+    fn a_sensor_whose_work_commands_nothing_does_not_make_the_drive_answer() {
+        let mut b = fleet();
+        b.reported("odom", 3, true); // and its later reports keep saying so
+        b.done("controller", 9);
+        b.published(0, 0);
+        b.actuated("drive", 0, Some(100));
+        assert_eq!(publish(&mut b, 1), ["drive"]);
+        b.actuated("drive", 1, Some(101));
+        for step in 2..10 {
+            let waits = publish(&mut b, step);
+            if step.is_multiple_of(4) {
+                assert_eq!(waits, ["odom"], "odometry works at {step}");
+            } else {
+                assert!(waits.is_empty(), "the drive is not waited for at {step}: only a sensor worked before");
+            }
+        }
+        // The controller works at 10: the drive answers 11.
+        assert_eq!(publish(&mut b, 10), ["controller"]);
+        assert_eq!(publish(&mut b, 11), ["drive"]);
+        b.actuated("drive", 11, Some(111));
+        // A report without the flag counts as one whose work may command.
+        b.published(12, 0);
+        assert_eq!(b.pending(12), ["odom"]);
+        b.reported("odom", 15, false);
+        assert_eq!(publish(&mut b, 13), ["drive"], "odometry did not say so at 12");
     }
 
     #[test]

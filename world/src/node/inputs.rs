@@ -12,7 +12,7 @@ use flotilla_node_kit::{Error, Result};
 use flotilla_protocol::codec::{decode, encode};
 use flotilla_protocol::control::{ClockMode, ControlRequest};
 use flotilla_protocol::drive_to_world::decode_actuation;
-use flotilla_protocol::lockstep::StepDone;
+use flotilla_protocol::lockstep::decode_step_done;
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::{WorldChange, WorldEvent};
 use flotilla_protocol::Keys;
@@ -171,10 +171,10 @@ async fn lockstep_reports(wiring: &Wiring) -> Result<Subscriber<()>> {
     wiring
         .session
         .declare_subscriber(&key)
-        .callback(move |sample| match decode::<StepDone>(&sample.payload().to_bytes()) {
-            Ok(done) => {
+        .callback(move |sample| match decode_step_done(&sample.payload().to_bytes()) {
+            Ok((done, commands_nothing)) => {
                 let Some(node) = own.parse_lockstep(sample.key_expr().as_str()) else { return };
-                lock(&shared).barrier.done(node, done.step);
+                lock(&shared).barrier.reported(node, done.step, commands_nothing);
                 wake.notify_one();
             }
             Err(e) => bad.record(&e),
