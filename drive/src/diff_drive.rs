@@ -180,13 +180,18 @@ mod tests {
 
     const STEP_NS: u64 = 5_000_000;
 
-    #[test]
-    fn a_drive_keeps_its_output_for_exactly_the_steps_it_promises() {
-        // 1 m/s² to 0.2 m/s (40 steps), stale after 0.5 s, and a command
-        // stamped for step 300 queued from the start.
+    /// 1 m/s² to 0.2 m/s (40 steps), stale after 0.5 s, and a command
+    /// stamped for step 300 queued from the start.
+    fn ramping_drive() -> DiffDrive {
         let mut drive = DiffDrive::new(&config(1.0, 0.5));
         drive.command(0.2, 0.1, 0);
         drive.command(-0.1, 0.0, 300 * STEP_NS);
+        drive
+    }
+
+    #[test]
+    fn a_drive_keeps_its_output_for_exactly_the_steps_it_promises() {
+        let mut drive = ramping_drive();
         let dt_s = STEP_NS as f64 * 1e-9;
         let (mut outputs, mut promises) = (Vec::new(), Vec::new());
         for k in 0..400 {
@@ -220,11 +225,9 @@ mod tests {
 
     #[test]
     fn a_plan_is_what_the_next_steps_give_bit_for_bit() {
-        // The same ramp, staleness and queued command as above, planned 10
-        // steps ahead from every step.
-        let mut drive = DiffDrive::new(&config(1.0, 0.5));
-        drive.command(0.2, 0.1, 0);
-        drive.command(-0.1, 0.0, 300 * STEP_NS);
+        // The same ramp, staleness and queued command, planned 10 steps
+        // ahead from every step.
+        let mut drive = ramping_drive();
         let dt_s = STEP_NS as f64 * 1e-9;
         let outputs: Vec<DriveOutput> = {
             let mut copy = drive.clone();

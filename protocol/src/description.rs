@@ -48,6 +48,24 @@ impl WireMessage for WorldDescription {
 }
 
 impl WorldDescription {
+    /// A description of these models and nothing else (revision 1, 5 ms
+    /// steps, no layers or maps), for tests.
+    #[cfg(test)]
+    pub(crate) fn of_models(models: Vec<ModelDescription>) -> WorldDescription {
+        WorldDescription {
+            revision: 1,
+            step_ns: 5_000_000,
+            seed: 0,
+            world_path: "world.yaml".into(),
+            layer_names: vec![],
+            layers: vec![],
+            georeference: None,
+            maps: vec![],
+            transitions: vec![],
+            models,
+        }
+    }
+
     /// The bits of the named layers; `"all"` means every layer. Unknown names
     /// are returned as the error.
     pub fn layer_bits(&self, names: &[String]) -> Result<LayerBits, Vec<String>> {

@@ -113,22 +113,11 @@ mod tests {
 
     #[test]
     fn instances_are_those_of_the_role_on_the_selected_models() {
-        let description = WorldDescription {
-            revision: 1,
-            step_ns: 5_000_000,
-            seed: 0,
-            world_path: "world.yaml".into(),
-            layer_names: vec![],
-            layers: vec![],
-            georeference: None,
-            maps: vec![],
-            transitions: vec![],
-            models: vec![
-                robot("robot1", &[("DiffDrive", "drive"), ("Laser", "laser")]),
-                robot("robot2", &[("DiffDrive", "drive")]),
-                robot("box", &[]),
-            ],
-        };
+        let description = WorldDescription::of_models(vec![
+            robot("robot1", &[("DiffDrive", "drive"), ("Laser", "laser")]),
+            robot("robot2", &[("DiffDrive", "drive")]),
+            robot("box", &[]),
+        ]);
         let odom = &DiffDriveConfig::ODOM_ROLE;
         assert_eq!(Selection::default().instances(&description, odom), ["robot1/drive/odom", "robot2/drive/odom"]);
         let only_robot2 = Selection::new(Some("robot2"), None).unwrap();

@@ -349,18 +349,7 @@ mod tests {
             map: String::new(),
             layer_mask: crate::description::LayerBits::MAX,
         };
-        WorldDescription {
-            revision: 1,
-            step_ns: 5_000_000,
-            seed: 0,
-            world_path: "world.yaml".into(),
-            layer_names: vec![],
-            layers: vec![],
-            georeference: None,
-            maps: vec![],
-            transitions: vec![],
-            models: vec![robot],
-        }
+        WorldDescription::of_models(vec![robot])
     }
 
     #[test]
