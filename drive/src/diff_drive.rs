@@ -107,11 +107,9 @@ impl DiffDrive {
     /// output before it. They come from [`DiffDrive::step`] run on a copy,
     /// so they are bit for bit what those steps will give: a ramp under
     /// the dynamics limits, a queued command taking effect, the command in
-    /// force going stale.
+    /// force going stale. (For a drive steady beyond `steps`, which
+    /// [`DiffDrive::steady_steps`] tells without a copy, it gives nothing.)
     pub fn plan(&self, now_ns: u64, step_ns: u64, steps: u64, mut changed: impl FnMut(u64, DriveOutput)) {
-        if self.steady_steps(now_ns, step_ns) >= steps {
-            return;
-        }
         let dt_s = step_ns as f64 * 1e-9;
         let mut ahead = self.clone();
         let mut before = self.output();
