@@ -398,6 +398,10 @@ impl<P: NodePlugin> MainLoop<'_, P> {
         let claims = &self.claims;
         let held = |model: &str, plugin: &str| claims.holds(&claims.instance(model, plugin));
         let mut rebuild = Rebuild::new(&self.description, &shared.keys, &held);
+        // Worked out before taking the lock: it reads every served entry.
+        let roles: Vec<&Role> = std::iter::once(self.role).chain(self.extra_roles).collect();
+        let inputs = self.inputs_of.get(&self.description);
+        let silent = registry::commands_nothing(&self.description, inputs, &roles, &held);
         let (static_transforms, latched) = {
             let mut locked = shared.lock();
             if afresh {
@@ -405,9 +409,6 @@ impl<P: NodePlugin> MainLoop<'_, P> {
             }
             locked.core.plugin.rebuild(&mut rebuild);
             locked.core.revision = self.description.revision;
-            let roles: Vec<&Role> = std::iter::once(self.role).chain(self.extra_roles).collect();
-            let inputs = self.inputs_of.get(&self.description);
-            let silent = registry::commands_nothing(&self.description, inputs, &roles, &held);
             shared.commands_nothing.store(silent, Ordering::Relaxed);
             (locked.core.plugin.static_transforms(), locked.core.plugin.latched())
         };
