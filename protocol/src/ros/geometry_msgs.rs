@@ -183,6 +183,10 @@ impl RosMessage for Transform {
 }
 impl RosMessage for TransformStamped {
     const TYPE_NAME: &'static str = "geometry_msgs/msg/TransformStamped";
+
+    fn to_cdr(&self) -> Vec<u8> {
+        super::cdr_ser::CdrWriter::encode(self)
+    }
 }
 impl RosMessage for PoseWithCovariance {
     const TYPE_NAME: &'static str = "geometry_msgs/msg/PoseWithCovariance";
@@ -192,6 +196,10 @@ impl RosMessage for TwistWithCovariance {
 }
 impl RosMessage for TwistWithCovarianceStamped {
     const TYPE_NAME: &'static str = "geometry_msgs/msg/TwistWithCovarianceStamped";
+
+    fn to_cdr(&self) -> Vec<u8> {
+        super::cdr_ser::CdrWriter::encode(self)
+    }
 }
 
 /// `geometry_msgs/msg/PoseStamped`.

@@ -7,6 +7,7 @@
 pub mod action_msgs;
 pub mod builtin_interfaces;
 mod cdr_de;
+mod cdr_ser;
 mod covariance;
 pub mod flatland_msgs;
 mod float_seq;

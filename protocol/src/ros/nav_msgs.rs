@@ -21,6 +21,10 @@ pub struct Odometry {
 
 impl super::RosMessage for Odometry {
     const TYPE_NAME: &'static str = "nav_msgs/msg/Odometry";
+
+    fn to_cdr(&self) -> Vec<u8> {
+        super::cdr_ser::CdrWriter::encode(self)
+    }
 }
 
 /// `nav_msgs/msg/MapMetaData`.

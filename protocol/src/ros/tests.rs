@@ -261,6 +261,71 @@ fn laser_scans_copied_whole_are_the_bytes_serde_writes() {
     }
 }
 
+/// Doubles of every kind serde must carry bit for bit, from a seed.
+fn awkward_doubles(seed: &mut u64, n: usize) -> Vec<f64> {
+    let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, f64::MIN_POSITIVE, f64::MAX];
+    (0..n)
+        .map(|_| {
+            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if (*seed >> 60).is_multiple_of(5) {
+                specials[(*seed >> 33) as usize % 6]
+            } else {
+                f64::from_bits(seed.rotate_left(17))
+            }
+        })
+        .collect()
+}
+
+/// Frame names of every length mod 8, and one of multi-byte characters.
+const AWKWARD_FRAMES: [&str; 10] = ["", "a", "ab", "abc", "odom", "base5", "robot1", "r1/base", "ünïcødé/β", "x"];
+
+#[test]
+fn odometry_twist_and_transforms_written_field_by_field_are_the_bytes_serde_writes() {
+    let seed = &mut 7u64;
+    let mut transforms = vec![];
+    for (i, frame) in AWKWARD_FRAMES.iter().enumerate() {
+        let child = AWKWARD_FRAMES[(i * 3 + 1) % AWKWARD_FRAMES.len()];
+        let d = awkward_doubles(seed, 7 + 7 + 6 + 36 + 36);
+        let stamp = Time { sec: -(i as i32) * 1_000_003, nanosec: (i as u32).wrapping_mul(999_999_937) };
+        let header = Header { stamp, frame_id: frame.to_string() };
+        let pose = Pose {
+            position: Point { x: d[0], y: d[1], z: d[2] },
+            orientation: Quaternion { x: d[3], y: d[4], z: d[5], w: d[6] },
+        };
+        let twist = Twist {
+            linear: Vector3 { x: d[14], y: d[15], z: d[16] },
+            angular: Vector3 { x: d[17], y: d[18], z: d[19] },
+        };
+        let covariance = |from: usize| Covariance(std::array::from_fn(|k| d[from + k]));
+        let odometry = Odometry {
+            header: header.clone(),
+            child_frame_id: child.to_string(),
+            pose: PoseWithCovariance { pose, covariance: covariance(20) },
+            twist: TwistWithCovariance { twist, covariance: covariance(56) },
+        };
+        assert_eq!(encode(&odometry), encode_with_serde(&odometry), "odometry {frame:?} → {child:?}");
+        let stamped = TwistWithCovarianceStamped { header: header.clone(), twist: odometry.twist };
+        assert_eq!(encode(&stamped), encode_with_serde(&stamped), "twist in {frame:?}");
+        let transform = TransformStamped {
+            header,
+            child_frame_id: child.to_string(),
+            transform: Transform {
+                translation: Vector3 { x: d[7], y: d[8], z: d[9] },
+                rotation: Quaternion { x: d[10], y: d[11], z: d[12], w: d[13] },
+            },
+        };
+        assert_eq!(encode(&transform), encode_with_serde(&transform), "transform {frame:?} → {child:?}");
+        transforms.push(transform);
+        // Messages of none to ten transforms, each after frames of other lengths.
+        let tf = TFMessage { transforms: transforms.clone() };
+        assert_eq!(encode(&tf), encode_with_serde(&tf), "{} transforms", tf.transforms.len());
+        let decoded = decode::<Odometry>(&encode(&odometry)).unwrap();
+        assert_eq!(encode_with_serde(&decoded), encode(&odometry), "and read back");
+    }
+    let empty = TFMessage::default();
+    assert_eq!(encode(&empty), encode_with_serde(&empty));
+}
+
 #[test]
 fn truncated_or_lying_laser_scans_are_errors_as_through_serde() {
     let scan = &awkward_scans()[9]; // frame of one byte, three ranges and intensities

@@ -13,4 +13,8 @@ pub struct TFMessage {
 
 impl super::RosMessage for TFMessage {
     const TYPE_NAME: &'static str = "tf2_msgs/msg/TFMessage";
+
+    fn to_cdr(&self) -> Vec<u8> {
+        super::cdr_ser::CdrWriter::encode(self)
+    }
 }
