@@ -188,9 +188,9 @@ pub async fn record(
     }
     drop(subscriptions);
     drop(batches);
-    let Writer { bag, now_ns, failed, batched, .. } = match Arc::try_unwrap(writer) {
+    let Writer { bag, now_ns, failed, batched, .. } = match sole_owner(writer).await {
         Ok(writer) => writer.into_inner().unwrap_or_else(|e| e.into_inner()),
-        Err(_) => anyhow::bail!("a subscriber still holds the recording"),
+        Err(_) => anyhow::bail!("a subscriber still holds the recording {SUBSCRIBERS_LET_GO:?} after it was dropped"),
     };
     if let Some(e) = failed {
         return Err(e.into());
@@ -198,6 +198,27 @@ pub async fn record(
     let counts = bag.counts();
     bag.finish()?;
     Ok(Summary { counts, end_ns: now_ns, batched: batched.iter().map(|t| t.to_string()).collect() })
+}
+
+/// How long the subscribers' callbacks may take to let go of the
+/// recording once their subscribers are dropped: a callback already
+/// running on one of Zenoh's threads (a batch being written) keeps its
+/// share until it returns.
+const SUBSCRIBERS_LET_GO: Duration = Duration::from_secs(5);
+
+/// The recording, once the callbacks running when their subscribers were
+/// dropped have returned; itself back if they have not within
+/// [`SUBSCRIBERS_LET_GO`].
+async fn sole_owner(mut writer: Shared) -> Result<Mutex<Writer>, Shared> {
+    let deadline = tokio::time::Instant::now() + SUBSCRIBERS_LET_GO;
+    loop {
+        match Arc::try_unwrap(writer) {
+            Ok(writer) => return Ok(writer),
+            Err(shared) if tokio::time::Instant::now() >= deadline => return Err(shared),
+            Err(shared) => writer = shared,
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// The subscriptions of the topics recorded so far.

@@ -90,8 +90,6 @@ pub struct Core<P> {
     last_report: Option<Reported>,
     /// The main loop is reworking the instances (or has not built them yet).
     held: bool,
-    /// Arrivals handed to the main loop and not yet handled there.
-    handed: usize,
 }
 
 impl<P: NodePlugin> Core<P> {
@@ -106,7 +104,6 @@ impl<P: NodePlugin> Core<P> {
             clock: None,
             last_report: None,
             held: true,
-            handed: 0,
         }
     }
 
@@ -122,16 +119,16 @@ impl<P: NodePlugin> Core<P> {
     }
 
     /// Whether an arrival may be handled on the thread it came on. If not,
-    /// it must be handed to the main loop (which calls
-    /// [`Core::arrive_handed`]): the instances are being reworked, or
-    /// arrivals handed before it are not handled yet and must go first.
-    pub fn admits_here(&mut self) -> bool {
-        if self.held || self.handed > 0 {
-            self.handed += 1;
-            false
-        } else {
-            true
-        }
+    /// it must be handed to the main loop: the instances are being
+    /// reworked, or a recorder listens. A recorder's batches are large and
+    /// go out lossless, so sending one may wait for room on the recorder's
+    /// link; on the receiving thread, which also drives the process's
+    /// sockets (`crate::zenoh_threads`), that wait would never end, and
+    /// after 5 s Zenoh closes the link, losing what the recorder had not
+    /// received. (Arrivals handed earlier and not yet handled go first;
+    /// the runtime keeps that count, see `serve`.)
+    pub fn admits_here(&self) -> bool {
+        !self.held && !self.outbox.recording()
     }
 
     /// Holds arrivals for the main loop while it reworks the instances.
@@ -143,12 +140,6 @@ impl<P: NodePlugin> Core<P> {
     /// once those already handed to the main loop are.
     pub fn release(&mut self) {
         self.held = false;
-    }
-
-    /// [`Core::arrive`], for an arrival the main loop was handed.
-    pub fn arrive_handed(&mut self, arrival: Arrival) -> Reply {
-        self.handed = self.handed.saturating_sub(1);
-        self.arrive(arrival)
     }
 
     /// Handles one arrival.
@@ -370,7 +361,7 @@ mod tests {
         let spawned = core.arrive(Arrival::Revision(2));
         assert_eq!(spawned.rework, Some(Rework { afresh: false, then: None }));
         assert!(!core.admits_here(), "held until rebuilt");
-        core.arrive_handed(Arrival::Clock(ClockMode::Lockstep));
+        core.arrive(Arrival::Clock(ClockMode::Lockstep));
         core.revision = 2;
         core.release();
         assert!(core.admits_here());
@@ -385,16 +376,23 @@ mod tests {
     }
 
     #[test]
-    fn while_held_and_until_handed_arrivals_are_handled_arrivals_go_to_the_main_loop() {
+    fn until_built_arrivals_go_to_the_main_loop() {
         let mut core = Core::new(Periodic::default());
         assert!(!core.admits_here(), "nothing built yet");
-        assert!(!core.admits_here());
         core.release();
-        assert!(!core.admits_here(), "two arrivals handed earlier still come first");
-        for _ in 0..3 {
-            core.arrive_handed(Arrival::Clock(ClockMode::Lockstep));
-        }
-        assert!(core.admits_here(), "all handled: the receiving thread answers");
+        assert!(core.admits_here(), "built: the receiving thread answers");
+        core.hold();
+        assert!(!core.admits_here(), "held while reworked");
+    }
+
+    #[test]
+    fn while_a_recorder_listens_arrivals_go_to_the_main_loop() {
+        let core = released(Periodic::default());
+        let recorder = core.outbox.recording_flag();
+        recorder.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(!core.admits_here(), "its batches could wait for room on the recorder's link");
+        recorder.store(false, std::sync::atomic::Ordering::Relaxed);
+        assert!(core.admits_here(), "the recorder gone: answered where it arrives");
     }
 
     #[test]

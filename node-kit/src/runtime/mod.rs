@@ -25,6 +25,7 @@
 pub mod cli;
 pub mod core;
 mod flags;
+mod handover;
 mod latched;
 pub mod plugin;
 pub mod serve;

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use flotilla_protocol::codec::decode;
@@ -25,6 +25,7 @@ use zenoh::Wait;
 
 use super::core::{Arrival, Core, Reply, Rework};
 use super::flags::Flag;
+use super::handover::Handover;
 use super::latched::Latched;
 use super::plugin::{folder_of, Answering, Input, NodePlugin, Outbox, Rebuild};
 use super::state_gate::StateGate;
@@ -70,6 +71,7 @@ pub async fn serve<P: NodePlugin>(
         node: node_id.clone(),
         answering: plugin.answering(),
         locked: Mutex::new(Locked { core: Core::new(plugin), publishers: Publishers::default() }),
+        handover: Handover::default(),
         to_loop,
         gate: StateGate::default(),
         lockstep: OnceLock::new(),
@@ -124,7 +126,11 @@ pub async fn serve<P: NodePlugin>(
         };
         let rework = match next {
             ToLoop::Arrival(arrival) => shared.handle(|core| core.arrive(arrival)),
-            ToLoop::Handed(arrival) => shared.handle(|core| core.arrive_handed(arrival)),
+            ToLoop::Handed(arrival) => {
+                let rework = shared.handle(|core| core.arrive(arrival));
+                shared.handover.answered();
+                rework
+            }
             ToLoop::Rework(rework) => Some(rework),
             ToLoop::ThinFlowing(stride) => {
                 main.states.flowing(stride);
@@ -143,7 +149,7 @@ enum ToLoop {
     /// An arrival, for a plugin answering on the main loop.
     Arrival(Arrival),
     /// An arrival the receiving thread could not handle (see
-    /// [`Core::admits_here`]).
+    /// [`Core::admits_here`] and [`Handover`]).
     Handed(Arrival),
     /// Work the receiving thread found and only the main loop can do.
     Rework(Rework),
@@ -158,6 +164,8 @@ struct Shared<P> {
     node: String,
     answering: Answering,
     locked: Mutex<Locked<P>>,
+    /// Arrivals handed to the main loop and not answered yet.
+    handover: Handover,
     to_loop: UnboundedSender<ToLoop>,
     gate: StateGate,
     /// Set once the node has joined the barrier (nothing is answered before).
@@ -193,14 +201,29 @@ impl<P: NodePlugin> Shared<P> {
             let _ = self.to_loop.send(ToLoop::Arrival(arrival));
             return;
         }
-        let mut locked = self.lock();
-        if !locked.core.admits_here() {
-            let _ = self.to_loop.send(ToLoop::Handed(arrival));
-            return;
+        // Answered here only if nothing handed earlier waits on the main
+        // loop and the lock is free: this thread must not wait (see
+        // `Handover`).
+        if !self.handover.queued() {
+            if let Some(mut locked) = self.try_lock().filter(|locked| locked.core.admits_here()) {
+                let reply = locked.core.arrive(arrival);
+                if let Some(rework) = self.send(&mut locked, reply) {
+                    let _ = self.to_loop.send(ToLoop::Rework(rework));
+                }
+                return;
+            }
         }
-        let reply = locked.core.arrive(arrival);
-        if let Some(rework) = self.send(&mut locked, reply) {
-            let _ = self.to_loop.send(ToLoop::Rework(rework));
+        self.handover.hand();
+        let _ = self.to_loop.send(ToLoop::Handed(arrival));
+    }
+
+    /// The lock if no one holds it.
+    fn try_lock(&self) -> Option<MutexGuard<'_, Locked<P>>> {
+        match self.locked.try_lock() {
+            Ok(locked) => Some(locked),
+            // A panic while holding the lock would be a bug; keep serving regardless.
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
         }
     }
 

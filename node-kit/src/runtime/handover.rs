@@ -1,0 +1,62 @@
+//! Which thread answers an arrival, for a plugin that answers on the
+//! receiving thread: that thread also drives the process's sockets
+//! (`crate::zenoh_threads`), so it must never wait — not for a send, and
+//! not for the node's lock while the main loop holds it to send. A send
+//! there may wait for room on a slow link; with the socket thread waiting
+//! on the lock, no room ever comes, and after 5 s Zenoh closes the link
+//! (a recorder's, in office-50 with `--record`: BENCHMARKS.md, "a
+//! recording's lost odometry"). So an arrival the receiving thread cannot
+//! answer at once goes to the main loop, and later ones follow it there
+//! until the main loop has caught up, so that arrivals are answered in the
+//! order they came.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Arrivals handed to the main loop and not yet answered there, counted
+/// outside the node's lock so that a receiving thread can read it without
+/// waiting for the lock.
+#[derive(Debug, Default)]
+pub(crate) struct Handover {
+    on_main_loop: AtomicUsize,
+}
+
+impl Handover {
+    /// Whether arrivals handed earlier still wait on the main loop: a new
+    /// one must follow them there.
+    pub(crate) fn queued(&self) -> bool {
+        self.on_main_loop.load(Ordering::Acquire) > 0
+    }
+
+    /// An arrival is handed to the main loop (count it before sending it).
+    pub(crate) fn hand(&self) {
+        self.on_main_loop.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The main loop answered an arrival handed to it.
+    pub(crate) fn answered(&self) {
+        // Never below zero, even if a caller answered one it was not handed.
+        let _ = self.on_main_loop.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrivals_follow_those_handed_before_them_until_the_main_loop_catches_up() {
+        let handover = Handover::default();
+        assert!(!handover.queued(), "nothing handed: the receiving thread may answer");
+        handover.hand();
+        handover.hand();
+        assert!(handover.queued(), "two wait on the main loop: the next one follows them");
+        handover.answered();
+        assert!(handover.queued());
+        handover.answered();
+        assert!(!handover.queued(), "all answered: the receiving thread may answer again");
+        handover.answered();
+        assert!(!handover.queued(), "the count does not go below zero");
+        handover.hand();
+        assert!(handover.queued());
+    }
+}
