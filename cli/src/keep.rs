@@ -85,6 +85,14 @@ pub fn record(args: RecordArgs) -> anyhow::Result<()> {
             summary.end_ns as f64 * 1e-9,
             args.out.display()
         );
+        if !summary.lost_batches.is_empty() {
+            let lost: Vec<String> = summary.lost_batches.iter().map(|(key, n)| format!("{n} on {key}")).collect();
+            anyhow::bail!(
+                "the recording is incomplete: batches of the nodes' messages never arrived ({}); \
+                 the file holds everything else",
+                lost.join(", ")
+            );
+        }
         Ok(())
     })
 }

@@ -12,21 +12,24 @@
 //! bincode writes and reads a byte vector one byte at a time, which made
 //! copying the payloads in and out the recorder's and the nodes' main
 //! cost. Its framing is as plain: the schema version (two bytes,
-//! little-endian), then per message the key's length (u32 LE), the key in
-//! UTF-8, the payload's length (u32 LE) and the payload. A reader borrows
-//! keys and payloads from the received bytes.
+//! little-endian), the batch's number (u64 LE: a node numbers its batches
+//! 0, 1, 2, … so that a recorder can tell when some never arrived), then
+//! per message the key's length (u32 LE), the key in UTF-8, the payload's
+//! length (u32 LE) and the payload. A reader borrows keys and payloads from
+//! the received bytes.
 
 use crate::codec::{DecodeError, SCHEMA_VERSION};
 
 const KIND: &str = "OutputBatch";
 
-/// Encodes the messages a node published at one moment — each topic's
-/// Zenoh key and its CDR payload, as they went (or would have gone) out
-/// on that key — in the order it made them.
-pub fn encode_batch(messages: &[(String, Vec<u8>)]) -> Vec<u8> {
+/// Encodes batch number `number` of a node: the messages it published at
+/// one moment — each topic's Zenoh key and its CDR payload, as they went
+/// (or would have gone) out on that key — in the order it made them.
+pub fn encode_batch(number: u64, messages: &[(String, Vec<u8>)]) -> Vec<u8> {
     let size: usize = messages.iter().map(|(key, payload)| 8 + key.len() + payload.len()).sum();
-    let mut out = Vec::with_capacity(2 + size);
+    let mut out = Vec::with_capacity(2 + 8 + size);
     out.extend_from_slice(&SCHEMA_VERSION.to_le_bytes());
+    out.extend_from_slice(&number.to_le_bytes());
     for (key, payload) in messages {
         for chunk in [key.as_bytes(), payload.as_slice()] {
             // A key or a message of 4 GiB cannot be published anyway.
@@ -47,16 +50,25 @@ pub fn read_batch(bytes: &[u8]) -> Result<BatchReader<'_>, DecodeError> {
     if got != SCHEMA_VERSION {
         return Err(DecodeError::VersionMismatch { kind: KIND, got, expected: SCHEMA_VERSION });
     }
-    Ok(BatchReader { rest })
+    let Some((number, rest)) = rest.split_first_chunk::<8>() else {
+        return Err(DecodeError::TooShort { kind: KIND, len: bytes.len() });
+    };
+    Ok(BatchReader { number: u64::from_le_bytes(*number), rest })
 }
 
 /// Iterator over a batch's (key, payload) pairs; a malformed message ends
 /// it with an error.
 pub struct BatchReader<'a> {
+    number: u64,
     rest: &'a [u8],
 }
 
 impl<'a> BatchReader<'a> {
+    /// The batch's number among its node's batches.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
     fn chunk(&mut self, what: &str) -> Result<&'a [u8], DecodeError> {
         let malformed = |reason: String| DecodeError::Malformed { kind: KIND, reason };
         let (len, rest) =
@@ -97,22 +109,25 @@ mod tests {
     #[test]
     fn a_batch_reads_back_as_the_messages_it_was_made_of() {
         let messages = vec![("robot1/odom".to_string(), vec![0, 1, 0, 0, 7]), ("tf".to_string(), vec![])];
-        let bytes = encode_batch(&messages);
+        let bytes = encode_batch(41, &messages);
+        assert_eq!(read_batch(&bytes).unwrap().number(), 41);
         let back: Vec<(&str, &[u8])> = read_batch(&bytes).unwrap().collect::<Result<_, _>>().unwrap();
         assert_eq!(back, vec![("robot1/odom", &[0u8, 1, 0, 0, 7][..]), ("tf", &[][..])]);
-        assert_eq!(read_batch(&encode_batch(&[])).unwrap().count(), 0, "an empty batch");
+        assert_eq!(read_batch(&encode_batch(0, &[])).unwrap().count(), 0, "an empty batch");
     }
 
     #[test]
     fn a_cut_or_foreign_batch_is_refused_not_misread() {
-        let bytes = encode_batch(&[("robot1/odom".to_string(), vec![9; 40])]);
+        let bytes = encode_batch(7, &[("robot1/odom".to_string(), vec![9; 40])]);
         let cut: Vec<_> = read_batch(&bytes[..bytes.len() - 1]).unwrap().collect();
         assert!(matches!(cut[..], [Err(DecodeError::Malformed { .. })]), "{cut:?}");
         let mut other = bytes.clone();
         other[0] ^= 0xff;
         assert!(matches!(read_batch(&other), Err(DecodeError::VersionMismatch { .. })));
         assert!(matches!(read_batch(&[1]), Err(DecodeError::TooShort { .. })));
+        assert!(matches!(read_batch(&bytes[..9]), Err(DecodeError::TooShort { .. })), "its number cut off");
         let mut huge = SCHEMA_VERSION.to_le_bytes().to_vec();
+        huge.extend_from_slice(&3u64.to_le_bytes());
         huge.extend_from_slice(&u32::MAX.to_le_bytes());
         assert!(read_batch(&huge).unwrap().next().unwrap().is_err(), "a length beyond the bytes left");
     }

@@ -13,7 +13,7 @@
 //! Flotilla nodes and by another program, say `/tf`, is then recorded
 //! from the nodes only.)
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,6 +55,9 @@ pub struct Summary {
     pub end_ns: u64,
     /// The topics taken from nodes' batches.
     pub batched: BTreeSet<String>,
+    /// Per node whose batches were numbered with gaps, how many never
+    /// arrived: the recording misses their messages.
+    pub lost_batches: BTreeMap<String, u64>,
 }
 
 /// The bag and the sim time, shared by the subscribers' callbacks: each
@@ -71,6 +74,31 @@ struct Writer {
     topic_of_key: HashMap<String, Arc<str>>,
     /// The topics taken from nodes' batches.
     batched: HashSet<Arc<str>>,
+    /// The nodes' batches that never arrived.
+    gaps: BatchGaps,
+}
+
+/// Batches that never arrived, told by the numbers of those that did.
+#[derive(Debug, Default)]
+struct BatchGaps {
+    /// Per batch key (one per node), the number of the last batch.
+    last: HashMap<String, u64>,
+    /// Per batch key, the batches that never arrived.
+    lost: BTreeMap<String, u64>,
+}
+
+impl BatchGaps {
+    /// Batch `number` came on `key`: those numbered between the last one
+    /// and it are lost. The first batch seen from a node may have any
+    /// number (it numbers them from its own start, not the recorder's).
+    fn saw(&mut self, key: &str, number: u64) {
+        let last = self.last.insert(key.to_string(), number);
+        let missing = last.map_or(0, |last| number.saturating_sub(last).saturating_sub(1));
+        if missing > 0 {
+            tracing::warn!("{missing} batches on {key} never arrived: the recording misses their messages");
+            *self.lost.entry(key.to_string()).or_default() += missing;
+        }
+    }
 }
 
 type Shared = Arc<Mutex<Writer>>;
@@ -97,11 +125,13 @@ impl Writer {
         }
     }
 
-    /// Writes the recorded topics of a node's batch; returns the topics
-    /// it brought for the first time.
-    fn write_batch(&mut self, batch: &[u8]) -> Result<Vec<String>, flotilla_protocol::DecodeError> {
+    /// Writes the recorded topics of a node's batch, which came on `key`;
+    /// returns the topics it brought for the first time.
+    fn write_batch(&mut self, key: &str, batch: &[u8]) -> Result<Vec<String>, flotilla_protocol::DecodeError> {
         let mut first = Vec::new();
-        for message in read_batch(batch)? {
+        let messages = read_batch(batch)?;
+        self.gaps.saw(key, messages.number());
+        for message in messages {
             let (key, payload) = message?;
             let Some(topic) = self.topic_of_key.get(key).cloned() else { continue };
             if self.batched.insert(topic.clone()) {
@@ -143,6 +173,7 @@ pub async fn record(
         failed: None,
         topic_of_key: HashMap::new(),
         batched: HashSet::new(),
+        gaps: BatchGaps::default(),
     }));
 
     let description = wait_for_world(session, keys).await;
@@ -154,11 +185,13 @@ pub async fn record(
     let into = writer.clone();
     let batches = session
         .declare_subscriber(keys.recording_all())
-        .callback(move |sample| match lock(&into).write_batch(&sample.payload().to_bytes()) {
-            Ok(first) => first.into_iter().for_each(|topic| {
-                let _ = batched_tx.send(topic);
-            }),
-            Err(e) => tracing::warn!("a bad batch on {}: {e}", sample.key_expr()),
+        .callback(move |sample| {
+            match lock(&into).write_batch(sample.key_expr().as_str(), &sample.payload().to_bytes()) {
+                Ok(first) => first.into_iter().for_each(|topic| {
+                    let _ = batched_tx.send(topic);
+                }),
+                Err(e) => tracing::warn!("a bad batch on {}: {e}", sample.key_expr()),
+            }
         })
         .await
         .map_err(|e| anyhow::anyhow!("cannot subscribe to the nodes' batches: {e}"))?;
@@ -188,7 +221,7 @@ pub async fn record(
     }
     drop(subscriptions);
     drop(batches);
-    let Writer { bag, now_ns, failed, batched, .. } = match sole_owner(writer).await {
+    let Writer { bag, now_ns, failed, batched, gaps, .. } = match sole_owner(writer).await {
         Ok(writer) => writer.into_inner().unwrap_or_else(|e| e.into_inner()),
         Err(_) => anyhow::bail!("a subscriber still holds the recording {SUBSCRIBERS_LET_GO:?} after it was dropped"),
     };
@@ -197,7 +230,12 @@ pub async fn record(
     }
     let counts = bag.counts();
     bag.finish()?;
-    Ok(Summary { counts, end_ns: now_ns, batched: batched.iter().map(|t| t.to_string()).collect() })
+    Ok(Summary {
+        counts,
+        end_ns: now_ns,
+        batched: batched.iter().map(|t| t.to_string()).collect(),
+        lost_batches: gaps.lost,
+    })
 }
 
 /// How long the subscribers' callbacks may take to let go of the
@@ -281,5 +319,24 @@ impl Subscriptions {
         if self.live.remove(topic).is_some() {
             tracing::debug!("{topic} now comes in the nodes' batches");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_missing_from_a_node_s_numbering_are_counted_as_lost() {
+        let mut gaps = BatchGaps::default();
+        gaps.saw("flotilla/s/recording/odom-1", 40);
+        gaps.saw("flotilla/s/recording/laser-1", 0);
+        gaps.saw("flotilla/s/recording/odom-1", 41);
+        assert!(gaps.lost.is_empty(), "a node's first batch may have any number; then one after the other");
+        gaps.saw("flotilla/s/recording/odom-1", 45);
+        gaps.saw("flotilla/s/recording/laser-1", 2);
+        gaps.saw("flotilla/s/recording/odom-1", 47);
+        let lost: Vec<(&str, u64)> = gaps.lost.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        assert_eq!(lost, [("flotilla/s/recording/laser-1", 1), ("flotilla/s/recording/odom-1", 4)]);
     }
 }

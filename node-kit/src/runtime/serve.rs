@@ -571,6 +571,8 @@ struct Publishers {
     unconfirmed: Vec<Unconfirmed>,
     actuation: Option<StepPublisher>,
     recording: Option<zenoh::pubsub::Publisher<'static>>,
+    /// Batches sent to recorders so far: the next one's number.
+    batches_sent: u64,
 }
 
 /// How long after a publisher is declared Zenoh may still be learning
@@ -602,7 +604,10 @@ impl Publishers {
         let mut items = outbox.take_items();
         let recording = outbox.recording() && !items.is_empty();
         if let (true, Some(publisher)) = (recording, &self.recording) {
-            if let Err(e) = publisher.put(encode_batch(&items)).wait() {
+            // Numbered even if it fails to go: the recorder sees the gap.
+            let number = self.batches_sent;
+            self.batches_sent += 1;
+            if let Err(e) = publisher.put(encode_batch(number, &items)).wait() {
                 tracing::warn!("cannot send the recorders their batch: {e}");
             }
         }
