@@ -6,11 +6,22 @@
 //! on the lock, no room ever comes, and after 5 s Zenoh closes the link
 //! (a recorder's, in office-50 with `--record`: BENCHMARKS.md, "a
 //! recording's lost odometry"). So an arrival the receiving thread cannot
-//! answer at once goes to the main loop, and later ones follow it there
-//! until the main loop has caught up, so that arrivals are answered in the
-//! order they came.
+//! answer at once goes to the main loop, as do the lossless messages an
+//! answer made (a slow subscriber's link may have no room for them), and
+//! later arrivals follow there until the main loop has caught up, so that
+//! arrivals are answered, and their messages sent, in the order they came.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use flotilla_protocol::delivery::OutputDelivery;
+
+/// Whether a receiving thread may send what an answer made: not when it
+/// made messages that go out lossless, whose send may wait for room on a
+/// slow subscriber's link. (An actuation and a lockstep report go to the
+/// world, which reads its links on threads of its own.)
+pub(crate) fn may_send_here(delivery: OutputDelivery, made_messages: bool) -> bool {
+    !(made_messages && delivery == OutputDelivery::Lossless)
+}
 
 /// Arrivals handed to the main loop and not yet answered there, counted
 /// outside the node's lock so that a receiving thread can read it without
@@ -42,6 +53,13 @@ impl Handover {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lossless_messages_are_sent_by_the_main_loop_and_the_rest_where_they_were_made() {
+        assert!(!may_send_here(OutputDelivery::Lossless, true), "fast and lockstep outputs");
+        assert!(may_send_here(OutputDelivery::BestEffort, true), "realtime outputs are dropped, never waited on");
+        assert!(may_send_here(OutputDelivery::Lossless, false), "an actuation or a report alone");
+    }
 
     #[test]
     fn arrivals_follow_those_handed_before_them_until_the_main_loop_catches_up() {

@@ -419,6 +419,11 @@ impl Outbox {
         self.items.drain(..)
     }
 
+    /// Whether messages are queued to go out.
+    pub(crate) fn has_items(&self) -> bool {
+        !self.items.is_empty()
+    }
+
     /// The queued messages, taken out (give the vector back with
     /// [`Outbox::restore`], keeping its capacity) so that the publisher
     /// can register new keys' flags meanwhile.

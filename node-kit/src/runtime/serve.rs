@@ -25,7 +25,7 @@ use zenoh::Wait;
 
 use super::core::{Arrival, Core, Reply, Rework};
 use super::flags::Flag;
-use super::handover::Handover;
+use super::handover::{may_send_here, Handover};
 use super::latched::Latched;
 use super::plugin::{folder_of, Answering, Input, NodePlugin, Outbox, Rebuild};
 use super::state_gate::StateGate;
@@ -131,6 +131,11 @@ pub async fn serve<P: NodePlugin>(
                 shared.handover.answered();
                 rework
             }
+            ToLoop::Send(reply) => {
+                let rework = shared.handle(|_| reply);
+                shared.handover.answered();
+                rework
+            }
             ToLoop::Rework(rework) => Some(rework),
             ToLoop::ThinFlowing(stride) => {
                 main.states.flowing(stride);
@@ -151,6 +156,9 @@ enum ToLoop {
     /// An arrival the receiving thread could not handle (see
     /// [`Core::admits_here`] and [`Handover`]).
     Handed(Arrival),
+    /// What a receiving thread answered and left in the outbox for the
+    /// main loop to send (see [`Handover`]).
+    Send(Reply),
     /// Work the receiving thread found and only the main loop can do.
     Rework(Rework),
     /// The first state of the thinned stream of this stride arrived.
@@ -207,6 +215,13 @@ impl<P: NodePlugin> Shared<P> {
         if !self.handover.queued() {
             if let Some(mut locked) = self.try_lock().filter(|locked| locked.core.admits_here()) {
                 let reply = locked.core.arrive(arrival);
+                let delivery = output_delivery(locked.core.clock());
+                if !may_send_here(delivery, locked.core.outbox.has_items()) {
+                    // The main loop sends them, and the report after them.
+                    self.handover.hand();
+                    let _ = self.to_loop.send(ToLoop::Send(reply));
+                    return;
+                }
                 if let Some(rework) = self.send(&mut locked, reply) {
                     let _ = self.to_loop.send(ToLoop::Rework(rework));
                 }
