@@ -19,8 +19,12 @@
 //! 5 s and closes the link ("Unable to push non droppable network
 //! message … Closing transport!"). Hence only the plugin nodes and the
 //! wander controller use this layout, and their callbacks send nothing
-//! large: the world keeps Zenoh's own pools, because it routes messages
-//! for its clients, and such a push runs on the reading thread (9 of 40
+//! large and wait for nothing: a node's receiving thread hands an arrival
+//! to its main loop rather than wait for the node's lock, and leaves the
+//! lossless messages an answer made to the main loop to send
+//! (`crate::runtime::handover`). The world keeps Zenoh's own pools,
+//! because it routes messages for its clients, and such a push runs on
+//! the reading thread (9 of 40
 //! warehouse-200 bench runs lost a link that way when the bench began
 //! counting every scan through the world; `tests/tests/zenoh_threads.rs`
 //! reproduces it). Its description and service replies go out from
