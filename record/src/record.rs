@@ -92,7 +92,11 @@ impl BatchGaps {
     /// and it are lost. The first batch seen from a node may have any
     /// number (it numbers them from its own start, not the recorder's).
     fn saw(&mut self, key: &str, number: u64) {
-        let last = self.last.insert(key.to_string(), number);
+        // A key's string is made once, at its node's first batch.
+        let last = match self.last.get_mut(key) {
+            Some(last) => Some(std::mem::replace(last, number)),
+            None => self.last.insert(key.to_string(), number),
+        };
         let missing = last.map_or(0, |last| number.saturating_sub(last).saturating_sub(1));
         if missing > 0 {
             tracing::warn!("{missing} batches on {key} never arrived: the recording misses their messages");

@@ -120,15 +120,11 @@ impl<P: NodePlugin> Core<P> {
 
     /// Whether an arrival may be handled on the thread it came on. If not,
     /// it must be handed to the main loop: the instances are being
-    /// reworked, or a recorder listens. A recorder's batches are large and
-    /// go out lossless, so sending one may wait for room on the recorder's
-    /// link; on the receiving thread, which also drives the process's
-    /// sockets (`crate::zenoh_threads`), that wait would never end, and
-    /// after 5 s Zenoh closes the link, losing what the recorder had not
-    /// received. (Arrivals handed earlier and not yet handled go first;
-    /// the runtime keeps that count, see `serve`.)
+    /// reworked. (Arrivals handed earlier and not yet handled go first,
+    /// and what an answer made may have to be sent by the main loop: the
+    /// runtime decides both, see `handover`.)
     pub fn admits_here(&self) -> bool {
-        !self.held && !self.outbox.recording()
+        !self.held
     }
 
     /// Holds arrivals for the main loop while it reworks the instances.
@@ -383,16 +379,6 @@ mod tests {
         assert!(core.admits_here(), "built: the receiving thread answers");
         core.hold();
         assert!(!core.admits_here(), "held while reworked");
-    }
-
-    #[test]
-    fn while_a_recorder_listens_arrivals_go_to_the_main_loop() {
-        let core = released(Periodic::default());
-        let recorder = core.outbox.recording_flag();
-        recorder.store(true, std::sync::atomic::Ordering::Relaxed);
-        assert!(!core.admits_here(), "its batches could wait for room on the recorder's link");
-        recorder.store(false, std::sync::atomic::Ordering::Relaxed);
-        assert!(core.admits_here(), "the recorder gone: answered where it arrives");
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! (a recorder's, in office-50 with `--record`: BENCHMARKS.md, "a
 //! recording's lost odometry"). So an arrival the receiving thread cannot
 //! answer at once goes to the main loop, as do the lossless messages an
-//! answer made (a slow subscriber's link may have no room for them), and
+//! answer made (a slow subscriber's or a recorder's link may have no room
+//! for them), and
 //! later arrivals follow there until the main loop has caught up, so that
 //! arrivals are answered, and their messages sent, in the order they came.
 
@@ -16,11 +17,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use flotilla_protocol::delivery::OutputDelivery;
 
 /// Whether a receiving thread may send what an answer made: not when it
-/// made messages that go out lossless, whose send may wait for room on a
-/// slow subscriber's link. (An actuation and a lockstep report go to the
+/// made messages that go out lossless (outputs in fast and lockstep mode,
+/// and a recorder's batch in every mode), whose send may wait for room on
+/// a slow subscriber's link. (An actuation and a lockstep report go to the
 /// world, which reads its links on threads of its own.)
-pub(crate) fn may_send_here(delivery: OutputDelivery, made_messages: bool) -> bool {
-    !(made_messages && delivery == OutputDelivery::Lossless)
+pub(crate) fn may_send_here(delivery: OutputDelivery, made_messages: bool, recording: bool) -> bool {
+    !made_messages || (delivery == OutputDelivery::BestEffort && !recording)
 }
 
 /// Arrivals handed to the main loop and not yet answered there, counted
@@ -56,9 +58,16 @@ mod tests {
 
     #[test]
     fn lossless_messages_are_sent_by_the_main_loop_and_the_rest_where_they_were_made() {
-        assert!(!may_send_here(OutputDelivery::Lossless, true), "fast and lockstep outputs");
-        assert!(may_send_here(OutputDelivery::BestEffort, true), "realtime outputs are dropped, never waited on");
-        assert!(may_send_here(OutputDelivery::Lossless, false), "an actuation or a report alone");
+        assert!(!may_send_here(OutputDelivery::Lossless, true, false), "fast and lockstep outputs");
+        assert!(
+            may_send_here(OutputDelivery::BestEffort, true, false),
+            "realtime outputs are dropped, never waited on"
+        );
+        assert!(
+            !may_send_here(OutputDelivery::BestEffort, true, true),
+            "a recorder's batch waits for room on its link"
+        );
+        assert!(may_send_here(OutputDelivery::Lossless, false, true), "an actuation or a report alone");
     }
 
     #[test]

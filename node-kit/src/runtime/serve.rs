@@ -132,7 +132,7 @@ pub async fn serve<P: NodePlugin>(
                 rework
             }
             ToLoop::Send(reply) => {
-                let rework = shared.handle(|_| reply);
+                let rework = shared.send(&mut shared.lock(), reply);
                 shared.handover.answered();
                 rework
             }
@@ -215,8 +215,8 @@ impl<P: NodePlugin> Shared<P> {
         if !self.handover.queued() {
             if let Some(mut locked) = self.try_lock().filter(|locked| locked.core.admits_here()) {
                 let reply = locked.core.arrive(arrival);
-                let delivery = output_delivery(locked.core.clock());
-                if !may_send_here(delivery, locked.core.outbox.has_items()) {
+                let (delivery, outbox) = (output_delivery(locked.core.clock()), &locked.core.outbox);
+                if !may_send_here(delivery, outbox.has_items(), outbox.recording()) {
                     // The main loop sends them, and the report after them.
                     self.handover.hand();
                     let _ = self.to_loop.send(ToLoop::Send(reply));
