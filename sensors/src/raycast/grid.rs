@@ -16,6 +16,7 @@
 //! axis directions, and a beam leaps to where it leaves the longer of the two
 //! bands ahead of it: a beam down a corridor crosses it in one leap.
 
+use super::free_layers_memo::FreeLayersMemo;
 use super::free_space::{band_reach, chebyshev_clearance};
 use super::segments::{bucket_into_cells, merge_coincident, Segment, Wall};
 use super::sweep::{FanSweep, SweepWork};
@@ -52,6 +53,9 @@ pub struct SegmentGrid {
     sweep: FanSweep,
     /// The layers some segment outlines obstacles in (see [`Wall`]).
     outlined: u16,
+    /// [`SegmentGrid::free_layers`] of each cell clear of walls, worked
+    /// out once, at its centre, when a laser is first there.
+    free_memo: FreeLayersMemo,
 }
 
 /// The empty space around one cell, in cells.
@@ -96,6 +100,7 @@ impl SegmentGrid {
             free: Vec::new(),
             sweep: FanSweep::new(&[], SWEEP_BLOCK_M),
             outlined,
+            free_memo: FreeLayersMemo::new(cols * rows),
         };
         grid.sweep = FanSweep::new(&grid.segments, SWEEP_BLOCK_M);
         grid.bucket();
@@ -141,6 +146,7 @@ impl SegmentGrid {
             + self.cell_start.len() * 4
             + self.cell_segments.len() * std::mem::size_of::<Segment>()
             + self.free.len() * std::mem::size_of::<Free>()
+            + self.free_memo.heap_bytes()
             + self.sweep.heap_bytes()
     }
 
@@ -174,7 +180,30 @@ impl SegmentGrid {
     /// When a probe ray meets a corner, where the side is in doubt, another
     /// direction is tried; a layer in doubt after all of them, or with an
     /// outline through the origin, counts as not free.
+    ///
+    /// In a cell whose neighbours hold no wall either, every point is on
+    /// the same side of every outline, more than a cell away from it: the
+    /// answer at the cell's centre, worked out once, holds there. (A layer
+    /// in doubt at the centre stays so for the whole cell, which only
+    /// costs the culling of walls seen from behind, never a range.)
     pub fn free_layers(&self, origin: Vec2, layers: u16) -> u16 {
+        let layers = layers & self.outlined;
+        if layers == 0 {
+            return 0;
+        }
+        let [x, y] = self.to_cells(origin).map(f64::floor);
+        if x >= 0.0 && y >= 0.0 && x < self.cols as f64 && y < self.rows as f64 {
+            let cell = y as usize * self.cols + x as usize;
+            if self.free[cell].clearance >= 2 {
+                let centre = [self.origin[0] + (x + 0.5) * self.cell_m, self.origin[1] + (y + 0.5) * self.cell_m];
+                return self.free_memo.get_or_work_out(cell, || self.probe_free_layers(centre, self.outlined)) & layers;
+            }
+        }
+        self.probe_free_layers(origin, layers)
+    }
+
+    /// [`SegmentGrid::free_layers`] found by probe rays from `origin`.
+    fn probe_free_layers(&self, origin: Vec2, layers: u16) -> u16 {
         // Directions no map's walls line up with.
         const PROBES_RAD: [f64; 3] = [0.3371, 2.4142, 4.1231];
         let mut free = 0;
@@ -611,6 +640,37 @@ mod tests {
         // from outside the grid, towards it and away from it
         assert_eq!(grid.cast([-30.0, 1.0], [1.0, 0.0], 40.0, 1).unwrap().distance_m, 30.0);
         assert!(grid.cast([-30.0, 1.0], [-1.0, 0.0], 40.0, 1).is_none());
+    }
+
+    #[test]
+    fn free_layers_kept_per_cell_are_those_probed_at_each_point() {
+        // Boxes outlined as a map image's obstacles are (solid on the
+        // left, apart from one another as a map's outlines are), on layer
+        // 1, on layer 2 or on both, one in each 4 m square; points
+        // anywhere, inside boxes or out, many sharing cells.
+        let mut seed = 11;
+        let mut walls = Vec::new();
+        for i in 0..36 {
+            let (x, y) = ((i % 6) as f64 * 4.0 + lcg(&mut seed), (i / 6) as f64 * 4.0 + lcg(&mut seed));
+            let (w, h) = (0.2 + lcg(&mut seed) * 2.5, 0.2 + lcg(&mut seed) * 2.5);
+            let layers = [1, 2, 3][i % 3];
+            let c = [[x, y], [x + w, y], [x + w, y + h], [x, y + h]];
+            walls.extend((0..4).map(|k| Wall { a: c[k], b: c[(k + 1) % 4], layers, solid_on_left: layers }));
+        }
+        let grid = SegmentGrid::new(walls, 0.25);
+        let (mut kept, mut free_somewhere) = (0, 0);
+        for _ in 0..20_000 {
+            let origin = [lcg(&mut seed) * 24.0 - 1.0, lcg(&mut seed) * 24.0 - 1.0];
+            let probed = grid.probe_free_layers(origin, 3);
+            assert_eq!(grid.free_layers(origin, 3), probed, "at {origin:?}");
+            assert_eq!(grid.free_layers(origin, 2), probed & 2, "at {origin:?}, layer 2 asked alone");
+            free_somewhere += usize::from(probed != 0);
+        }
+        for cell in 0..grid.cols * grid.rows {
+            kept += usize::from(grid.free_memo.get_or_work_out(cell, || u16::MAX) != u16::MAX);
+        }
+        assert!(kept > 1000, "the points were answered from kept cells ({kept} cells kept)");
+        assert!(free_somewhere > 5000 && free_somewhere < 20_000, "{free_somewhere} points free in some layer");
     }
 
     #[test]
