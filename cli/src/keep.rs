@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
 use flotilla_protocol::Keys;
+use flotilla_record::bag::ChunkCompression;
 use flotilla_record::replay::Pace;
 
 /// `flotilla record OUT`.
@@ -21,6 +22,11 @@ pub struct RecordArgs {
     /// Stop after this many wall seconds (default: until Ctrl-C / SIGTERM).
     #[arg(long = "for", value_name = "SECONDS")]
     pub for_s: Option<f64>,
+    /// How the file's chunks are compressed: `lz4`, `none` (the least CPU,
+    /// files about 2.7 times as large) or `zstd` (the smallest files, the
+    /// most CPU).
+    #[arg(long, value_name = "NAME", default_value = "lz4")]
+    pub compression: ChunkCompression,
     /// Prefix of the world's ROS-facing keys, if it has one.
     #[arg(long, default_value = "")]
     pub ros_prefix: String,
@@ -73,7 +79,7 @@ pub fn record(args: RecordArgs) -> anyhow::Result<()> {
             }
         };
         eprintln!("flotilla record: recording to {} (Ctrl-C to stop)", args.out.display());
-        let summary = flotilla_record::record::record(&session, &keys, &args.out, keep, stop).await;
+        let summary = flotilla_record::record::record(&session, &keys, &args.out, keep, args.compression, stop).await;
         let _ = session.close().await;
         let summary = summary?;
         let total: u64 = summary.counts.values().sum();

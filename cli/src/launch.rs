@@ -17,6 +17,7 @@ use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::plugins::registry::binaries_for;
 use flotilla_protocol::world_to_nodes::WorldStatus;
 use flotilla_protocol::Keys;
+use flotilla_record::bag::ChunkCompression;
 use flotilla_world_file::{load_world, WorldSpec};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -68,6 +69,10 @@ pub struct RunArgs {
     /// runs (`flotilla record`).
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
+    /// How `--record` compresses the file's chunks: none, lz4 or zstd
+    /// (`flotilla record --compression`).
+    #[arg(long, value_name = "NAME", default_value = "lz4", requires = "record")]
+    record_compression: ChunkCompression,
     /// Make every robot an emulated Pioneer on a TCP port (8101 and up), as
     /// AMRISim does: `flotilla-pioneer --every-robot`. Robots whose model
     /// has a `Pioneer` entry get one without this.
@@ -264,6 +269,7 @@ fn companions(args: &RunArgs, endpoint: &str, node_args: impl Fn() -> Vec<String
     }
     if let Some(file) = &args.record {
         let mut record_args = vec!["record".to_string(), file.to_string_lossy().into_owned()];
+        record_args.extend(["--compression".to_string(), args.record_compression.to_string()]);
         record_args.extend(node_args());
         // A peer, as the plugin nodes are: what it records comes straight
         // from the publishers, not through the world's router.

@@ -27,7 +27,7 @@ use flotilla_protocol::world_to_nodes::WorldEvent;
 use flotilla_protocol::Keys;
 use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
 
-use crate::bag::{Bag, BagError};
+use crate::bag::{Bag, BagError, ChunkCompression};
 
 /// The ROS name of the clock, whose messages set the log time.
 pub const CLOCK_TOPIC: &str = "/clock";
@@ -162,17 +162,18 @@ impl Writer {
     }
 }
 
-/// Records the simulation `keys` names from `session` into `path` until
-/// `shutdown` completes.
+/// Records the simulation `keys` names from `session` into `path`, its
+/// chunks compressed with `compression`, until `shutdown` completes.
 pub async fn record(
     session: &zenoh::Session,
     keys: &Keys,
     path: &Path,
     keep: Option<regex::Regex>,
+    compression: ChunkCompression,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<Summary> {
     let writer: Shared = Arc::new(Mutex::new(Writer {
-        bag: Bag::create(path)?,
+        bag: Bag::create(path, compression)?,
         now_ns: 0,
         failed: None,
         topic_of_key: HashMap::new(),
