@@ -2,7 +2,8 @@
 //! which the `mcap` Python package and its ROS 2 decoder read back
 //! (`tests/mcap/check_recording.py`: topics, types, rates in sim time,
 //! decoded fields); `flotilla replay` then publishes the recording again,
-//! and a subscriber receives the very bytes it received live.
+//! and a subscriber receives the very bytes it received live. `flotilla run
+//! --record` records with the chunk compression asked for.
 
 mod common;
 
@@ -129,6 +130,40 @@ async fn a_recording_reads_in_python_and_replays_byte_for_byte() {
     assert!(status.success(), "flotilla replay failed");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(*replayed.lock().unwrap(), recorded, "the replayed scans are not the recorded bytes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flotilla_run_records_with_the_compression_asked_for() {
+    let world = common::config("tests/room/world.yaml");
+    let mcap = std::env::temp_dir().join(format!("flotilla-run-record-{}.mcap", std::process::id()));
+    let path = mcap.to_str().unwrap();
+    let sim = common::Launched::start("run-record", &world, &["--record", path, "--record-compression", "zstd"]).await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let log = sim.log.clone();
+    assert!(sim.stop().await.success(), "{}", std::fs::read_to_string(&log).unwrap_or_default());
+
+    // Stopped like Ctrl-C, the recorder finished the file: it reads back
+    // in Python, chunks zstd-compressed, with the room robot's scans and
+    // the clock in it.
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, collections\nfrom mcap.reader import make_reader\n\
+             r = make_reader(open(sys.argv[1], 'rb'))\n\
+             print(sorted({c.compression for c in r.get_summary().chunk_indexes}))\n\
+             n = collections.Counter(c.topic for _, c, _ in r.iter_messages())\n\
+             print(n['/robot/scan'], n['/clock'])\n",
+        )
+        .arg(&mcap)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&mcap);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("['zstd']"), "{text}");
+    let counts: Vec<u64> = lines.next().unwrap().split(' ').map(|n| n.parse().unwrap()).collect();
+    assert!(counts[0] >= 10 && counts[1] >= 100, "scans and clock messages recorded: {counts:?}");
 }
 
 /// Every payload of `topic` in an MCAP file, in file order.
