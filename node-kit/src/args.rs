@@ -59,12 +59,11 @@ impl ZenohArgs {
                 .map_err(|e| Error::Config(format!("cannot read {}: {e}", path.display())))?,
             None => zenoh::Config::default(),
         };
-        let set = |config: &mut zenoh::Config, key: &str, value: String| {
-            config.insert_json5(key, &value).map_err(|e| Error::Config(format!("option {key} = {value}: {e}")))
-        };
+        let set = set_option;
         // Loopback has no multicast here and in many containers; Flotilla's
         // single-machine default needs none.
         set(&mut config, "scouting/multicast/enabled", "false".into())?;
+        shared_memory(&mut config, self.config.is_none())?;
         let mode = match (&self.mode, role) {
             (Some(mode), _) => mode.clone(),
             (None, Role::World) => "router".into(),
@@ -120,6 +119,35 @@ pub fn loopback_peer_args(world_endpoint: &str) -> Vec<String> {
         .into_iter()
         .map(String::from)
         .collect()
+}
+
+/// Zenoh's shared-memory pool of a process when no configuration file says
+/// otherwise, bytes: room for the largest batches office-50 makes (a laser
+/// node's scans of one step, about 0.4 MB) several times over, and a
+/// quarter of Zenoh's 16 MiB default, since each process locks its own pool
+/// and every pool it reads from in memory. A message that finds no room
+/// goes through the socket.
+const SHARED_MEMORY_POOL_BYTES: usize = 4 << 20;
+
+/// Sets up Zenoh's shared memory (see [`crate::shared_memory`]): off where
+/// this process cannot lock memory enough, else as the configuration file
+/// says, or, without one (`defaults`), on with Flotilla's pool size.
+fn shared_memory(config: &mut zenoh::Config, defaults: bool) -> Result<()> {
+    let set = set_option;
+    if !crate::shared_memory::memory_lockable() {
+        tracing::debug!(
+            "Zenoh's shared memory off: this process may not lock memory (no CAP_IPC_LOCK, ulimit -l limited)"
+        );
+        return set(config, "transport/shared_memory/enabled", "false".into());
+    }
+    if defaults {
+        set(config, "transport/shared_memory/transport_optimization/pool_size", SHARED_MEMORY_POOL_BYTES.to_string())?;
+    }
+    Ok(())
+}
+
+fn set_option(config: &mut zenoh::Config, key: &str, value: String) -> Result<()> {
+    config.insert_json5(key, &value).map_err(|e| Error::Config(format!("option {key} = {value}: {e}")))
 }
 
 fn json_list(items: &[String]) -> String {
@@ -187,6 +215,33 @@ mod tests {
         // Gossip is how the peers find each other without multicast.
         assert_eq!(config.get_json("scouting/multicast/enabled").unwrap(), "false");
         assert_ne!(config.get_json("scouting/gossip/enabled").unwrap(), "false");
+    }
+
+    #[test]
+    fn shared_memory_is_on_with_a_small_pool_only_where_memory_can_be_locked() {
+        let config = ZenohArgs::default().zenoh_config(Role::Node).unwrap();
+        let enabled = config.get_json("transport/shared_memory/enabled").unwrap();
+        let pool = config.get_json("transport/shared_memory/transport_optimization/pool_size").unwrap();
+        if crate::shared_memory::memory_lockable() {
+            assert_eq!(enabled, "true");
+            assert_eq!(pool, (4 * 1024 * 1024).to_string());
+        } else {
+            assert_eq!(enabled, "false", "a pool this process cannot lock would drop the messages sent in it");
+        }
+    }
+
+    #[test]
+    fn a_configuration_file_keeps_its_own_shared_memory_pool() {
+        let file = std::env::temp_dir().join(format!("flotilla-shm-pool-{}.json5", std::process::id()));
+        let options = "{transport: {shared_memory: {transport_optimization: {pool_size: 33554432}}}}";
+        std::fs::write(&file, options).unwrap();
+        let args = ZenohArgs { config: Some(file.clone()), ..Default::default() };
+        let config = args.zenoh_config(Role::Node).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        if crate::shared_memory::memory_lockable() {
+            let pool = config.get_json("transport/shared_memory/transport_optimization/pool_size").unwrap();
+            assert_eq!(pool, "33554432");
+        }
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! * [`health`]: bad messages counted, with a rate-limited log line;
 //! * [`runtime`]: the one loop every plugin node runs, around a plugin
 //!   free of Zenoh;
-//! * [`logging`] and [`zenoh_threads`]: the process set-up every binary shares.
+//! * [`logging`] and [`zenoh_threads`]: the process set-up every binary shares;
+//! * [`shared_memory`]: whether Zenoh may pass large messages in shared memory.
 //!
 //! Dependencies beyond the workspace's core set: `uuid` for node ids,
 //! `tracing-subscriber` for the one logging set-up, `zenoh-ext` for the
@@ -26,6 +27,7 @@ pub mod health;
 pub mod lockstep;
 pub mod logging;
 pub mod runtime;
+pub mod shared_memory;
 pub mod step_publisher;
 pub mod subscribe;
 pub mod zenoh_threads;
