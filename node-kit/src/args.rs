@@ -122,26 +122,28 @@ pub fn loopback_peer_args(world_endpoint: &str) -> Vec<String> {
 }
 
 /// Zenoh's shared-memory pool of a process when no configuration file says
-/// otherwise, bytes: room for the largest batches office-50 makes (a laser
-/// node's scans of one step, about 0.4 MB) several times over, and a
-/// quarter of Zenoh's 16 MiB default, since each process locks its own pool
-/// and every pool it reads from in memory. A message that finds no room
-/// goes through the socket.
+/// otherwise, bytes: room for the largest messages office-50 makes (a laser
+/// node's batch of one step's scans for a recorder, about 0.4 MB) several
+/// times over, and a quarter of Zenoh's 16 MiB default, since each process
+/// locks its own pool and every pool it reads from. As fast as 16 MiB when
+/// recording office-50 (BENCHMARKS.md); a message that finds no room goes
+/// through the socket.
 const SHARED_MEMORY_POOL_BYTES: usize = 4 << 20;
 
 /// Sets up Zenoh's shared memory (see [`crate::shared_memory`]): off where
-/// this process cannot lock memory enough, else as the configuration file
-/// says, or, without one (`defaults`), on with Flotilla's pool size.
+/// this process may not lock memory without limit, else as the
+/// configuration file says or, without one (`defaults`), on with
+/// Flotilla's pool size.
 fn shared_memory(config: &mut zenoh::Config, defaults: bool) -> Result<()> {
-    let set = set_option;
     if !crate::shared_memory::memory_lockable() {
         tracing::debug!(
             "Zenoh's shared memory off: this process may not lock memory (no CAP_IPC_LOCK, ulimit -l limited)"
         );
-        return set(config, "transport/shared_memory/enabled", "false".into());
+        return set_option(config, "transport/shared_memory/enabled", "false".into());
     }
     if defaults {
-        set(config, "transport/shared_memory/transport_optimization/pool_size", SHARED_MEMORY_POOL_BYTES.to_string())?;
+        let pool = SHARED_MEMORY_POOL_BYTES.to_string();
+        set_option(config, "transport/shared_memory/transport_optimization/pool_size", pool)?;
     }
     Ok(())
 }
@@ -238,10 +240,14 @@ mod tests {
         let args = ZenohArgs { config: Some(file.clone()), ..Default::default() };
         let config = args.zenoh_config(Role::Node).unwrap();
         std::fs::remove_file(&file).unwrap();
-        if crate::shared_memory::memory_lockable() {
-            let pool = config.get_json("transport/shared_memory/transport_optimization/pool_size").unwrap();
-            assert_eq!(pool, "33554432");
-        }
+        let pool = config.get_json("transport/shared_memory/transport_optimization/pool_size").unwrap();
+        assert_eq!(pool, "33554432");
+        let enabled = config.get_json("transport/shared_memory/enabled").unwrap();
+        assert_eq!(
+            enabled,
+            crate::shared_memory::memory_lockable().to_string(),
+            "off wherever memory cannot be locked"
+        );
     }
 
     #[test]
