@@ -6,20 +6,20 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
-use mcap::records::MessageHeader;
 
+use crate::mcap_file::McapWriter;
 use crate::schemas::{schema, SCHEMA_ENCODING};
 
 /// What went wrong writing a bag.
 #[derive(Debug, thiserror::Error)]
 pub enum BagError {
-    /// The file could not be created or written.
-    #[error("{0}")]
-    Mcap(#[from] mcap::McapError),
+    /// The file could not be written.
+    #[error("cannot write the recording: {0}")]
+    Write(#[from] std::io::Error),
     /// The file could not be created.
     #[error("cannot create {path}: {error}")]
     Create {
@@ -38,34 +38,42 @@ pub enum BagError {
         /// The type without a definition.
         missing: String,
     },
-    /// A message on a topic never added.
-    #[error("topic {0} was not added")]
-    UnknownTopic(String),
+    /// A message on a topic not added to this bag.
+    #[error("topic #{0} was not added to this recording")]
+    UnknownTopic(usize),
 }
+
+/// A topic added to a bag, as [`Bag::write`] takes it: looked up once,
+/// not by name with every message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopicId(usize);
 
 /// A channel of the bag.
 struct Channel {
+    topic: String,
     id: u16,
     sequence: u32,
     messages: u64,
 }
 
 /// An MCAP file being written.
-pub struct Bag<W: Write + Seek> {
-    writer: mcap::Writer<W>,
-    channels: HashMap<String, Channel>,
+pub struct Bag<W: Write> {
+    writer: McapWriter<W>,
+    /// Per ROS type, its schema's id: topics of one type share it.
+    schemas: HashMap<&'static str, u16>,
+    /// Per topic name, its channel in `channels`.
+    ids: HashMap<String, TopicId>,
+    channels: Vec<Channel>,
 }
 
 /// How a bag's chunks are compressed. Foxglove and rosbag2's MCAP storage
 /// read all three.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ChunkCompression {
-    /// Not compressed: the least CPU (office-50 in fast mode: the
-    /// recorder's CPU about a fifth lower than lz4's), files about 2.7
-    /// times lz4's (BENCHMARKS.md).
+    /// Not compressed: files about 2.7 times lz4's (BENCHMARKS.md).
     None,
-    /// lz4: a quarter of zstd's CPU, for a recorder that must keep up
-    /// with a fast simulation.
+    /// lz4 (fast mode): a quarter of zstd's CPU, for a recorder that must
+    /// keep up with a fast simulation.
     #[default]
     Lz4,
     /// zstd: the smallest files, the most CPU.
@@ -82,14 +90,6 @@ impl ChunkCompression {
             ChunkCompression::None => "none",
             ChunkCompression::Lz4 => "lz4",
             ChunkCompression::Zstd => "zstd",
-        }
-    }
-
-    fn mcap(self) -> Option<mcap::Compression> {
-        match self {
-            ChunkCompression::None => None,
-            ChunkCompression::Lz4 => Some(mcap::Compression::Lz4),
-            ChunkCompression::Zstd => Some(mcap::Compression::Zstd),
         }
     }
 }
@@ -119,59 +119,58 @@ impl Bag<BufWriter<File>> {
     }
 }
 
-impl<W: Write + Seek> Bag<W> {
+impl<W: Write> Bag<W> {
     /// A bag written to `out`, its chunks compressed with `compression`,
     /// profile `ros2`.
     pub fn new(out: W, compression: ChunkCompression) -> Result<Self, BagError> {
-        let writer = mcap::WriteOptions::new()
-            .compression(compression.mcap())
-            .profile("ros2")
-            .library(concat!("flotilla ", env!("CARGO_PKG_VERSION")))
-            .create(out)?;
-        Ok(Bag { writer, channels: HashMap::new() })
+        let library = concat!("flotilla ", env!("CARGO_PKG_VERSION"));
+        let writer = McapWriter::new(out, compression, "ros2", library)?;
+        Ok(Bag { writer, schemas: HashMap::new(), ids: HashMap::new(), channels: Vec::new() })
     }
 
-    /// Adds a topic (its ROS name, type and QoS); adding it again does
-    /// nothing.
-    pub fn add_topic(&mut self, topic: &TopicSpec) -> Result<(), BagError> {
-        if self.channels.contains_key(&topic.name) {
-            return Ok(());
+    /// Adds a topic (its ROS name, type and QoS); adding it again gives
+    /// the same id.
+    pub fn add_topic(&mut self, topic: &TopicSpec) -> Result<TopicId, BagError> {
+        if let Some(&id) = self.ids.get(&topic.name) {
+            return Ok(id);
         }
         let text = schema(topic.ros_type).map_err(|missing| BagError::NoDefinition {
             topic: topic.name.clone(),
             ros_type: topic.ros_type.to_string(),
             missing,
         })?;
-        let schema_id = self.writer.add_schema(topic.ros_type, SCHEMA_ENCODING, text.as_bytes())?;
-        let metadata = BTreeMap::from([("offered_qos_profiles".to_string(), qos_profile_yaml(topic))]);
-        let id = self.writer.add_channel(schema_id, &topic.name, "cdr", &metadata)?;
-        self.channels.insert(topic.name.clone(), Channel { id, sequence: 0, messages: 0 });
-        Ok(())
+        let schema_id = match self.schemas.get(topic.ros_type) {
+            Some(&id) => id,
+            None => {
+                let id = self.writer.add_schema(topic.ros_type, SCHEMA_ENCODING, text.as_bytes())?;
+                *self.schemas.entry(topic.ros_type).or_insert(id)
+            }
+        };
+        let qos = qos_profile_yaml(topic);
+        let id = self.writer.add_channel(schema_id, &topic.name, "cdr", &[("offered_qos_profiles", &qos)])?;
+        let topic_id = TopicId(self.channels.len());
+        self.channels.push(Channel { topic: topic.name.clone(), id, sequence: 0, messages: 0 });
+        self.ids.insert(topic.name.clone(), topic_id);
+        Ok(topic_id)
     }
 
     /// Writes one message of a topic at sim time `time_ns` (log and publish
     /// time alike).
-    pub fn write(&mut self, topic: &str, time_ns: u64, payload: &[u8]) -> Result<(), BagError> {
-        let channel = self.channels.get_mut(topic).ok_or_else(|| BagError::UnknownTopic(topic.to_string()))?;
+    pub fn write(&mut self, topic: TopicId, time_ns: u64, payload: &[u8]) -> Result<(), BagError> {
+        let channel = self.channels.get_mut(topic.0).ok_or(BagError::UnknownTopic(topic.0))?;
         channel.sequence = channel.sequence.wrapping_add(1);
         channel.messages += 1;
-        let header = MessageHeader {
-            channel_id: channel.id,
-            sequence: channel.sequence,
-            log_time: time_ns,
-            publish_time: time_ns,
-        };
-        self.writer.write_to_known_channel(&header, payload)?;
+        self.writer.write(channel.id, channel.sequence, time_ns, time_ns, payload)?;
         Ok(())
     }
 
     /// Messages written per topic so far.
     pub fn counts(&self) -> BTreeMap<String, u64> {
-        self.channels.iter().map(|(topic, c)| (topic.clone(), c.messages)).collect()
+        self.channels.iter().map(|c| (c.topic.clone(), c.messages)).collect()
     }
 
     /// Writes the summary and flushes: a bag not finished cannot be read.
-    pub fn finish(mut self) -> Result<(), BagError> {
+    pub fn finish(self) -> Result<(), BagError> {
         self.writer.finish()?;
         Ok(())
     }
@@ -215,12 +214,14 @@ mod tests {
             depth: 1,
             ..TopicSpec::publish::<StdString>("/r/map_name")
         };
-        bag.add_topic(&latched).unwrap();
-        bag.add_topic(&latched).unwrap();
+        let map_name = bag.add_topic(&latched).unwrap();
+        assert_eq!(bag.add_topic(&latched).unwrap(), map_name, "added once");
+        let other = bag.add_topic(&TopicSpec::publish::<StdString>("/r/other")).unwrap();
+        assert_ne!(other, map_name);
         let payload = ros::encode(&StdString { data: "floor-2".into() });
-        bag.write("/r/map_name", 1_500_000_000, &payload).unwrap();
-        bag.write("/r/map_name", 2_000_000_000, &payload).unwrap();
-        assert!(matches!(bag.write("/nope", 0, &payload), Err(BagError::UnknownTopic(_))));
+        bag.write(map_name, 1_500_000_000, &payload).unwrap();
+        bag.write(map_name, 2_000_000_000, &payload).unwrap();
+        assert!(matches!(bag.write(TopicId(7), 0, &payload), Err(BagError::UnknownTopic(7))));
         assert_eq!(bag.counts()["/r/map_name"], 2);
         bag.finish().unwrap();
 
@@ -235,8 +236,10 @@ mod tests {
         let schema = first.channel.schema.as_ref().unwrap();
         assert_eq!((schema.name.as_str(), schema.encoding.as_str()), ("std_msgs/msg/String", "ros2msg"));
         assert!(first.channel.metadata["offered_qos_profiles"].contains("durability: 1"));
-        // The chunks say how they were compressed.
+        // The chunks say how they were compressed; topics of one type share
+        // its schema.
         let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+        assert_eq!((summary.schemas.len(), summary.channels.len()), (1, 2));
         let chunk = &summary.chunk_indexes[0];
         let expected = match compression {
             ChunkCompression::None => "",

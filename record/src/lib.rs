@@ -4,10 +4,12 @@
 //! again on the same keys.
 //!
 //! * [`schemas`]: the `.msg` definitions compiled in, and `ros2msg` schemas;
-//! * [`bag`]: the MCAP file (channels, QoS, messages);
+//! * [`bag`]: the MCAP file (channels, QoS, messages), written by
+//!   [`mcap_file`];
 //! * [`record`] and [`replay`]: the Zenoh sides.
 
 pub mod bag;
+pub mod mcap_file;
 pub mod record;
 pub mod replay;
 pub mod schemas;

@@ -13,7 +13,7 @@
 //! Flotilla nodes and by another program, say `/tf`, is then recorded
 //! from the nodes only.)
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,7 +27,7 @@ use flotilla_protocol::world_to_nodes::WorldEvent;
 use flotilla_protocol::Keys;
 use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
 
-use crate::bag::{Bag, BagError, ChunkCompression};
+use crate::bag::{Bag, BagError, ChunkCompression, TopicId};
 
 /// The ROS name of the clock, whose messages set the log time.
 pub const CLOCK_TOPIC: &str = "/clock";
@@ -70,12 +70,22 @@ struct Writer {
     now_ns: u64,
     /// The first error, after which nothing more is written.
     failed: Option<BagError>,
-    /// The ROS name of each recorded topic's key.
-    topic_of_key: HashMap<String, Arc<str>>,
-    /// The topics taken from nodes' batches.
-    batched: HashSet<Arc<str>>,
+    /// Per recorded topic's key, the topic: one lookup a message.
+    topics: HashMap<String, Recorded>,
     /// The nodes' batches that never arrived.
     gaps: BatchGaps,
+}
+
+/// A topic being recorded.
+struct Recorded {
+    /// Its ROS name.
+    name: String,
+    /// Its channel in the bag.
+    id: TopicId,
+    /// Whether it is `/clock`, whose messages set the log time.
+    clock: bool,
+    /// Whether it now comes in nodes' batches (and no longer on its key).
+    batched: bool,
 }
 
 /// Batches that never arrived, told by the numbers of those that did.
@@ -113,19 +123,27 @@ fn lock(writer: &Shared) -> std::sync::MutexGuard<'_, Writer> {
 
 impl Writer {
     fn add_topic(&mut self, key: String, topic: &TopicSpec) {
-        self.topic_of_key.insert(key, topic.name.as_str().into());
-        if self.failed.is_none() {
-            if let Err(e) = self.bag.add_topic(topic) {
-                self.failed = Some(e);
+        if self.failed.is_some() {
+            return;
+        }
+        match self.bag.add_topic(topic) {
+            Ok(id) => {
+                let clock = topic.name == CLOCK_TOPIC;
+                self.topics.insert(key, Recorded { name: topic.name.clone(), id, clock, batched: false });
             }
+            Err(e) => self.failed = Some(e),
         }
     }
 
     /// Writes a message that arrived on its topic's key, unless the topic
     /// comes in batches.
-    fn write_arrived(&mut self, topic: &str, payload: &[u8]) {
-        if !self.batched.contains(topic) {
-            self.write(topic, payload);
+    fn write_arrived(&mut self, key: &str, payload: &[u8]) {
+        match self.topics.get(key) {
+            Some(topic) if !topic.batched => {
+                let (id, clock) = (topic.id, topic.clock);
+                self.write(id, clock, payload);
+            }
+            _ => {}
         }
     }
 
@@ -137,20 +155,22 @@ impl Writer {
         self.gaps.saw(key, messages.number());
         for message in messages {
             let (key, payload) = message?;
-            let Some(topic) = self.topic_of_key.get(key).cloned() else { continue };
-            if self.batched.insert(topic.clone()) {
-                first.push(topic.to_string());
+            let Some(topic) = self.topics.get_mut(key) else { continue };
+            if !topic.batched {
+                topic.batched = true;
+                first.push(topic.name.clone());
             }
-            self.write(&topic, payload);
+            let (id, clock) = (topic.id, topic.clock);
+            self.write(id, clock, payload);
         }
         Ok(first)
     }
 
-    fn write(&mut self, topic: &str, payload: &[u8]) {
+    fn write(&mut self, topic: TopicId, clock: bool, payload: &[u8]) {
         if self.failed.is_some() {
             return;
         }
-        if topic == CLOCK_TOPIC {
+        if clock {
             match ros::decode::<Clock>(payload) {
                 Ok(clock) => self.now_ns = clock.clock.nanos(),
                 Err(e) => tracing::warn!("a bad clock message: {e}"),
@@ -176,8 +196,7 @@ pub async fn record(
         bag: Bag::create(path, compression)?,
         now_ns: 0,
         failed: None,
-        topic_of_key: HashMap::new(),
-        batched: HashSet::new(),
+        topics: HashMap::new(),
         gaps: BatchGaps::default(),
     }));
 
@@ -226,7 +245,7 @@ pub async fn record(
     }
     drop(subscriptions);
     drop(batches);
-    let Writer { bag, now_ns, failed, batched, gaps, .. } = match sole_owner(writer).await {
+    let Writer { bag, now_ns, failed, topics, gaps } = match sole_owner(writer).await {
         Ok(writer) => writer.into_inner().unwrap_or_else(|e| e.into_inner()),
         Err(_) => anyhow::bail!("a subscriber still holds the recording {SUBSCRIBERS_LET_GO:?} after it was dropped"),
     };
@@ -238,7 +257,7 @@ pub async fn record(
     Ok(Summary {
         counts,
         end_ns: now_ns,
-        batched: batched.iter().map(|t| t.to_string()).collect(),
+        batched: topics.into_values().filter(|t| t.batched).map(|t| t.name).collect(),
         lost_batches: gaps.lost,
     })
 }
@@ -289,10 +308,10 @@ impl Subscriptions {
             }
             let key = keys.ros(&topic.name);
             lock(writer).add_topic(key.clone(), &topic);
-            let (into, name) = (writer.clone(), topic.name.clone());
+            let (into, on) = (writer.clone(), key.clone());
             let forward = move |sample: zenoh::sample::Sample| {
                 let payload = sample.payload().to_bytes();
-                lock(&into).write_arrived(&name, &payload);
+                lock(&into).write_arrived(&on, &payload);
             };
             // A latched topic's last message is asked for as it was published.
             if topic.durability == Durability::TransientLocal {

@@ -9,7 +9,9 @@ checks it against what the room world (configs/tests/room) publishes:
     50 Hz, clock every step;
   * decoded field values: the scan's frame, beam count and range limits, the
     odometry's frames, the clock;
-  * the driving command sent while recording, decoded back.
+  * the driving command sent while recording, decoded back;
+  * every CRC (chunks, data section, summary), and the summary's counts and
+    indexes agreeing with a plain read from start to end.
 
 Prints one JSON line with what it found; exits 1 naming the first problem.
 """
@@ -18,6 +20,8 @@ import json
 import sys
 
 from mcap.reader import make_reader
+from mcap.records import Message
+from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 
 
@@ -33,7 +37,8 @@ def main(path: str) -> None:
     stamps: dict[str, list[int]] = {}
     first: dict[str, object] = {}
     with open(path, "rb") as f:
-        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        # Through the summary's chunk and message indexes, CRCs checked.
+        reader = make_reader(f, validate_crcs=True, decoder_factories=[DecoderFactory()])
         header = reader.get_header()
         if header.profile != "ros2":
             fail(f"profile {header.profile!r}, expected 'ros2'")
@@ -49,6 +54,12 @@ def main(path: str) -> None:
                 stamps.setdefault(topic, []).append(stamp.sec * 1_000_000_000 + stamp.nanosec)
             if message.log_time != message.publish_time:
                 fail(f"{topic}: log time {message.log_time} != publish time {message.publish_time}")
+        statistics = reader.get_summary().statistics
+    with open(path, "rb") as f:
+        linear = sum(isinstance(r, Message) for r in StreamReader(f, validate_crcs=True).records)
+    indexed = sum(counts.values())
+    if not statistics.message_count == linear == indexed:
+        fail(f"{statistics.message_count} messages by the statistics, {linear} read through, {indexed} by the indexes")
 
     expected_types = {
         "/clock": "rosgraph_msgs/msg/Clock",

@@ -25,6 +25,7 @@ use flotilla_protocol::control::{ClockMode, ControlRequest};
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock, sensor_msgs::LaserScan};
 use flotilla_protocol::world_to_nodes::WorldStatus;
 use flotilla_protocol::Keys;
+use flotilla_record::bag::ChunkCompression;
 use serde::Serialize;
 
 use processes::Children;
@@ -68,6 +69,10 @@ pub struct BenchArgs {
     /// costs.
     #[arg(long)]
     record: bool,
+    /// How `--record` compresses the file's chunks: none, lz4 or zstd
+    /// (`flotilla record --compression`).
+    #[arg(long, value_name = "NAME", default_value = "lz4", requires = "record")]
+    record_compression: ChunkCompression,
     /// Also serve the live view (`flotilla view`) on this address, to
     /// measure what it costs with a page open.
     #[arg(long, value_name = "HOST:PORT")]
