@@ -365,7 +365,14 @@ async fn supervise(
     lockstep_nodes: Option<usize>,
 ) -> anyhow::Result<()> {
     let log = |line: String| console.lock().unwrap_or_else(|e| e.into_inner()).log(&line);
-    for child in &mut children {
+    // The world first (it is `children[0]`), and the rest once it listens:
+    // a Zenoh peer that cannot reach its endpoint within its start-up delay
+    // logs a warning, and each node would wait for the world anyway.
+    start(&mut children[0], &console)?;
+    if let Some(address) = tcp_address(&endpoint) {
+        wait_for_listener(&mut children[0], &address, WORLD_LISTENS_WITHIN).await;
+    }
+    for child in &mut children[1..] {
         start(child, &console)?;
     }
 
@@ -423,6 +430,34 @@ async fn supervise(
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// How long the other processes wait for the world to listen before they
+/// start anyway (a world that loads a large map takes a while).
+const WORLD_LISTENS_WITHIN: Duration = Duration::from_secs(30);
+
+/// The `HOST:PORT` of a `tcp/HOST:PORT` endpoint (without Zenoh's `?` and
+/// `#` suffixes), to probe whether it listens; None for other protocols
+/// (TLS, QUIC, Unix sockets), whose listeners a bare connection would not
+/// tell apart from a failed handshake.
+fn tcp_address(endpoint: &str) -> Option<String> {
+    let address = endpoint.strip_prefix("tcp/")?;
+    Some(address.split(['?', '#']).next().unwrap_or(address).to_string())
+}
+
+/// Waits until `address` accepts a TCP connection, `world` has exited (its
+/// supervision then says why), or `within` has passed.
+async fn wait_for_listener(world: &mut Supervised, address: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if tokio::net::TcpStream::connect(address).await.is_ok() {
+            return;
+        }
+        if world.child.as_mut().is_none_or(|child| !matches!(child.try_wait(), Ok(None))) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -529,5 +564,42 @@ async fn start_when_all_joined(session: &zenoh::Session, sim: &str, expected: us
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_tcp_endpoint_is_probed_and_zenoh_s_suffixes_are_dropped() {
+        assert_eq!(tcp_address("tcp/127.0.0.1:7450").as_deref(), Some("127.0.0.1:7450"));
+        assert_eq!(tcp_address("tcp/127.0.0.1:7450?prio=1-7#iface=lo").as_deref(), Some("127.0.0.1:7450"));
+        assert_eq!(tcp_address("tls/127.0.0.1:7450"), None);
+        assert_eq!(tcp_address("unixsock-stream//tmp/zenoh.sock"), None);
+    }
+
+    /// The wait ends because of what the world did, well before the 60 s
+    /// it is allowed here.
+    #[tokio::test]
+    async fn the_others_start_once_the_world_listens_or_has_exited() {
+        let console = Arc::new(Mutex::new(Console::new()));
+        let allowed = Duration::from_secs(60);
+
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let mut listening = supervised("world", PathBuf::from("sleep"), vec!["60".into()], vec![]);
+        start(&mut listening, &console).unwrap();
+        let waited = Instant::now();
+        wait_for_listener(&mut listening, &address, allowed).await;
+        assert!(waited.elapsed() < allowed / 2, "a listening world: {:?}", waited.elapsed());
+        signal_group(&listening, nix::sys::signal::Signal::SIGKILL);
+        drop(listener);
+
+        let mut exiting = supervised("world", PathBuf::from("false"), vec![], vec![]);
+        start(&mut exiting, &console).unwrap();
+        let waited = Instant::now();
+        wait_for_listener(&mut exiting, &address, allowed).await;
+        assert!(waited.elapsed() < allowed / 2, "a world that exited: {:?}", waited.elapsed());
     }
 }
