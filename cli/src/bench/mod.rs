@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use flotilla_node_kit::args::{Role, ZenohArgs};
 use flotilla_node_kit::client::{call_control, wait_for_description};
+use flotilla_node_kit::runtime::serve::MATCHING_SETTLES_IN;
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::control::{ClockMode, ControlRequest};
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock, sensor_msgs::LaserScan};
@@ -48,7 +49,10 @@ pub struct BenchArgs {
     /// Sim seconds measured, after the warm-up.
     #[arg(long = "duration", value_name = "SIM_SECONDS", default_value_t = 10.0)]
     duration_s: f64,
-    /// Sim seconds run before measuring (processes start, claims settle).
+    /// Sim seconds run before measuring (processes start, claims settle);
+    /// the warm-up also lasts at least 2 wall seconds, until the nodes know
+    /// which of their outputs anyone reads (they publish every output for
+    /// their first second).
     #[arg(long = "warmup", value_name = "SIM_SECONDS", default_value_t = 1.0)]
     warmup_s: f64,
     /// Give up after this many wall seconds (with `--soak`, on top of the
@@ -240,6 +244,11 @@ fn run_soak(
     Ok(())
 }
 
+/// The least wall time a measurement's warm-up lasts: twice the time the
+/// nodes take to believe that nobody reads an output
+/// ([`MATCHING_SETTLES_IN`]).
+const MIN_WARMUP_WALL: Duration = Duration::from_secs(2 * MATCHING_SETTLES_IN.as_secs());
+
 async fn measure(
     args: &BenchArgs,
     clock: ClockMode,
@@ -249,8 +258,18 @@ async fn measure(
     let mut run = Running::start(args, clock, dir, generated).await?;
     let step_ms = run.description.step_ns as f64 * 1e-6;
     run.resume().await?;
+    let resumed = Instant::now();
     let warmup_ns = (args.warmup_s * 1e9) as u64;
     run.wait_for_sim(warmup_ns).await?;
+    // In fast mode a warm-up of a sim second is a few wall milliseconds,
+    // and a 20 sim s run half a wall second: without this, the nodes'
+    // first second, in which they encode and publish outputs nobody reads,
+    // would be most of what is measured.
+    let settled = resumed + MIN_WARMUP_WALL;
+    while Instant::now() < settled {
+        run.check()?;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 
     let pids = run.pids();
     let sample_all = || -> anyhow::Result<Vec<procstat::ProcSample>> {

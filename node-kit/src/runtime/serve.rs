@@ -596,7 +596,7 @@ struct Publishers {
 /// until then Zenoh says "no match" even where a subscriber has been
 /// waiting all along (its matching listener then reports the match as a
 /// change). A no before this is not believed.
-const MATCHING_SETTLES_IN: Duration = Duration::from_secs(1);
+pub const MATCHING_SETTLES_IN: Duration = Duration::from_secs(1);
 
 /// An output publisher whose "nobody subscribes" is not yet believed.
 struct Unconfirmed {
