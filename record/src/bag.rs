@@ -53,7 +53,6 @@ struct Channel {
     topic: String,
     id: u16,
     sequence: u32,
-    messages: u64,
 }
 
 /// An MCAP file being written.
@@ -70,7 +69,7 @@ pub struct Bag<W: Write> {
 /// read all three.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ChunkCompression {
-    /// Not compressed: files about 2.7 times lz4's (BENCHMARKS.md).
+    /// Not compressed: files about 2.6 times lz4's (BENCHMARKS.md).
     None,
     /// lz4 (fast mode): a quarter of zstd's CPU, for a recorder that must
     /// keep up with a fast simulation.
@@ -134,22 +133,23 @@ impl<W: Write> Bag<W> {
         if let Some(&id) = self.ids.get(&topic.name) {
             return Ok(id);
         }
-        let text = schema(topic.ros_type).map_err(|missing| BagError::NoDefinition {
-            topic: topic.name.clone(),
-            ros_type: topic.ros_type.to_string(),
-            missing,
-        })?;
         let schema_id = match self.schemas.get(topic.ros_type) {
             Some(&id) => id,
             None => {
+                let text = schema(topic.ros_type).map_err(|missing| BagError::NoDefinition {
+                    topic: topic.name.clone(),
+                    ros_type: topic.ros_type.to_string(),
+                    missing,
+                })?;
                 let id = self.writer.add_schema(topic.ros_type, SCHEMA_ENCODING, text.as_bytes())?;
-                *self.schemas.entry(topic.ros_type).or_insert(id)
+                self.schemas.insert(topic.ros_type, id);
+                id
             }
         };
         let qos = qos_profile_yaml(topic);
         let id = self.writer.add_channel(schema_id, &topic.name, "cdr", &[("offered_qos_profiles", &qos)])?;
         let topic_id = TopicId(self.channels.len());
-        self.channels.push(Channel { topic: topic.name.clone(), id, sequence: 0, messages: 0 });
+        self.channels.push(Channel { topic: topic.name.clone(), id, sequence: 0 });
         self.ids.insert(topic.name.clone(), topic_id);
         Ok(topic_id)
     }
@@ -159,14 +159,13 @@ impl<W: Write> Bag<W> {
     pub fn write(&mut self, topic: TopicId, time_ns: u64, payload: &[u8]) -> Result<(), BagError> {
         let channel = self.channels.get_mut(topic.0).ok_or(BagError::UnknownTopic(topic.0))?;
         channel.sequence = channel.sequence.wrapping_add(1);
-        channel.messages += 1;
         self.writer.write(channel.id, channel.sequence, time_ns, time_ns, payload)?;
         Ok(())
     }
 
     /// Messages written per topic so far.
     pub fn counts(&self) -> BTreeMap<String, u64> {
-        self.channels.iter().map(|c| (c.topic.clone(), c.messages)).collect()
+        self.channels.iter().map(|c| (c.topic.clone(), self.writer.message_count(c.id))).collect()
     }
 
     /// Writes the summary and flushes: a bag not finished cannot be read.

@@ -170,18 +170,17 @@ impl<W: Write> McapWriter<W> {
     /// Adds a schema; returns its id (from 1: 0 means none).
     pub fn add_schema(&mut self, name: &str, encoding: &str, data: &[u8]) -> io::Result<u16> {
         let id = self.schema_count.checked_add(1).ok_or_else(|| too_large("a 65,536th schema", 0))?;
-        let start = self.schemas.0.len();
-        let at = self.schemas.open(opcode::SCHEMA);
-        self.schemas.u16(id);
-        self.schemas.bytes(name.as_bytes())?;
-        self.schemas.bytes(encoding.as_bytes())?;
-        self.schemas.bytes(data)?;
-        self.schemas.close(at);
-        // Outside the chunk being filled, so before every message of it.
-        let record = std::mem::take(&mut self.schemas.0);
-        let written = self.put_data(&record[start..]);
-        self.schemas.0 = record;
-        written?;
+        let mut record = Records(Vec::new());
+        let at = record.open(opcode::SCHEMA);
+        record.u16(id);
+        record.bytes(name.as_bytes())?;
+        record.bytes(encoding.as_bytes())?;
+        record.bytes(data)?;
+        record.close(at);
+        // Outside the chunk being filled, so before every message of it;
+        // kept for the summary.
+        self.put_data(&record.0)?;
+        self.schemas.0.extend_from_slice(&record.0);
         self.schema_count = id;
         Ok(id)
     }
@@ -195,25 +194,30 @@ impl<W: Write> McapWriter<W> {
         metadata: &[(&str, &str)],
     ) -> io::Result<u16> {
         let id = u16::try_from(self.message_counts.len() + 1).map_err(|_| too_large("a 65,536th channel", 0))?;
-        let start = self.channels.0.len();
-        let at = self.channels.open(opcode::CHANNEL);
-        self.channels.u16(id);
-        self.channels.u16(schema_id);
-        self.channels.bytes(topic.as_bytes())?;
-        self.channels.bytes(message_encoding.as_bytes())?;
-        self.channels.sized(|map| {
+        let mut record = Records(Vec::new());
+        let at = record.open(opcode::CHANNEL);
+        record.u16(id);
+        record.u16(schema_id);
+        record.bytes(topic.as_bytes())?;
+        record.bytes(message_encoding.as_bytes())?;
+        record.sized(|map| {
             metadata.iter().try_for_each(|(key, value)| {
                 map.bytes(key.as_bytes())?;
                 map.bytes(value.as_bytes())
             })
         })?;
-        self.channels.close(at);
-        let record = std::mem::take(&mut self.channels.0);
-        let written = self.put_data(&record[start..]);
-        self.channels.0 = record;
-        written?;
+        record.close(at);
+        self.put_data(&record.0)?;
+        self.channels.0.extend_from_slice(&record.0);
         self.message_counts.push(0);
         Ok(id)
+    }
+
+    /// Messages written so far on channel `channel_id` (0 for no such
+    /// channel).
+    pub fn message_count(&self, channel_id: u16) -> u64 {
+        let index = usize::from(channel_id).wrapping_sub(1);
+        self.message_counts.get(index).copied().unwrap_or(0)
     }
 
     /// Writes a message of channel `channel_id` (as [`Self::add_channel`]

@@ -247,7 +247,7 @@ fn run_soak(
 /// The least wall time a measurement's warm-up lasts: twice the time the
 /// nodes take to believe that nobody reads an output
 /// ([`MATCHING_SETTLES_IN`]).
-const MIN_WARMUP_WALL: Duration = Duration::from_secs(2 * MATCHING_SETTLES_IN.as_secs());
+const MIN_WARMUP_WALL: Duration = MATCHING_SETTLES_IN.saturating_mul(2);
 
 async fn measure(
     args: &BenchArgs,
