@@ -48,40 +48,76 @@ pub struct Fan<'a> {
 }
 
 impl Fan<'_> {
-    /// Calls `visit(first, last)` for every run of beams `first..=last`
-    /// whose angles may lie in the arc from world angle `from`
-    /// counter-clockwise by `width` (≤ π), with one beam of margin on each
-    /// side: one run, or one for each turn of a fan spanning more than one.
+    /// The runs of beams `first..=last` whose angles may lie in the arc
+    /// from world angle `from` counter-clockwise by `width` (≤ π), with
+    /// one beam of margin on each side: one run, or one for each turn of a
+    /// fan spanning more than one. An iterator rather than a callback, so
+    /// that the caller's loop body stays in the caller (a closure is a
+    /// function of its own, which would not be compiled for AVX2 with it).
     #[inline(always)]
-    fn beam_runs_in_arc(&self, from: f64, width: f64, mut visit: impl FnMut(usize, usize)) {
+    fn beam_runs_in_arc(&self, from: f64, width: f64) -> BeamRuns {
         let n = self.dirs.len();
         let step = self.increment_rad.abs();
         // Offsets from beam 0 in the direction the beams advance.
         let (lo, hi) = if self.increment_rad > 0.0 {
-            let lo = (from - self.start_rad).rem_euclid(TAU);
+            let lo = wrap_turn(from - self.start_rad);
             (lo, lo + width)
         } else {
-            let hi = (self.start_rad - from).rem_euclid(TAU);
+            let hi = wrap_turn(self.start_rad - from);
             (hi - width, hi)
         };
-        // A fan may span more than a turn (or start past it): try each turn.
+        // A fan may span more than a turn (or start past it): the arc
+        // shifted by whole turns may meet it more than once. Only the
+        // turns that can reach a beam are tried (with a beam and more of
+        // slack beyond the margin): those where hi + turn·2π ≥ −2·step and
+        // lo + turn·2π ≤ span + step. For a laser's fan, mostly one.
         let span = n as f64 * step;
-        let turns = (span / TAU).ceil() as i64 + 1;
-        for k in -1..turns {
-            let shift = k as f64 * TAU;
-            // Turns that cannot reach a beam are passed over before the
-            // divisions (a beam and more of slack beyond the margin).
-            if hi + shift < -2.0 * step || lo + shift > span + step {
-                continue;
-            }
-            let first = ((lo + shift) / step).ceil() as i64 - 1;
-            let last = ((hi + shift) / step).floor() as i64 + 1;
-            let first = first.max(0);
-            let last = last.min(n as i64 - 1);
+        // (Bounded by the turns the fan spans, so that no input, however
+        // far off, makes the loop long.)
+        let first_turn = (((-2.0 * step - hi) * (1.0 / TAU)).ceil() as i64).max(-1);
+        let last_turn = (((span + step - lo) * (1.0 / TAU)).floor() as i64).min((span / TAU).ceil() as i64);
+        BeamRuns { turn: first_turn, last_turn, lo, hi, step, beams: n }
+    }
+}
+
+/// `angle` brought into [0, 2π] (give or take a rounding), rad: what
+/// `rem_euclid(TAU)` gives, without its call to `fmod`. Exact enough for
+/// finding beams with a beam of margin, and every turn is tried anyway.
+#[inline(always)]
+fn wrap_turn(angle: f64) -> f64 {
+    angle - TAU * (angle * (1.0 / TAU)).floor()
+}
+
+/// The runs of [`Fan::beam_runs_in_arc`], one turn of the fan at a time.
+struct BeamRuns {
+    /// The next turn to try, and the last.
+    turn: i64,
+    last_turn: i64,
+    /// The arc's ends as offsets from beam 0, rad.
+    lo: f64,
+    hi: f64,
+    /// Angle between beams, rad (> 0).
+    step: f64,
+    /// The fan's beams.
+    beams: usize,
+}
+
+impl Iterator for BeamRuns {
+    type Item = (usize, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        while self.turn <= self.last_turn {
+            let shift = self.turn as f64 * TAU;
+            self.turn += 1;
+            let (lo, hi, step) = (self.lo + shift, self.hi + shift, self.step);
+            let first = ((lo / step).ceil() as i64 - 1).max(0);
+            let last = ((hi / step).floor() as i64 + 1).min(self.beams as i64 - 1);
             if first <= last {
-                visit(first as usize, last as usize);
+                return Some((first as usize, last as usize));
             }
         }
+        None
     }
 }
 
@@ -178,7 +214,11 @@ fn scan_shapes_portable(fan: &Fan, buffers: &mut ScanBuffers) {
                 if d <= *radius || d - radius > fan.range_m {
                     continue; // inside (never seen, as Box2D) or out of range
                 }
-                let half = (radius / d).asin();
+                // Half the arc the circle subtends is asin(r/d); its upper
+                // bound tan(asin(r/d)), capped at a quarter turn, needs no
+                // call to libm, and a wider arc only tests a few more beams.
+                let sin_half = radius / d;
+                let half = (sin_half / (1.0 - sin_half * sin_half).sqrt()).min(PI / 2.0);
                 (fast_atan2(dy, dx) - half, 2.0 * half, d - radius)
             }
             Shape::Polygon(polygon) => {
@@ -195,7 +235,7 @@ fn scan_shapes_portable(fan: &Fan, buffers: &mut ScanBuffers) {
                 let towards = fast_atan2(centre[1] - o[1], centre[0] - o[0]);
                 let (mut lo, mut hi) = (0.0f64, 0.0f64);
                 for p in v {
-                    let d = (fast_atan2(p[1] - o[1], p[0] - o[0]) - towards + PI).rem_euclid(TAU) - PI;
+                    let d = wrap_turn(fast_atan2(p[1] - o[1], p[0] - o[0]) - towards + PI) - PI;
                     lo = lo.min(d);
                     hi = hi.max(d);
                 }
@@ -208,10 +248,10 @@ fn scan_shapes_portable(fan: &Fan, buffers: &mut ScanBuffers) {
         // Slack for rounding in `near_m`, far below any distance that
         // matters; a beam whose wall is nearer than the shape is not tested.
         let near_m = near_m - 1e-9 * (1.0 + near_m.abs());
-        fan.beam_runs_in_arc(from, width, |first, last| {
+        for (first, last) in fan.beam_runs_in_arc(from, width) {
             // A run every beam of which already hit nearer: nothing to test.
             if best[first..=last].iter().all(|&b| b <= near_m) {
-                return;
+                continue;
             }
             let (dirs, best, hit_bits) =
                 (&fan.dirs[first..=last], &mut best[first..=last], &mut hit_bits[first..=last]);
@@ -233,7 +273,7 @@ fn scan_shapes_portable(fan: &Fan, buffers: &mut ScanBuffers) {
                     }
                 }
             }
-        });
+        }
     }
 }
 
@@ -398,11 +438,11 @@ mod tests {
         let dirs = vec![[1.0, 0.0]; 9]; // directions unused here
         let fan = Fan { origin: [0.0, 0.0], start_rad: 0.0, increment_rad: 0.25, dirs: &dirs, range_m: 1.0, layers: 1 };
         let mut seen = vec![];
-        fan.beam_runs_in_arc(0.6, 0.3, |first, last| seen.extend(first..=last));
+        seen.extend(fan.beam_runs_in_arc(0.6, 0.3).flat_map(|(first, last)| first..=last));
         assert_eq!(seen, [2, 3, 4], "beams at 0.5, 0.75, 1.0 with a margin");
         let cw = Fan { start_rad: 2.0, increment_rad: -0.25, ..fan };
         let mut seen = vec![];
-        cw.beam_runs_in_arc(1.45, 0.1, |first, last| seen.extend(first..=last));
+        seen.extend(cw.beam_runs_in_arc(1.45, 0.1).flat_map(|(first, last)| first..=last));
         assert_eq!(seen, [1, 2, 3], "clockwise beams at 1.75, 1.5, 1.25");
     }
 }
