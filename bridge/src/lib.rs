@@ -106,9 +106,10 @@ pub async fn run(args: BridgeArgs, shutdown: impl std::future::Future<Output = (
 
     // The announcer is a session of its own: the plugin ignores
     // announcements carrying its own Zenoh id.
-    let session = zenoh::open(args.node.zenoh.zenoh_config(Role::Node)?)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot open the announcer's Zenoh session: {e}"))?;
+    let config = args.node.zenoh.zenoh_config(Role::Node)?;
+    flotilla_node_kit::shared_memory::watch_if_enabled(&config);
+    let session =
+        zenoh::open(config).await.map_err(|e| anyhow::anyhow!("cannot open the announcer's Zenoh session: {e}"))?;
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
     let result = announce_until(&session, &keys, shutdown).await;
     let _ = session.close().await;

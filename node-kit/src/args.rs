@@ -160,6 +160,7 @@ fn json_list(items: &[String]) -> String {
 /// Opens a Zenoh session for a node, with a clear error.
 pub async fn open_session(args: &ZenohArgs, role: Role) -> Result<zenoh::Session> {
     let config = args.zenoh_config(role)?;
+    crate::shared_memory::watch_if_enabled(&config);
     zenoh::open(config).await.map_err(Error::zenoh("open a Zenoh session for", "this node"))
 }
 

@@ -14,8 +14,24 @@
 //! `CAP_IPC_LOCK` capability (root outside most containers), or its
 //! locked-memory limit (`ulimit -l`) is unlimited. Anywhere else it is
 //! turned off, and messages go through the socket as before.
+//!
+//! Zenoh 1.10 removes "orphaned" pools (`/dev/shm/*.zenoh` files that no
+//! process holds a lock on) whenever a process first uses shared memory
+//! and again when it exits. A pool being created is not locked yet for a
+//! moment after its file appears, so a process starting or exiting at
+//! that very moment can remove another's brand-new pool. Its owner goes on
+//! writing into it, but no process that had not opened it before can
+//! open it any more: every message of 3 kB and up from the owner is lost
+//! to those, for as long as it runs (a node started after the world lost
+//! its pool never gets the world's description). Only that race removes a pool in use (a pool anyone has
+//! locked is never removed), so a process that finds one of its own
+//! mapped pools removed says so, loudly, with what to do
+//! ([`watch_for_removed_pools`]).
 
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Once;
+use std::time::Duration;
 
 /// The capability that lifts the locked-memory limit (`CAP_IPC_LOCK`,
 /// bit 14 of the capability sets).
@@ -48,9 +64,75 @@ fn locked_memory_unlimited(limits: &str) -> bool {
         .is_some_and(|soft| soft == "unlimited")
 }
 
+/// The pools (`/dev/shm/<id>.zenoh`) that a `/proc/<pid>/maps` text shows
+/// mapped but removed from `/dev/shm`, each once.
+pub fn removed_pools(maps: &str) -> BTreeSet<String> {
+    maps.lines()
+        .filter_map(|line| line.strip_suffix(" (deleted)"))
+        .filter_map(|line| line.split_whitespace().last())
+        .filter(|path| path.starts_with("/dev/shm/") && path.ends_with(".zenoh"))
+        .map(String::from)
+        .collect()
+}
+
+/// [`watch_for_removed_pools`] when `config` turns shared memory on.
+pub fn watch_if_enabled(config: &zenoh::Config) {
+    if config.get_json("transport/shared_memory/enabled").is_ok_and(|enabled| enabled == "true") {
+        watch_for_removed_pools();
+    }
+}
+
+/// How often a process looks for its pools being removed.
+const REMOVED_POOLS_CHECKED_EVERY: Duration = Duration::from_secs(2);
+
+/// Starts (once per process) a thread that checks this process's mapped
+/// pools every [`REMOVED_POOLS_CHECKED_EVERY`] and logs an error for each
+/// one removed while in use (see the module docs).
+pub fn watch_for_removed_pools() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let watcher = std::thread::Builder::new().name("shm-watch".into()).spawn(|| {
+            let mut reported = BTreeSet::new();
+            loop {
+                std::thread::sleep(REMOVED_POOLS_CHECKED_EVERY);
+                let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+                for pool in removed_pools(&maps).difference(&reported) {
+                    tracing::error!(
+                        "Zenoh's shared-memory pool {pool} of this process was removed while in use, by another \
+                         process starting or exiting at the moment it was made (a race in Zenoh 1.10's cleanup of \
+                         orphaned pools): a process of this machine that had not read from the pool before can no \
+                         longer receive this process's messages of 3 kB and up (a node started from now on never \
+                         gets the world's description). Restart this process, or turn shared memory off for the \
+                         simulation (README, \"Shared memory on one machine\")"
+                    );
+                }
+                reported.extend(removed_pools(&maps));
+            }
+        });
+        if let Err(e) = watcher {
+            tracing::warn!("cannot start the thread that watches Zenoh's shared-memory pools: {e}");
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn removed_pools_are_read_from_the_maps_each_once() {
+        let maps = "\
+55d0c0a00000-55d0c0a21000 r--p 00000000 fd:01 1234                       /usr/bin/flotilla-world
+7f2a10000000-7f2a10400000 rw-s 00000000 00:1a 5678                       /dev/shm/912873461.zenoh
+7f2a10400000-7f2a10540000 rw-s 00000000 00:1a 5679                       /dev/shm/12345.zenoh (deleted)
+7f2a10540000-7f2a10680000 rw-s 00000000 00:1a 5679                       /dev/shm/12345.zenoh (deleted)
+7f2a10680000-7f2a10690000 rw-s 00000000 00:1a 5680                       /dev/shm/other-program (deleted)
+7f2a106a0000-7f2a106b0000 rw-p 00000000 00:00 0 
+7ffd4d9e0000-7ffd4da01000 rw-p 00000000 00:00 0                          [stack]
+";
+        assert_eq!(removed_pools(maps), BTreeSet::from(["/dev/shm/12345.zenoh".to_string()]));
+        assert!(removed_pools("").is_empty());
+    }
 
     #[test]
     fn cap_ipc_lock_is_read_from_the_effective_set() {
