@@ -19,14 +19,14 @@
 //! process holds a lock on) whenever a process first uses shared memory
 //! and again when it exits. A pool being created is not locked yet for a
 //! moment after its file appears, so a process starting or exiting at
-//! that very moment can remove another's brand-new pool. Its owner goes on
-//! writing into it, but no process that had not opened it before can
+//! that very moment can remove another's brand-new pool. Its owner goes
+//! on writing into it, but no process that had not opened it before can
 //! open it any more: every message of 3 kB and up from the owner is lost
 //! to those, for as long as it runs (a node started after the world lost
-//! its pool never gets the world's description). Only that race removes a pool in use (a pool anyone has
-//! locked is never removed), so a process that finds one of its own
-//! mapped pools removed says so, loudly, with what to do
-//! ([`watch_for_removed_pools`]).
+//! its pool never gets the world's description). Only that race removes
+//! a pool in use (a pool anyone has locked is never removed), so a
+//! process that finds one of its own mapped pools removed says so,
+//! loudly, with what to do ([`watch_for_removed_pools`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;

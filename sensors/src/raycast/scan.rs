@@ -445,4 +445,27 @@ mod tests {
         seen.extend(cw.beam_runs_in_arc(1.45, 0.1).flat_map(|(first, last)| first..=last));
         assert_eq!(seen, [1, 2, 3], "clockwise beams at 1.75, 1.5, 1.25");
     }
+
+    #[test]
+    fn arcs_across_the_start_of_a_turn_and_fans_of_more_than_a_turn_find_every_run() {
+        let dirs = vec![[1.0, 0.0]; 30]; // directions unused here
+        let runs = |beams: usize, from: f64, width: f64| {
+            let fan = Fan {
+                origin: [0.0; 2],
+                start_rad: 0.0,
+                increment_rad: 0.25,
+                dirs: &dirs[..beams],
+                range_m: 1.0,
+                layers: 1,
+            };
+            fan.beam_runs_in_arc(from, width).collect::<Vec<_>>()
+        };
+        // From −0.1 to 0.1 rad: the arc wraps to 6.18 rad, a turn behind beam 0.
+        assert_eq!(runs(9, -0.1, 0.2), [(0, 1)]);
+        // Beams every 0.25 rad over 7.5 rad: the arc at 0.05–0.15 rad is met
+        // by beams 0 and 1, and a turn later by beams 25 and 26.
+        assert_eq!(runs(30, 0.05, 0.1), [(0, 1), (25, 26)]);
+        // Far outside a short fan: no run.
+        assert_eq!(runs(9, 4.0, 0.1), []);
+    }
 }
