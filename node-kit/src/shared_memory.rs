@@ -25,8 +25,8 @@
 //! to those, for as long as it runs (a node started after the world lost
 //! its pool never gets the world's description). Only that race removes
 //! a pool in use (a pool anyone has locked is never removed), so a
-//! process that finds one of its own mapped pools removed says so,
-//! loudly, with what to do ([`watch_for_removed_pools`]).
+//! process that finds a pool it maps removed says so, with what to do
+//! ([`watch_for_removed_pools`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -86,8 +86,8 @@ pub fn watch_if_enabled(config: &zenoh::Config) {
 const REMOVED_POOLS_CHECKED_EVERY: Duration = Duration::from_secs(2);
 
 /// Starts (once per process) a thread that checks this process's mapped
-/// pools every [`REMOVED_POOLS_CHECKED_EVERY`] and logs an error for each
-/// one removed while in use (see the module docs).
+/// pools every [`REMOVED_POOLS_CHECKED_EVERY`] and logs a warning for
+/// each one removed while in use (see the module docs).
 pub fn watch_for_removed_pools() {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
@@ -97,13 +97,14 @@ pub fn watch_for_removed_pools() {
                 std::thread::sleep(REMOVED_POOLS_CHECKED_EVERY);
                 let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
                 for pool in removed_pools(&maps).difference(&reported) {
-                    tracing::error!(
-                        "Zenoh's shared-memory pool {pool} of this process was removed while in use, by another \
-                         process starting or exiting at the moment it was made (a race in Zenoh 1.10's cleanup of \
-                         orphaned pools): a process of this machine that had not read from the pool before can no \
-                         longer receive this process's messages of 3 kB and up (a node started from now on never \
-                         gets the world's description). Restart this process, or turn shared memory off for the \
-                         simulation (README, \"Shared memory on one machine\")"
+                    tracing::warn!(
+                        "Zenoh's shared-memory pool {pool}, which this process maps, was removed from /dev/shm \
+                         while in use, most likely by another process starting or exiting at the moment it was made \
+                         (a race in Zenoh 1.10's cleanup of orphaned pools). If it is this process's own pool, a \
+                         process of this machine that had not read from it before no longer receives this process's \
+                         messages of 3 kB and up (a node started from now on never gets the world's description): \
+                         if that shows, restart this process, or turn shared memory off for the simulation (README, \
+                         \"Shared memory on one machine\")"
                     );
                 }
                 reported.extend(removed_pools(&maps));
