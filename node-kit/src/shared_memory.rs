@@ -96,7 +96,8 @@ pub fn watch_for_removed_pools() {
             loop {
                 std::thread::sleep(REMOVED_POOLS_CHECKED_EVERY);
                 let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-                for pool in removed_pools(&maps).difference(&reported) {
+                let removed = removed_pools(&maps);
+                for pool in removed.difference(&reported) {
                     tracing::warn!(
                         "Zenoh's shared-memory pool {pool}, which this process maps, was removed from /dev/shm \
                          while in use, most likely by another process starting or exiting at the moment it was made \
@@ -107,7 +108,7 @@ pub fn watch_for_removed_pools() {
                          \"Shared memory on one machine\")"
                     );
                 }
-                reported.extend(removed_pools(&maps));
+                reported.extend(removed);
             }
         });
         if let Err(e) = watcher {

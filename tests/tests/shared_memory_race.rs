@@ -18,7 +18,7 @@ async fn a_pool_removed_while_in_use_is_found() {
 
     let maps = || std::fs::read_to_string("/proc/self/maps").unwrap();
     if !memory_lockable() {
-        // Shared memory is off here (see above): no pool to lose.
+        // Shared memory is off where memory may not be locked: no pool to lose.
         let config = ZenohArgs::default().zenoh_config(Role::Node).unwrap();
         assert_eq!(config.get_json("transport/shared_memory/enabled").unwrap(), "false");
         return;
