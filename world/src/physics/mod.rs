@@ -70,7 +70,10 @@ pub struct Physics {
     models: Vec<ModelEntry>,
     bodies: BTreeMap<BodyId, BodyEntry>,
     next_body_id: BodyId,
-    commands: BTreeMap<BodyId, BodyCommand>,
+    /// The velocity each commanded body is held at, with its rapier
+    /// handle: the step reads no other map (a lookup per commanded body
+    /// was a tenth of the world's CPU with 1000 robots).
+    commands: BTreeMap<BodyId, (RigidBodyHandle, BodyCommand)>,
     /// The bodies whose contacts are published (those of models with a
     /// contact plugin), sorted by id.
     watched: Vec<(BodyId, RigidBodyHandle)>,
@@ -476,20 +479,19 @@ impl Physics {
     /// Holds a body at a velocity from now on (until replaced or cleared).
     /// Commands for unknown or static bodies, and non-finite ones, are refused.
     pub fn command(&mut self, command: BodyCommand) -> bool {
-        let known = self.bodies.get(&command.body).is_some_and(|b| b.kind != BodyKind::Static);
-        if known && command.is_finite() {
-            self.commands.insert(command.body, command);
-            true
-        } else {
-            false
+        match self.bodies.get(&command.body) {
+            Some(entry) if entry.kind != BodyKind::Static && command.is_finite() => {
+                self.commands.insert(command.body, (entry.handle, command));
+                true
+            }
+            _ => false,
         }
     }
 
     /// Advances the world by one step: commands first, then rapier.
     pub fn step(&mut self) {
-        for command in self.commands.values() {
-            let Some(entry) = self.bodies.get(&command.body) else { continue };
-            let Some(body) = self.world.bodies.get_mut(entry.handle) else { continue };
+        for (handle, command) in self.commands.values() {
+            let Some(body) = self.world.bodies.get_mut(*handle) else { continue };
             // A body held at a velocity never sleeps. rapier puts a body to
             // sleep once its farthest point has moved slowly for 0.5 s, and
             // sleeping zeroes its velocity for that step: a small robot
