@@ -299,9 +299,7 @@ impl FanSweep {
         if let Some([p, q]) = silhouette {
             open = (usize::MAX, 0);
             arcs.for_each_run(arcs.beam_of(p), arcs.beam_of(q), |first, last| {
-                let reaches_block = |&[t_num, denom]: &[f64; 2]| t_num >= near_m * denom;
-                if let Some(k) = nearest[first..=last].iter().position(reaches_block) {
-                    let k_last = nearest[first..=last].iter().rposition(reaches_block).unwrap_or(k);
+                if let Some((k, k_last)) = reaching_span(&nearest[first..=last], near_m) {
                     open = (open.0.min(first + k), open.1.max(first + k_last));
                 }
             });
@@ -364,6 +362,34 @@ impl FanSweep {
             }
         }
     }
+}
+
+/// The first and last of `nearest`'s beams whose hit so far is at
+/// `near_m` or beyond (they may meet something in a block that near), if
+/// any. Most blocks a sweep visits are hidden, every beam of their arc
+/// already closed nearer, so the search usually runs to the end: it tests
+/// four beams at a time without a branch between them (a branch per beam
+/// was an eighth of the sweep).
+#[inline(always)]
+fn reaching_span(nearest: &[[f64; 2]], near_m: f64) -> Option<(usize, usize)> {
+    let reaches = |&[t_num, denom]: &[f64; 2]| t_num >= near_m * denom;
+    let mut quads = nearest.chunks_exact(4);
+    let mut first = None;
+    for (q, quad) in quads.by_ref().enumerate() {
+        if reaches(&quad[0]) | reaches(&quad[1]) | reaches(&quad[2]) | reaches(&quad[3]) {
+            first = Some(4 * q);
+            break;
+        }
+    }
+    let first = match first {
+        Some(start) => start + nearest[start..].iter().position(reaches)?,
+        None => {
+            let start = nearest.len() - quads.remainder().len();
+            start + quads.remainder().iter().position(reaches)?
+        }
+    };
+    let last = nearest.iter().rposition(reaches).unwrap_or(first);
+    Some((first, last))
 }
 
 /// One fan being swept: what every block it visits reads and writes.
@@ -621,6 +647,28 @@ mod tests {
         let beam = |a: f64| arcs.beam_of([a.cos(), a.sin()]);
         arcs.for_each_run(beam(from_rad), beam(to_rad), |a, b| seen.push((a, b)));
         seen
+    }
+
+    #[test]
+    fn the_span_of_beams_reaching_a_block_is_that_of_a_beam_by_beam_search() {
+        // Hits so far as fractions (t_num, denom); the block is 2 m away.
+        let beam_by_beam = |nearest: &[[f64; 2]]| {
+            let reaches = |&[t_num, denom]: &[f64; 2]| t_num >= 2.0 * denom;
+            Some((nearest.iter().position(reaches)?, nearest.iter().rposition(reaches)?))
+        };
+        let mut state = 7_u64;
+        for len in 0..40 {
+            for _ in 0..50 {
+                let nearest: Vec<[f64; 2]> = (0..len)
+                    .map(|_| {
+                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        let distance_m = [0.5, 1.9, 2.0, 7.5][(state >> 62) as usize];
+                        [distance_m * 3.0, 3.0]
+                    })
+                    .collect();
+                assert_eq!(reaching_span(&nearest, 2.0), beam_by_beam(&nearest), "{nearest:?}");
+            }
+        }
     }
 
     #[test]
