@@ -22,15 +22,39 @@ use super::segments::{bucket_into_cells, merge_coincident, Segment, Wall};
 use super::sweep::{FanSweep, SweepWork};
 use super::{bounding_box, ray_edge, ray_edge_fraction, Fan, Hit, Vec2};
 
-/// Side of the blocks fans are swept through, m. On the conestogo office
-/// (1081-beam 20 m scans), with walls seen from behind skipped by groups:
+/// Side of the blocks fans are swept through on maps of short walls, m. On
+/// the conestogo office (1081-beam 20 m scans, walls 0.14 m long on average:
+/// the steps of a pixel map), with walls seen from behind skipped by groups:
 /// on the Intel and first AMD hosts of 2026-11-23, 1.6 m and 2.0 m blocks
 /// were fastest, 5 % ahead of 1.2 m, 2.4 m 2 % behind; on the AVX-512 host
 /// of 2026-11-24, 2.3–3.0 m were 8–12 % ahead of 1.6 m (fewer blocks
-/// visited, with more walls each), 2.0 m 6–8 %, and warehouse-200's
-/// lasers used 23 % less CPU with 2.6 m than with 1.6 m.
+/// visited, with more walls each), 2.0 m 6–8 %; on 2026-11-27 office-50's
+/// laser used 3–8 % more CPU with 4 or 5 m blocks than with 2.6 m.
 /// BENCHMARKS.md has the figures.
 const SWEEP_BLOCK_M: f64 = 2.6;
+
+/// How many blocks an average wall should span, at most: a long wall is
+/// filed (and its end points mapped to beams) in every block it crosses,
+/// so maps of long straight walls sweep faster through larger blocks.
+/// warehouse-1000's walls (shelves of 12 × 1 m, 7.1 m on average) gave the
+/// laser 6.05 CPU s per 20 sim s with 2.6 m blocks, 4.9 with 4 m, 4.5–4.6
+/// with 5 m and 4.7 with 6.5 m (2026-11-27, BENCHMARKS.md).
+const BLOCKS_PER_WALL: f64 = 1.4;
+
+/// The largest blocks chosen for maps of long walls, m.
+const MAX_SWEEP_BLOCK_M: f64 = 6.0;
+
+/// The side of the sweep's blocks for `segments`, m: [`SWEEP_BLOCK_M`],
+/// or larger for walls of several blocks' length on average (see
+/// [`BLOCKS_PER_WALL`]). The blocks decide how much work a scan takes,
+/// never its ranges.
+fn sweep_block_m(segments: &[Segment]) -> f64 {
+    if segments.is_empty() {
+        return SWEEP_BLOCK_M;
+    }
+    let mean_m = segments.iter().map(|s| s.edge[0].hypot(s.edge[1])).sum::<f64>() / segments.len() as f64;
+    (mean_m / BLOCKS_PER_WALL).clamp(SWEEP_BLOCK_M, MAX_SWEEP_BLOCK_M)
+}
 
 /// Segments bucketed into square cells (compressed rows: no per-cell Vec),
 /// with each cell's clearance to the nearest non-empty cell.
@@ -102,7 +126,9 @@ impl SegmentGrid {
             outlined,
             free_memo: FreeLayersMemo::new(cols * rows),
         };
-        grid.sweep = FanSweep::new(&grid.segments, SWEEP_BLOCK_M);
+        let block_m = sweep_block_m(&grid.segments);
+        tracing::debug!("{} wall segments, swept through blocks of {block_m:.2} m", grid.segments.len());
+        grid.sweep = FanSweep::new(&grid.segments, block_m);
         grid.bucket();
         let occupied: Vec<bool> = grid.cell_start.windows(2).map(|w| w[1] > w[0]).collect();
         let clearance = chebyshev_clearance(&occupied, cols, rows);
@@ -453,6 +479,16 @@ struct Rect {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn maps_of_long_walls_are_swept_through_larger_blocks() {
+        let wall =
+            |length_m: f64| Segment { a: [0.0, 0.0], edge: [length_m, 0.0], layers: 1, solid_left: 1, solid_right: 0 };
+        assert_eq!(sweep_block_m(&[]), SWEEP_BLOCK_M);
+        assert_eq!(sweep_block_m(&[wall(0.05), wall(0.2), wall(3.0)]), SWEEP_BLOCK_M, "a pixel map's steps");
+        assert!((sweep_block_m(&[wall(12.0), wall(1.0)]) - 6.5 / BLOCKS_PER_WALL).abs() < 1e-12, "shelves");
+        assert_eq!(sweep_block_m(&[wall(100.0)]), MAX_SWEEP_BLOCK_M);
+    }
 
     /// A deterministic pseudo-random sequence (no RNG crate needed in tests).
     fn lcg(state: &mut u64) -> f64 {
