@@ -29,7 +29,7 @@ use super::{bounding_box, ray_edge, ray_edge_fraction, Fan, Hit, Vec2};
 /// were fastest, 5 % ahead of 1.2 m, 2.4 m 2 % behind; on the AVX-512 host
 /// of 2026-11-24, 2.3–3.0 m were 8–12 % ahead of 1.6 m (fewer blocks
 /// visited, with more walls each), 2.0 m 6–8 %; on 2026-11-27 office-50's
-/// laser used 3–8 % more CPU with 4 or 5 m blocks than with 2.6 m.
+/// laser used 2 % more CPU with 4 m blocks and 6 % more with 5 m.
 /// BENCHMARKS.md has the figures.
 const SWEEP_BLOCK_M: f64 = 2.6;
 
