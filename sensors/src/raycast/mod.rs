@@ -8,6 +8,7 @@
 //! (so a laser inside its own robot's footprint sees out); sensor footprints
 //! are invisible. A hit closer than the range returns its distance.
 
+mod beam_arcs;
 mod free_layers_memo;
 mod free_space;
 mod grid;
