@@ -369,21 +369,12 @@ impl FanSweep {
 #[inline(always)]
 fn reaching_span(nearest: &[[f64; 2]], near_m: f64) -> Option<(usize, usize)> {
     let reaches = |&[t_num, denom]: &[f64; 2]| t_num >= near_m * denom;
+    // The first four holding a reaching beam, else the odd ones at the end.
     let mut quads = nearest.chunks_exact(4);
-    let mut first = None;
-    for (q, quad) in quads.by_ref().enumerate() {
-        if reaches(&quad[0]) | reaches(&quad[1]) | reaches(&quad[2]) | reaches(&quad[3]) {
-            first = Some(4 * q);
-            break;
-        }
-    }
-    let first = match first {
-        Some(start) => start + nearest[start..].iter().position(reaches)?,
-        None => {
-            let start = nearest.len() - quads.remainder().len();
-            start + quads.remainder().iter().position(reaches)?
-        }
-    };
+    let tail = nearest.len() - quads.remainder().len();
+    let start =
+        quads.position(|q| reaches(&q[0]) | reaches(&q[1]) | reaches(&q[2]) | reaches(&q[3])).map_or(tail, |q| 4 * q);
+    let first = start + nearest[start..].iter().position(reaches)?;
     let last = nearest.iter().rposition(reaches).unwrap_or(first);
     Some((first, last))
 }
