@@ -60,6 +60,11 @@ struct Sectors {
 }
 
 impl Sectors {
+    /// The geometry of `scan` that its sectors depend on.
+    fn geometry_of(scan: &LaserScan) -> (f32, f32, usize) {
+        (scan.angle_min, scan.angle_increment, scan.ranges.len())
+    }
+
     fn of(scan: &LaserScan) -> Sectors {
         let angle = |i: usize| f64::from(scan.angle_min) + i as f64 * f64::from(scan.angle_increment);
         let beams_where = |inside: &dyn Fn(f64) -> bool| {
@@ -70,7 +75,7 @@ impl Sectors {
             }
         };
         Sectors {
-            geometry: (scan.angle_min, scan.angle_increment, scan.ranges.len()),
+            geometry: Sectors::geometry_of(scan),
             front: beams_where(&|a| a.abs() < 0.6),
             left: beams_where(&|a| (0.3..1.6).contains(&a)),
             right: beams_where(&|a| (-1.6..-0.3).contains(&a)),
@@ -81,8 +86,7 @@ impl Sectors {
 impl Wander {
     /// The command for a scan.
     fn command(&mut self, scan: &LaserScan, top_speed: f64) -> (f64, f64) {
-        let geometry = (scan.angle_min, scan.angle_increment, scan.ranges.len());
-        if self.sectors.as_ref().is_none_or(|s| s.geometry != geometry) {
+        if self.sectors.as_ref().is_none_or(|s| s.geometry != Sectors::geometry_of(scan)) {
             self.sectors = Some(Sectors::of(scan));
         }
         let sectors = self.sectors.as_ref().expect("worked out just above");
