@@ -5,12 +5,12 @@
 //! latched topic latched again.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
 
+use crate::direct_file::DirectFile;
 use crate::mcap_file::McapWriter;
 use crate::schemas::{schema, SCHEMA_ENCODING};
 
@@ -110,11 +110,13 @@ impl std::str::FromStr for ChunkCompression {
     }
 }
 
-impl Bag<BufWriter<File>> {
-    /// Creates (or truncates) the file at `path`.
+impl Bag<DirectFile> {
+    /// Creates (or truncates) the file at `path`, written around the page
+    /// cache where its file system allows (see [`DirectFile`]).
     pub fn create(path: &Path, compression: ChunkCompression) -> Result<Self, BagError> {
-        let file = File::create(path).map_err(|error| BagError::Create { path: path.display().to_string(), error })?;
-        Bag::new(BufWriter::new(file), compression)
+        let file =
+            DirectFile::create(path).map_err(|error| BagError::Create { path: path.display().to_string(), error })?;
+        Bag::new(file, compression)
     }
 }
 

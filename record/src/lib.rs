@@ -5,10 +5,11 @@
 //!
 //! * [`schemas`]: the `.msg` definitions compiled in, and `ros2msg` schemas;
 //! * [`bag`]: the MCAP file (channels, QoS, messages), written by
-//!   [`mcap_file`];
+//!   [`mcap_file`] into a [`direct_file`] (around the page cache);
 //! * [`record`] and [`replay`]: the Zenoh sides.
 
 pub mod bag;
+pub mod direct_file;
 pub mod mcap_file;
 pub mod record;
 pub mod replay;

@@ -65,7 +65,7 @@ pub struct Summary {
 /// writer thread cost a wake-up per message, the recorder's main cost at
 /// office-50's 35× real time).
 struct Writer {
-    bag: Bag<std::io::BufWriter<std::fs::File>>,
+    bag: Bag<crate::direct_file::DirectFile>,
     /// Sim time of the latest clock, ns: every message's log time.
     now_ns: u64,
     /// The first error, after which nothing more is written.
