@@ -26,19 +26,29 @@ const KIND: &str = "OutputBatch";
 /// one moment — each topic's Zenoh key and its CDR payload, as they went
 /// (or would have gone) out on that key — in the order it made them.
 pub fn encode_batch(number: u64, messages: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let size: usize = messages.iter().map(|(key, payload)| 8 + key.len() + payload.len()).sum();
-    let mut out = Vec::with_capacity(2 + 8 + size);
-    out.extend_from_slice(&SCHEMA_VERSION.to_le_bytes());
-    out.extend_from_slice(&number.to_le_bytes());
+    let mut out = Vec::with_capacity(batch_len(messages));
+    write_batch(number, messages, |piece| out.extend_from_slice(piece));
+    out
+}
+
+/// The bytes of a batch of `messages`.
+pub fn batch_len(messages: &[(String, Vec<u8>)]) -> usize {
+    2 + 8 + messages.iter().map(|(key, payload)| 8 + key.len() + payload.len()).sum::<usize>()
+}
+
+/// [`encode_batch`] piece by piece into `write`, for a sender that keeps
+/// its buffer from batch to batch.
+pub fn write_batch(number: u64, messages: &[(String, Vec<u8>)], mut write: impl FnMut(&[u8])) {
+    write(&SCHEMA_VERSION.to_le_bytes());
+    write(&number.to_le_bytes());
     for (key, payload) in messages {
         for chunk in [key.as_bytes(), payload.as_slice()] {
             // A key or a message of 4 GiB cannot be published anyway.
             let len = u32::try_from(chunk.len()).expect("a message under 4 GiB");
-            out.extend_from_slice(&len.to_le_bytes());
-            out.extend_from_slice(chunk);
+            write(&len.to_le_bytes());
+            write(chunk);
         }
     }
-    out
 }
 
 /// The messages of a batch, borrowed from its bytes, in order.
@@ -114,6 +124,7 @@ mod tests {
         let back: Vec<(&str, &[u8])> = read_batch(&bytes).unwrap().collect::<Result<_, _>>().unwrap();
         assert_eq!(back, vec![("robot1/odom", &[0u8, 1, 0, 0, 7][..]), ("tf", &[][..])]);
         assert_eq!(read_batch(&encode_batch(0, &[])).unwrap().count(), 0, "an empty batch");
+        assert_eq!(bytes.len(), batch_len(&messages), "its length told before it is written");
     }
 
     #[test]

@@ -246,6 +246,10 @@ impl<'a> Rebuild<'a> {
 #[derive(Default)]
 pub struct Outbox {
     items: Vec<(String, Vec<u8>)>,
+    /// Keys' strings and payloads of messages sent in a recorder's batch
+    /// only, to be filled again (see [`Outbox::payload_buffer`]).
+    spare_keys: Vec<String>,
+    spare_payloads: Vec<Vec<u8>>,
     /// Per key published on so far, whether any subscriber matches it: as
     /// its own publisher last learned, or for a key whose first message
     /// went out while its folder showed no subscriber, the folder's flag.
@@ -275,6 +279,15 @@ pub struct Outbox {
     promised: bool,
 }
 
+/// Messages whose keys and payloads an [`Outbox`] keeps for the next
+/// moment's: more than one moment of a large fleet's odometry (three
+/// messages per robot).
+const SPARE_MESSAGES: usize = 8192;
+
+/// The largest payload an [`Outbox`] keeps: a scan of a few thousand beams;
+/// larger ones (maps, point clouds) are let go.
+const SPARE_PAYLOAD_BYTES: usize = 64 * 1024;
+
 /// Where [`Outbox::wants_cached`] and [`Outbox::nobody_under_cached`]
 /// keep the flag of one key or folder between calls.
 #[derive(Debug, Default, Clone)]
@@ -287,6 +300,41 @@ impl Outbox {
     /// Queues a payload for a key.
     pub fn put(&mut self, key: String, payload: Vec<u8>) {
         self.items.push((key, payload));
+    }
+
+    /// [`Outbox::put`] with the key's string taken from a message that
+    /// went to a recorder only, where there is one.
+    pub fn put_at(&mut self, key: &str, payload: Vec<u8>) {
+        let mut owned = self.spare_keys.pop().unwrap_or_default();
+        owned.clear();
+        owned.push_str(key);
+        self.items.push((owned, payload));
+    }
+
+    /// An empty buffer to encode a payload into (`ros::encode_in`): one a
+    /// message left that went to a recorder only, where there is one. While
+    /// a recorder listens, a node that publishes the same messages step
+    /// after step (the odometry of every robot at 50 Hz) then allocates
+    /// nothing for them: each allocation and release of a batch's worth of
+    /// payloads grew and trimmed the heap around every batch, and a page the
+    /// heap takes back costs a fault (BENCHMARKS.md, "the nodes' batches
+    /// without allocations").
+    pub fn payload_buffer(&mut self) -> Vec<u8> {
+        let mut buffer = self.spare_payloads.pop().unwrap_or_default();
+        buffer.clear();
+        buffer
+    }
+
+    /// Keeps the key and payload of a message sent in a batch only, for
+    /// [`Outbox::put_at`] and [`Outbox::payload_buffer`]: as many as the
+    /// messages of one moment, no more.
+    pub(crate) fn recycle_message(&mut self, key: String, payload: Vec<u8>) {
+        if self.spare_keys.len() < SPARE_MESSAGES {
+            self.spare_keys.push(key);
+        }
+        if self.spare_payloads.len() < SPARE_MESSAGES && payload.capacity() <= SPARE_PAYLOAD_BYTES {
+            self.spare_payloads.push(payload);
+        }
     }
 
     /// Whether a message on `key` would reach anyone: true for the key's
@@ -563,5 +611,27 @@ mod tests {
         assert_eq!(out.take_actuation(), None, "taken once");
         assert!(out.actuate(8).is_empty(), "a fresh step starts empty");
         assert!(out.commands.capacity() >= capacity, "in the same buffer");
+    }
+
+    #[test]
+    fn a_message_that_went_to_a_recorder_only_lends_its_key_and_buffer_to_the_next() {
+        let mut out = Outbox::default();
+        let mut payload = out.payload_buffer();
+        assert_eq!(payload.capacity(), 0, "nothing to reuse yet");
+        payload.extend_from_slice(&[7; 700]);
+        out.put_at("robot1/odometry/filtered", payload);
+        let (key, payload) = out.drain().next().unwrap();
+        assert_eq!((key.as_str(), payload.len()), ("robot1/odometry/filtered", 700));
+        let memory = payload.as_ptr();
+        out.recycle_message(key, payload);
+
+        let buffer = out.payload_buffer();
+        assert!(buffer.is_empty(), "handed out empty");
+        assert_eq!(buffer.as_ptr(), memory, "the same memory");
+        out.put_at("robot2/twist", buffer);
+        assert_eq!(out.drain().map(|(key, _)| key).collect::<Vec<_>>(), ["robot2/twist"]);
+
+        out.recycle_message("map".into(), vec![0; SPARE_PAYLOAD_BYTES + 1]);
+        assert_eq!(out.payload_buffer().capacity(), 0, "a large payload is let go");
     }
 }

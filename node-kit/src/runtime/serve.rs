@@ -15,7 +15,7 @@ use flotilla_protocol::delivery::{output_delivery, OutputDelivery};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{encode_actuation, Actuation};
 use flotilla_protocol::plugins::registry::{self, Role};
-use flotilla_protocol::recording::encode_batch;
+use flotilla_protocol::recording::{batch_len, write_batch};
 use flotilla_protocol::selection::Selection;
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
 use flotilla_protocol::Keys;
@@ -588,6 +588,30 @@ struct Publishers {
     recording: Option<zenoh::pubsub::Publisher<'static>>,
     /// Batches sent to recorders so far: the next one's number.
     batches_sent: u64,
+    /// Where the batches are written.
+    batch: BatchBuffer,
+}
+
+/// The buffer a node's batches for recorders are written into, kept from
+/// batch to batch: a batch of office-50's odometry is about 100 kB, and
+/// allocating and freeing one at every moment grew and trimmed the heap
+/// each time, a page fault per page it took back (BENCHMARKS.md, "the
+/// nodes' batches without allocations"). Zenoh is done with a batch once
+/// its put returns (it copies it into shared memory or the link's
+/// buffer), and the next batch reclaims the same memory.
+#[derive(Default)]
+struct BatchBuffer(bytes::BytesMut);
+
+impl BatchBuffer {
+    /// Batch `number` of `items`, as Zenoh's payload.
+    fn fill(&mut self, number: u64, items: &[(String, Vec<u8>)]) -> zenoh::bytes::ZBytes {
+        let buffer = &mut self.0;
+        buffer.clear();
+        // Reclaims the whole buffer when the last batch's payload is gone.
+        buffer.reserve(batch_len(items));
+        write_batch(number, items, |piece| buffer.extend_from_slice(piece));
+        zenoh::bytes::ZBytes::from(buffer.split().freeze())
+    }
 }
 
 /// How long after a publisher is declared Zenoh may still be learning
@@ -622,12 +646,13 @@ impl Publishers {
             // Numbered even if it fails to go: the recorder sees the gap.
             let number = self.batches_sent;
             self.batches_sent += 1;
-            if let Err(e) = publisher.put(encode_batch(number, &items)).wait() {
+            if let Err(e) = publisher.put(self.batch.fill(number, &items)).wait() {
                 tracing::warn!("cannot send the recorders their batch: {e}");
             }
         }
         for (key, payload) in items.drain(..) {
             if recording && !outbox.subscribed(&key) {
+                outbox.recycle_message(key, payload);
                 continue;
             }
             let slot = (key, congestion);
@@ -726,4 +751,29 @@ fn declare_output(
         tracing::warn!("cannot watch subscribers of {key}: {e}");
     }
     Ok((publisher, flag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_protocol::recording::{encode_batch, read_batch};
+
+    #[test]
+    fn a_batch_buffer_writes_what_encode_batch_does_and_reuses_its_memory() {
+        let items = vec![("robot1/odom".to_string(), vec![1; 700]), ("tf".to_string(), vec![2; 90])];
+        let mut buffer = BatchBuffer::default();
+        let first = buffer.fill(4, &items);
+        let bytes = first.to_bytes().into_owned();
+        assert_eq!(bytes, encode_batch(4, &items));
+        let memory = first.to_bytes().as_ptr();
+        drop(first);
+
+        let second = buffer.fill(5, &items[..1]);
+        assert_eq!(read_batch(&second.to_bytes()).unwrap().number(), 5);
+        assert_eq!(second.to_bytes().as_ptr(), memory, "the first batch's memory, once Zenoh let it go");
+        // While a batch is still held, the next gets memory of its own.
+        let third = buffer.fill(6, &items);
+        assert_ne!(third.to_bytes().as_ptr(), second.to_bytes().as_ptr());
+        assert_eq!(third.to_bytes().into_owned(), encode_batch(6, &items));
+    }
 }

@@ -26,22 +26,24 @@ pub(super) struct CdrWriter {
 }
 
 impl CdrWriter {
-    /// A payload with room for `capacity` bytes of fields.
-    fn with_capacity(capacity: usize) -> CdrWriter {
-        let mut payload = Vec::with_capacity(ENCAPSULATION.len() + capacity);
-        payload.extend_from_slice(&ENCAPSULATION);
-        CdrWriter { payload }
-    }
-
     /// The payload of `message`, in one allocation of its exact size.
     /// A message of 4 GiB or more (a string or a count of that size, which
     /// CDR's 32-bit lengths cannot say) goes to serde, which refuses it.
     pub(super) fn encode<T: WriteCdr + RosMessage>(message: &T) -> Vec<u8> {
+        CdrWriter::encode_in(message, Vec::new())
+    }
+
+    /// [`CdrWriter::encode`] into `buffer`, emptied first: a buffer kept
+    /// from an earlier message of the same size allocates nothing.
+    pub(super) fn encode_in<T: WriteCdr + RosMessage>(message: &T, mut buffer: Vec<u8>) -> Vec<u8> {
         let bytes = message.cdr_bytes_at(0);
         if u32::try_from(bytes).is_err() {
             return super::encode_with_serde(message);
         }
-        let mut writer = CdrWriter::with_capacity(bytes);
+        buffer.clear();
+        buffer.reserve_exact(ENCAPSULATION.len() + bytes);
+        buffer.extend_from_slice(&ENCAPSULATION);
+        let mut writer = CdrWriter { payload: buffer };
         message.write_cdr(&mut writer);
         debug_assert_eq!(writer.payload.len(), ENCAPSULATION.len() + bytes, "{}: size worked out wrong", T::TYPE_NAME);
         writer.payload

@@ -187,6 +187,10 @@ impl RosMessage for TransformStamped {
     fn to_cdr(&self) -> Vec<u8> {
         super::cdr_ser::CdrWriter::encode(self)
     }
+
+    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
+        super::cdr_ser::CdrWriter::encode_in(self, buffer)
+    }
 }
 impl RosMessage for PoseWithCovariance {
     const TYPE_NAME: &'static str = "geometry_msgs/msg/PoseWithCovariance";
@@ -199,6 +203,10 @@ impl RosMessage for TwistWithCovarianceStamped {
 
     fn to_cdr(&self) -> Vec<u8> {
         super::cdr_ser::CdrWriter::encode(self)
+    }
+
+    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
+        super::cdr_ser::CdrWriter::encode_in(self, buffer)
     }
 }
 

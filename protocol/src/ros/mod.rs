@@ -36,6 +36,14 @@ pub trait RosMessage: Serialize + DeserializeOwned {
         encode_with_serde(self)
     }
 
+    /// [`RosMessage::to_cdr`] into `buffer` (see [`encode_in`]). Types
+    /// written without serde reuse it; the others make a payload of their
+    /// own.
+    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
+        drop(buffer);
+        self.to_cdr()
+    }
+
     /// The message of a payload (see [`decode`]). Through serde unless a
     /// type has a faster way to the same message.
     fn from_cdr(bytes: &[u8]) -> Result<Self, CdrError> {
@@ -68,6 +76,14 @@ pub struct CdrError {
 /// Encodes a message as little-endian CDR with the encapsulation header.
 pub fn encode<T: RosMessage>(message: &T) -> Vec<u8> {
     message.to_cdr()
+}
+
+/// [`encode`] into `buffer`, whose bytes are replaced: a node that sends
+/// the same messages step after step hands back the buffers of those sent
+/// (see `Outbox::payload_buffer` in `flotilla_node_kit`) and allocates
+/// nothing.
+pub fn encode_in<T: RosMessage>(message: &T, buffer: Vec<u8>) -> Vec<u8> {
+    message.to_cdr_in(buffer)
 }
 
 /// Decodes a CDR payload (either endianness, as announced by its header).

@@ -25,6 +25,10 @@ impl super::RosMessage for Odometry {
     fn to_cdr(&self) -> Vec<u8> {
         super::cdr_ser::CdrWriter::encode(self)
     }
+
+    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
+        super::cdr_ser::CdrWriter::encode_in(self, buffer)
+    }
 }
 
 /// `nav_msgs/msg/MapMetaData`.

@@ -321,6 +321,12 @@ fn odometry_twist_and_transforms_written_field_by_field_are_the_bytes_serde_writ
         assert_eq!(encode(&tf), encode_with_serde(&tf), "{} transforms", tf.transforms.len());
         let decoded = decode::<Odometry>(&encode(&odometry)).unwrap();
         assert_eq!(encode_with_serde(&decoded), encode(&odometry), "and read back");
+        // Into a buffer left over from another message, longer or shorter.
+        for leftover in [vec![0xAB; 3], vec![0xCD; 2000]] {
+            assert_eq!(encode_in(&odometry, leftover.clone()), encode(&odometry), "odometry into a used buffer");
+            assert_eq!(encode_in(&stamped, leftover.clone()), encode(&stamped), "twist into a used buffer");
+            assert_eq!(encode_in(&tf, leftover), encode(&tf), "transforms into a used buffer");
+        }
     }
     let empty = TFMessage::default();
     assert_eq!(encode(&empty), encode_with_serde(&empty));

@@ -17,4 +17,8 @@ impl super::RosMessage for TFMessage {
     fn to_cdr(&self) -> Vec<u8> {
         super::cdr_ser::CdrWriter::encode(self)
     }
+
+    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
+        super::cdr_ser::CdrWriter::encode_in(self, buffer)
+    }
 }

@@ -117,14 +117,18 @@ impl NodePlugin for OdomServer {
             let reading = instance.odom.update(state.time, body.pose, body.twist);
             let (odom, config) = (&instance.odom, instance.odom.config());
             let [odom_interest, truth_interest, twist_interest] = &mut instance.interest;
+            // Into the buffers of the messages a recorder took last time.
             if config.enable_odom_pub && out.wants_cached(&instance.ground_truth_key, truth_interest) {
-                out.put(instance.ground_truth_key.clone(), ros::encode(&odom.ground_truth(&reading)));
+                let payload = ros::encode_in(&odom.ground_truth(&reading), out.payload_buffer());
+                out.put_at(&instance.ground_truth_key, payload);
             }
             if config.enable_odom_pub && out.wants_cached(&instance.odom_key, odom_interest) {
-                out.put(instance.odom_key.clone(), ros::encode(&odom.odometry(&reading)));
+                let payload = ros::encode_in(&odom.odometry(&reading), out.payload_buffer());
+                out.put_at(&instance.odom_key, payload);
             }
             if config.enable_twist_pub && out.wants_cached(&instance.twist_key, twist_interest) {
-                out.put(instance.twist_key.clone(), ros::encode(&odom.twist(&reading)));
+                let payload = ros::encode_in(&odom.twist(&reading), out.payload_buffer());
+                out.put_at(&instance.twist_key, payload);
             }
             if wants_tf {
                 if config.enable_odom_tf_pub {
@@ -134,7 +138,8 @@ impl NodePlugin for OdomServer {
             }
         }
         if !transforms.is_empty() {
-            out.put(self.tf_key.clone(), ros::encode(&TFMessage { transforms }));
+            let payload = ros::encode_in(&TFMessage { transforms }, out.payload_buffer());
+            out.put_at(&self.tf_key, payload);
         }
     }
 
