@@ -158,6 +158,12 @@ impl Keys {
     pub fn recording(&self, node: &str) -> String {
         format!("{}/recording/{node}", self.root)
     }
+    /// `flotilla/<sim>/world/clock_flush` — queryable: the world sends the
+    /// clocks it has batched for recorders so far, then answers (asked by
+    /// a recorder about to stop).
+    pub fn clock_flush(&self) -> String {
+        format!("{}/world/clock_flush", self.root)
+    }
     /// `flotilla/<sim>/recording/*` — every node's batches.
     pub fn recording_all(&self) -> String {
         format!("{}/recording/*", self.root)

@@ -1,8 +1,9 @@
 //! Recording a running simulation: every ROS-facing topic — what its plugin
 //! instances publish and take in (the plugin registry's topics of the
 //! world's description), the map manager's, `clock`, `tf`, `tf_static` —
-//! into a [`Bag`], each message at the sim time of the latest `clock`.
-//! Topics of models spawned later are added as they come.
+//! into a [`Bag`], each message at its sim time: a node's at the time of
+//! the state it answered, a `clock` at its own, anything else at the
+//! latest of those. Topics of models spawned later are added as they come.
 //!
 //! Each topic is subscribed on its key until a batch of a node's messages
 //! (see [`flotilla_protocol::recording`]) brings it: from then on the
@@ -51,7 +52,7 @@ pub fn topics_of(description: &WorldDescription, keep: Option<&regex::Regex>) ->
 pub struct Summary {
     /// Messages per topic.
     pub counts: std::collections::BTreeMap<String, u64>,
-    /// Sim time of the last clock, ns.
+    /// The latest sim time known when it stopped, ns.
     pub end_ns: u64,
     /// The topics taken from nodes' batches.
     pub batched: BTreeSet<String>,
@@ -66,7 +67,8 @@ pub struct Summary {
 /// office-50's 35× real time).
 struct Writer {
     bag: Bag<crate::direct_file::DirectFile>,
-    /// Sim time of the latest clock, ns: every message's log time.
+    /// The latest sim time known, ns, from the latest `clock` or batch:
+    /// the log time of what comes on its key.
     now_ns: u64,
     /// The first error, after which nothing more is written.
     failed: Option<BagError>,
@@ -141,7 +143,7 @@ impl Writer {
         match self.topics.get(key) {
             Some(topic) if !topic.batched => {
                 let (id, clock) = (topic.id, topic.clock);
-                self.write(id, clock, payload);
+                self.write_now(id, clock, payload);
             }
             _ => {}
         }
@@ -149,10 +151,16 @@ impl Writer {
 
     /// Writes the recorded topics of a node's batch, which came on `key`;
     /// returns the topics it brought for the first time.
+    ///
+    /// Each message is logged at the sim time of the batch's moment, a
+    /// `clock` at its own time (the world sends several steps' clocks in
+    /// one batch). Either sets the time of what comes on keys next.
     fn write_batch(&mut self, key: &str, batch: &[u8]) -> Result<Vec<String>, flotilla_protocol::DecodeError> {
         let mut first = Vec::new();
         let messages = read_batch(batch)?;
-        self.gaps.saw(key, messages.number());
+        let header = messages.header();
+        self.gaps.saw(key, header.number);
+        self.now_ns = header.time_ns;
         for message in messages {
             let (key, payload) = message?;
             let Some(topic) = self.topics.get_mut(key) else { continue };
@@ -161,22 +169,39 @@ impl Writer {
                 first.push(topic.name.clone());
             }
             let (id, clock) = (topic.id, topic.clock);
-            self.write(id, clock, payload);
+            let time_ns = if clock { self.clock_time(payload) } else { header.time_ns };
+            self.write(id, time_ns, payload);
         }
+        self.now_ns = header.time_ns;
         Ok(first)
     }
 
-    fn write(&mut self, topic: TopicId, clock: bool, payload: &[u8]) {
+    /// The sim time a `clock` message says, or the latest known if it
+    /// cannot be read.
+    fn clock_time(&self, payload: &[u8]) -> u64 {
+        match ros::decode::<Clock>(payload) {
+            Ok(clock) => clock.clock.nanos(),
+            Err(e) => {
+                tracing::warn!("a bad clock message: {e}");
+                self.now_ns
+            }
+        }
+    }
+
+    /// Writes a message that came on its key: at the latest sim time
+    /// known, or, for a `clock`, at its own, which becomes the latest.
+    fn write_now(&mut self, topic: TopicId, clock: bool, payload: &[u8]) {
+        if clock {
+            self.now_ns = self.clock_time(payload);
+        }
+        self.write(topic, self.now_ns, payload);
+    }
+
+    fn write(&mut self, topic: TopicId, time_ns: u64, payload: &[u8]) {
         if self.failed.is_some() {
             return;
         }
-        if clock {
-            match ros::decode::<Clock>(payload) {
-                Ok(clock) => self.now_ns = clock.clock.nanos(),
-                Err(e) => tracing::warn!("a bad clock message: {e}"),
-            }
-        }
-        if let Err(e) = self.bag.write(topic, self.now_ns, payload) {
+        if let Err(e) = self.bag.write(topic, time_ns, payload) {
             self.failed = Some(e);
         }
     }
@@ -243,6 +268,7 @@ pub async fn record(
             }
         }
     }
+    ask_for_the_clocks_batched(session, keys).await;
     drop(subscriptions);
     drop(batches);
     let Writer { bag, now_ns, failed, topics, gaps } = match sole_owner(writer).await {
@@ -260,6 +286,27 @@ pub async fn record(
         batched: topics.into_values().filter(|t| t.batched).map(|t| t.name).collect(),
         lost_batches: gaps.lost,
     })
+}
+
+/// How long a recorder about to stop waits for the world's answer.
+const CLOCK_FLUSH_WAIT: Duration = Duration::from_secs(2);
+
+/// Asks the world for the clocks it has batched for recorders and not
+/// sent yet (it sends several steps' at once), and waits for its answer:
+/// the batch comes before it, on the same link.
+async fn ask_for_the_clocks_batched(session: &zenoh::Session, keys: &Keys) {
+    let replies = match session.get(keys.clock_flush()).timeout(CLOCK_FLUSH_WAIT).await {
+        Ok(replies) => replies,
+        Err(e) => {
+            tracing::warn!("cannot ask the world for its last clocks: {e}");
+            return;
+        }
+    };
+    while let Ok(reply) = replies.recv_async().await {
+        if let Err(e) = reply.result() {
+            tracing::warn!("the world could not send its last clocks: {:?}", e.payload().try_to_string());
+        }
+    }
 }
 
 /// How long the subscribers' callbacks may take to let go of the

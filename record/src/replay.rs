@@ -58,15 +58,20 @@ pub async fn replay(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<Played> {
     let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    let stream = mcap::MessageStream::new(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut messages = mcap::MessageStream::new(&bytes)
+        .and_then(|stream| stream.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    // In log-time order: a file's order may differ by a few steps (the
+    // world's clock is recorded in batches of several steps). The sort is
+    // stable, so a topic's messages of one time keep their order.
+    messages.sort_by_key(|message| message.log_time);
     let mut live: HashMap<String, zenoh::pubsub::Publisher<'static>> = HashMap::new();
     let mut cached: HashMap<String, AdvancedPublisher<'static>> = HashMap::new();
     let mut played = Played::default();
     let mut first_ns: Option<u64> = None;
     let start = Instant::now();
     tokio::pin!(shutdown);
-    for message in stream {
-        let message = message.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    for message in messages {
         let topic = message.channel.topic.clone();
         if keep.as_ref().is_some_and(|re| !re.is_match(&topic)) {
             continue;

@@ -10,6 +10,8 @@ checks it against what the room world (configs/tests/room) publishes:
   * decoded field values: the scan's frame, beam count and range limits, the
     odometry's frames, the clock;
   * the driving command sent while recording, decoded back;
+  * the clock recorded up to the last odometry (the world's last batch of
+    clocks asked for when the recorder stops);
   * every CRC (chunks, data section, summary), and the summary's counts and
     indexes agreeing with a plain read from start to end.
 
@@ -73,9 +75,10 @@ def main(path: str) -> None:
         if types.get(topic) != ros_type:
             fail(f"{topic}: type {types.get(topic)!r}, expected {ros_type!r} (topics: {sorted(types)})")
 
-    # Log times are sim time: the latest clock when each message came, so
-    # they lag the message's own time by at most a second (a node's first
-    # message after it learns of the recorder).
+    # Log times are sim time: a node's message at the time of the state it
+    # answered, which is its stamp; one that came on its key before the
+    # recorder took its topic from the node's batches at the latest time
+    # the recorder knew, within a second of its stamp.
     clock_times = times["/clock"]
     span_s = (clock_times[-1] - clock_times[0]) * 1e-9
     if span_s < 1.0:
@@ -84,6 +87,13 @@ def main(path: str) -> None:
         for logged, stamped in zip(times[topic], stamps[topic]):
             if not -50_000_000 <= logged - stamped <= 1_000_000_000:
                 fail(f"{topic}: logged at {logged} ns, stamped {stamped} ns")
+    # The world sends a recorder its clock twenty steps to a batch; a
+    # recorder about to stop asks for the rest, so the clock reaches the
+    # last odometry recorded (within a step or two it may have answered
+    # meanwhile), not up to twenty steps (100 ms) short of it.
+    last_odometry, last_clock = max(stamps["/robot/odometry/filtered"]), max(stamps["/clock"])
+    if last_odometry - last_clock > 25_000_000:
+        fail(f"the last clock recorded is {(last_odometry - last_clock) * 1e-6:.1f} ms before the last odometry")
     # Rates in sim time, each over the stretch its topic was recorded (a
     # publisher learns of the recorder a moment after the clock's does).
     for topic, rate_hz in [("/robot/scan", 10.0), ("/robot/odometry/filtered", 50.0), ("/clock", 200.0)]:

@@ -197,6 +197,7 @@ impl<P: NodePlugin> Core<P> {
     /// last step before anything is due again, sent unless the last report
     /// said the same or the plugin's actuation of this step says it.
     pub fn answer(&mut self, state: &WorldState) -> Reply {
+        self.outbox.set_moment(state.time.nanos);
         self.plugin.on_state(state, &mut self.outbox);
         // Only lockstep's barrier uses a promise (the clock unknown yet
         // counts as lockstep).

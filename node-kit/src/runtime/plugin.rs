@@ -250,6 +250,9 @@ pub struct Outbox {
     /// only, to be filled again (see [`Outbox::payload_buffer`]).
     spare_keys: Vec<String>,
     spare_payloads: Vec<Vec<u8>>,
+    /// The sim time of the state answered last, ns: the time of what the
+    /// plugin puts here, for a recorder's batch.
+    moment_ns: u64,
     /// Per key published on so far, whether any subscriber matches it: as
     /// its own publisher last learned, or for a key whose first message
     /// went out while its folder showed no subscriber, the folder's flag.
@@ -351,6 +354,17 @@ impl Outbox {
     /// what it would have seen from the start.
     pub fn wants(&self, key: &str) -> bool {
         self.recording() || self.subscribed(key)
+    }
+
+    /// The sim time of the state being answered (or answered last, while
+    /// an input is), ns.
+    pub(crate) fn moment_ns(&self) -> u64 {
+        self.moment_ns
+    }
+
+    /// A state of sim time `time_ns` is being answered.
+    pub(crate) fn set_moment(&mut self, time_ns: u64) {
+        self.moment_ns = time_ns;
     }
 
     /// Whether a recorder listens to this node's batches.

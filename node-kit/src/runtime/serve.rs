@@ -15,7 +15,7 @@ use flotilla_protocol::delivery::{output_delivery, OutputDelivery};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{encode_actuation, Actuation};
 use flotilla_protocol::plugins::registry::{self, Role};
-use flotilla_protocol::recording::{batch_len, write_batch};
+use flotilla_protocol::recording::{batch_len, write_batch, BatchHeader};
 use flotilla_protocol::selection::Selection;
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
 use flotilla_protocol::Keys;
@@ -603,13 +603,13 @@ struct Publishers {
 struct BatchBuffer(bytes::BytesMut);
 
 impl BatchBuffer {
-    /// Batch `number` of `items`, as Zenoh's payload.
-    fn fill(&mut self, number: u64, items: &[(String, Vec<u8>)]) -> zenoh::bytes::ZBytes {
+    /// The batch of `items`, as Zenoh's payload.
+    fn fill(&mut self, header: BatchHeader, items: &[(String, Vec<u8>)]) -> zenoh::bytes::ZBytes {
         let buffer = &mut self.0;
         buffer.clear();
         // Reclaims the whole buffer when the last batch's payload is gone.
         buffer.reserve(batch_len(items));
-        write_batch(number, items, |piece| buffer.extend_from_slice(piece));
+        write_batch(header, items, |piece| buffer.extend_from_slice(piece));
         zenoh::bytes::ZBytes::from(buffer.split().freeze())
     }
 }
@@ -646,7 +646,8 @@ impl Publishers {
             // Numbered even if it fails to go: the recorder sees the gap.
             let number = self.batches_sent;
             self.batches_sent += 1;
-            if let Err(e) = publisher.put(self.batch.fill(number, &items)).wait() {
+            let header = BatchHeader { number, time_ns: outbox.moment_ns() };
+            if let Err(e) = publisher.put(self.batch.fill(header, &items)).wait() {
                 tracing::warn!("cannot send the recorders their batch: {e}");
             }
         }
@@ -762,18 +763,19 @@ mod tests {
     fn a_batch_buffer_writes_what_encode_batch_does_and_reuses_its_memory() {
         let items = vec![("robot1/odom".to_string(), vec![1; 700]), ("tf".to_string(), vec![2; 90])];
         let mut buffer = BatchBuffer::default();
-        let first = buffer.fill(4, &items);
+        let header = |number| BatchHeader { number, time_ns: 20_000_000 };
+        let first = buffer.fill(header(4), &items);
         let bytes = first.to_bytes().into_owned();
-        assert_eq!(bytes, encode_batch(4, &items));
+        assert_eq!(bytes, encode_batch(header(4), &items));
         let memory = first.to_bytes().as_ptr();
         drop(first);
 
-        let second = buffer.fill(5, &items[..1]);
-        assert_eq!(read_batch(&second.to_bytes()).unwrap().number(), 5);
+        let second = buffer.fill(header(5), &items[..1]);
+        assert_eq!(read_batch(&second.to_bytes()).unwrap().header(), header(5));
         assert_eq!(second.to_bytes().as_ptr(), memory, "the first batch's memory, once Zenoh let it go");
         // While a batch is still held, the next gets memory of its own.
-        let third = buffer.fill(6, &items);
+        let third = buffer.fill(header(6), &items);
         assert_ne!(third.to_bytes().as_ptr(), second.to_bytes().as_ptr());
-        assert_eq!(third.to_bytes().into_owned(), encode_batch(6, &items));
+        assert_eq!(third.to_bytes().into_owned(), encode_batch(header(6), &items));
     }
 }

@@ -5,6 +5,7 @@
 //!   requests, ROS services — each updating the shared [`Sim`];
 //! * [`stepper`]: when to step, free of Zenoh (pacing, the lockstep barrier
 //!   and its stall policy, pausing, the external clock, the actuation inbox);
+//! * [`clock_batches`]: the clock for recorders, several steps to a batch;
 //! * [`run`] (here): the loop that asks the stepper, steps, and publishes one
 //!   [`WorldState`] and one ROS `clock` per step (preceded by the step's
 //!   [`WorldContacts`] in a world with contact plugins), and the status
@@ -12,6 +13,7 @@
 
 mod action;
 mod barrier;
+mod clock_batches;
 pub(crate) mod inbox;
 pub mod inputs;
 mod pacing;
@@ -47,6 +49,7 @@ pub use pacing::Pacer;
 pub const DEFAULT_LOCKSTEP_SPIN_US: u64 = 60;
 
 use crate::physics::Physics;
+use clock_batches::{ClockBatches, FLUSH_BEFORE_WAITING};
 use inputs::{lock, Wiring};
 use status::StatusBoard;
 use stepper::{Next, Sim, Stepper};
@@ -111,7 +114,7 @@ pub async fn run(
     let (published_tx, published_rx) = tokio::sync::watch::channel(0u64);
     let _action = action::declare(&wiring, published_rx.clone()).await?;
     let _inputs = inputs::declare(&wiring, &config.external_clock, published_rx).await?;
-    let outputs = Outputs::declare(&session, &keys).await?;
+    let outputs = Outputs::declare(&session, &keys, &config.node_id).await?;
     let shared = &wiring.shared;
 
     let mut state = WorldState { revision: 0, step: 0, time: Default::default(), step_ns, bodies: Vec::new() };
@@ -132,6 +135,13 @@ pub async fn run(
             Next::Wait { until, paused, on_answers } => {
                 if on_answers && !spin.is_zero() && wiring.wake.spin_for_news(news, spin) {
                     continue;
+                }
+                // Waiting for time, not for answers: the clocks batched
+                // so far go now (in fast and lockstep modes the answers
+                // come within milliseconds, and the batch fills on).
+                let pacing = lock(shared).run.clock == ClockMode::Realtime;
+                if paused || (pacing && until.saturating_duration_since(Instant::now()) >= FLUSH_BEFORE_WAITING) {
+                    outputs.clock_batches.flush().await?;
                 }
                 tokio::select! {
                     biased;
@@ -166,6 +176,7 @@ pub async fn run(
             }
         }
     }
+    outputs.clock_batches.flush().await?;
     tracing::info!("world stopping at step {} (t = {:.3} s)", state.step, state.time.as_secs_f64());
     Ok(())
 }
@@ -178,12 +189,16 @@ struct Outputs {
     /// Every n-th state, for the nodes that want no more.
     thinned: ThinnedStates,
     clock: zenoh::pubsub::Publisher<'static>,
+    /// The clock for recorders, several steps to a batch.
+    clock_batches: Arc<ClockBatches>,
+    /// Where a recorder about to stop asks for the clocks batched so far.
+    _clock_flush: zenoh::query::Queryable<()>,
     /// The contacts message, its buffer kept between steps.
     contacts_message: Mutex<WorldContacts>,
 }
 
 impl Outputs {
-    async fn declare(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<Outputs> {
+    async fn declare(session: &zenoh::Session, keys: &Keys, node: &str) -> anyhow::Result<Outputs> {
         let contacts = StepPublisher::declare(session, keys.world_contacts()).await?;
         let state = StepPublisher::declare(session, keys.world_state()).await?;
         let thinned = ThinnedStates::declare(session, keys).await?;
@@ -193,7 +208,8 @@ impl Outputs {
             .congestion_control(CongestionControl::Block)
             .await
             .map_err(flotilla_node_kit::Error::zenoh("publish on", clock_key))?;
-        Ok(Outputs { contacts, state, thinned, clock, contacts_message: Mutex::default() })
+        let (clock_batches, _clock_flush) = ClockBatches::declare(session, keys, node).await?;
+        Ok(Outputs { contacts, state, thinned, clock, clock_batches, _clock_flush, contacts_message: Mutex::default() })
     }
 
     /// Publishes the simulation's current state (into `state`) and clock.
@@ -229,6 +245,8 @@ impl Outputs {
         }
         // In external mode the clock is someone else's.
         if mode != ClockMode::External {
+            // A recorder's batch first (see `clock_batches`).
+            self.clock_batches.clock(&clock, state.time.nanos).await?;
             self.clock.put(clock).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         }
         Ok(())

@@ -1,0 +1,175 @@
+//! The world's `clock` for recorders, several steps to a batch.
+//!
+//! The world publishes a `clock` at every step: 200 a sim second at
+//! office-50's 5 ms steps, 10,000 a wall second at 50× real time. A
+//! recorder that took each on its key paid a wake-up for each, about a
+//! quarter of its CPU (BENCHMARKS.md, "the clock in batches"). So while a
+//! recorder listens (see [`flotilla_protocol::recording`]), the world also
+//! sends it its clock messages in batches of [`CLOCK_BATCH_STEPS`] steps,
+//! each message logged at its own time. The first after a recorder appears
+//! goes at once, before the same clock on its key, so that the recorder
+//! switches from the key to the batches without a gap or a double (as a
+//! node's batches do); after it, every clock on the key is in a later
+//! batch. A batch still filling goes when the world pauses, when it waits
+//! [`FLUSH_BEFORE_WAITING`] or longer for the next realtime step (a slow
+//! rate), when it stops, and when a recorder about to stop asks for it
+//! ([`Keys::clock_flush`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_protocol::recording::{encode_batch, BatchHeader};
+use flotilla_protocol::Keys;
+use zenoh::qos::CongestionControl;
+
+/// Steps whose clocks go in one batch.
+pub const CLOCK_BATCH_STEPS: usize = 20;
+
+/// A realtime wait at least this long sends the clocks batched so far
+/// first.
+pub const FLUSH_BEFORE_WAITING: Duration = Duration::from_millis(20);
+
+/// The publisher of the world's batches and the clocks waiting to go.
+pub struct ClockBatches {
+    publisher: zenoh::pubsub::Publisher<'static>,
+    /// Whether a recorder listens, as the publisher's matching listener says.
+    listening: Arc<AtomicBool>,
+    /// The clock's key.
+    key: String,
+    /// Held while a batch is sent, so that batches go in their numbers'
+    /// order whichever task sends them.
+    pending: tokio::sync::Mutex<Pending>,
+}
+
+#[derive(Default)]
+struct Pending {
+    clocks: Vec<(String, Vec<u8>)>,
+    /// The sim time of the latest clock in `clocks`, ns.
+    time_ns: u64,
+    /// The next batch's number.
+    number: u64,
+    /// Whether the recorders listening have had a batch since they came.
+    started: bool,
+}
+
+impl ClockBatches {
+    /// Declares the world's batch publisher, `recording/<node>`, and the
+    /// queryable a recorder about to stop asks for the clocks batched so
+    /// far (which must be kept as long as the batches are sent).
+    pub async fn declare(
+        session: &zenoh::Session,
+        keys: &Keys,
+        node: &str,
+    ) -> anyhow::Result<(Arc<ClockBatches>, zenoh::query::Queryable<()>)> {
+        let key = keys.recording(node);
+        // Lossless, as the nodes' batches are: a recording has every
+        // message or says which batches it misses.
+        let publisher = session
+            .declare_publisher(key.clone())
+            .congestion_control(CongestionControl::Block)
+            .await
+            .map_err(flotilla_node_kit::Error::zenoh("publish on", key.clone()))?;
+        let listening = Arc::new(AtomicBool::new(false));
+        let flag = listening.clone();
+        publisher
+            .matching_listener()
+            .callback(move |status| flag.store(status.matching(), Ordering::Relaxed))
+            .background()
+            .await
+            .map_err(flotilla_node_kit::Error::zenoh("watch for recorders on", key))?;
+        let batches = Arc::new(ClockBatches {
+            publisher,
+            listening,
+            key: keys.ros("/clock"),
+            pending: tokio::sync::Mutex::default(),
+        });
+        let (asked, reply_key, runtime) = (batches.clone(), keys.clock_flush(), tokio::runtime::Handle::current());
+        let flush = session
+            .declare_queryable(keys.clock_flush())
+            .callback(move |query| {
+                // Off the Zenoh thread that runs this callback, which must
+                // keep reading the links while a batch waits for room.
+                let (batches, key) = (asked.clone(), reply_key.clone());
+                runtime.spawn(async move {
+                    let flushed = batches.flush().await;
+                    let reply = match flushed {
+                        Ok(()) => query.reply(&key, Vec::<u8>::new()).await,
+                        Err(e) => query.reply_err(e.to_string()).await,
+                    };
+                    if let Err(e) = reply {
+                        tracing::warn!("cannot answer a recorder's clock flush: {e}");
+                    }
+                });
+            })
+            .await
+            .map_err(flotilla_node_kit::Error::zenoh("answer on", keys.clock_flush()))?;
+        Ok((batches, flush))
+    }
+
+    /// Takes the clock of a step at `time_ns`, before it goes out on its
+    /// key: sends the batch if it is the first a recorder gets or is full.
+    pub async fn clock(&self, payload: &[u8], time_ns: u64) -> anyhow::Result<()> {
+        let mut pending = self.pending.lock().await;
+        if !self.listening.load(Ordering::Relaxed) {
+            pending.clocks.clear();
+            pending.started = false;
+            return Ok(());
+        }
+        pending.clocks.push((self.key.clone(), payload.to_vec()));
+        pending.time_ns = time_ns;
+        let due = !pending.started || pending.clocks.len() >= CLOCK_BATCH_STEPS;
+        pending.started = true;
+        if due {
+            self.send(pending.take()).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends the clocks batched so far, if any.
+    pub async fn flush(&self) -> anyhow::Result<()> {
+        let mut pending = self.pending.lock().await;
+        if !pending.clocks.is_empty() {
+            self.send(pending.take()).await?;
+        }
+        Ok(())
+    }
+
+    async fn send(&self, batch: Vec<u8>) -> anyhow::Result<()> {
+        self.publisher.put(batch).await.map_err(|e| anyhow::anyhow!("sending a recorder the clock: {e}"))
+    }
+}
+
+impl Pending {
+    /// The batch of the clocks pending, which are then gone.
+    fn take(&mut self) -> Vec<u8> {
+        let header = BatchHeader { number: self.number, time_ns: self.time_ns };
+        self.number += 1;
+        let bytes = encode_batch(header, &self.clocks);
+        self.clocks.clear();
+        bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_protocol::recording::read_batch;
+
+    #[test]
+    fn batches_are_numbered_and_stamped_with_their_latest_clock() {
+        let mut pending = Pending::default();
+        for (step, time_ns) in [(1u8, 5_000_000u64), (2, 10_000_000)] {
+            pending.clocks.push(("sim/clock".into(), vec![step]));
+            pending.time_ns = time_ns;
+        }
+        let first = pending.take();
+        assert!(pending.clocks.is_empty());
+        let batch = read_batch(&first).unwrap();
+        assert_eq!(batch.header(), BatchHeader { number: 0, time_ns: 10_000_000 });
+        let clocks: Vec<_> = batch.map(|m| m.unwrap().1.to_vec()).collect();
+        assert_eq!(clocks, [vec![1], vec![2]], "every step's clock, in order");
+        pending.clocks.push(("sim/clock".into(), vec![3]));
+        assert_eq!(read_batch(&pending.take()).unwrap().header().number, 1);
+    }
+}
