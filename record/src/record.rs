@@ -172,7 +172,6 @@ impl Writer {
             let time_ns = if clock { self.clock_time(payload) } else { header.time_ns };
             self.write(id, time_ns, payload);
         }
-        self.now_ns = header.time_ns;
         Ok(first)
     }
 
