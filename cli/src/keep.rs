@@ -64,6 +64,11 @@ fn regex_of(topics: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
 
 /// Records until Ctrl-C, SIGTERM or `--for`.
 pub fn record(args: RecordArgs) -> anyhow::Result<()> {
+    // One Zenoh thread waits on the sockets, reads them and runs the
+    // callbacks, which write into the file and send nothing: no hop from
+    // thread to thread per message received, and no two callbacks
+    // waiting on each other for the file.
+    flotilla_node_kit::zenoh_threads::configure();
     let keep = regex_of(&args.topics)?;
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;

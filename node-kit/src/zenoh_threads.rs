@@ -17,9 +17,11 @@
 //! on a link (congestion control `Block`, a slow reader) waits for that
 //! very thread to see the socket writable again, so Zenoh gives up after
 //! 5 s and closes the link ("Unable to push non droppable network
-//! message … Closing transport!"). Hence only the plugin nodes and the
-//! wander controller use this layout, and their callbacks send nothing
-//! large and wait for nothing: a node's receiving thread hands an arrival
+//! message … Closing transport!"). Hence only the plugin nodes, the
+//! wander controller and `flotilla record` use this layout, and their
+//! callbacks send nothing large and wait for nothing that needs the links
+//! (the recorder's wait at most for its file's writing thread, which only
+//! slows the senders, whose batches are lossless): a node's receiving thread hands an arrival
 //! to its main loop rather than wait for the node's lock, and leaves the
 //! lossless messages an answer made to the main loop to send
 //! (`crate::runtime::handover`). The world keeps Zenoh's own pools,
