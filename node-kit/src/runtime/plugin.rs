@@ -247,9 +247,13 @@ impl<'a> Rebuild<'a> {
 pub struct Outbox {
     items: Vec<(String, Vec<u8>)>,
     /// Keys' strings and payloads of messages sent in a recorder's batch
-    /// only, to be filled again (see [`Outbox::payload_buffer`]).
+    /// only, to be filled again (see [`Outbox::payload_buffer`]): kept
+    /// only once the plugin has asked for them, so that a plugin that
+    /// never does (a laser) keeps none.
     spare_keys: Vec<String>,
     spare_payloads: Vec<Vec<u8>>,
+    reuses_keys: bool,
+    reuses_payloads: bool,
     /// The sim time of the state answered last, ns: the time of what the
     /// plugin puts here, for a recorder's batch.
     moment_ns: u64,
@@ -308,6 +312,7 @@ impl Outbox {
     /// [`Outbox::put`] with the key's string taken from a message that
     /// went to a recorder only, where there is one.
     pub fn put_at(&mut self, key: &str, payload: Vec<u8>) {
+        self.reuses_keys = true;
         let mut owned = self.spare_keys.pop().unwrap_or_default();
         owned.clear();
         owned.push_str(key);
@@ -323,19 +328,21 @@ impl Outbox {
     /// heap takes back costs a fault (BENCHMARKS.md, "the nodes' batches
     /// without allocations").
     pub fn payload_buffer(&mut self) -> Vec<u8> {
+        self.reuses_payloads = true;
         let mut buffer = self.spare_payloads.pop().unwrap_or_default();
         buffer.clear();
         buffer
     }
 
     /// Keeps the key and payload of a message sent in a batch only, for
-    /// [`Outbox::put_at`] and [`Outbox::payload_buffer`]: as many as the
-    /// messages of one moment, no more.
+    /// [`Outbox::put_at`] and [`Outbox::payload_buffer`] (if the plugin
+    /// uses them), up to [`SPARE_MESSAGES`] of each.
     pub(crate) fn recycle_message(&mut self, key: String, payload: Vec<u8>) {
-        if self.spare_keys.len() < SPARE_MESSAGES {
+        if self.reuses_keys && self.spare_keys.len() < SPARE_MESSAGES {
             self.spare_keys.push(key);
         }
-        if self.spare_payloads.len() < SPARE_MESSAGES && payload.capacity() <= SPARE_PAYLOAD_BYTES {
+        let small = payload.capacity() <= SPARE_PAYLOAD_BYTES;
+        if self.reuses_payloads && small && self.spare_payloads.len() < SPARE_MESSAGES {
             self.spare_payloads.push(payload);
         }
     }
@@ -647,5 +654,11 @@ mod tests {
 
         out.recycle_message("map".into(), vec![0; SPARE_PAYLOAD_BYTES + 1]);
         assert_eq!(out.payload_buffer().capacity(), 0, "a large payload is let go");
+
+        let mut laser = Outbox::default();
+        laser.put("robot1/scan".into(), vec![1; 4000]);
+        let (key, payload) = laser.drain().next().unwrap();
+        laser.recycle_message(key, payload);
+        assert!(laser.spare_keys.is_empty() && laser.spare_payloads.is_empty(), "kept only for a plugin that asks");
     }
 }
