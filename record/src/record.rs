@@ -76,6 +76,12 @@ struct Writer {
     topics: HashMap<String, Recorded>,
     /// The nodes' batches that never arrived.
     gaps: BatchGaps,
+    /// The time of the latest `clock` written as it came on its key, until
+    /// the world's batches bring the clock: a first batch may hold clocks
+    /// this recorder already has (it is sent at once to a recorder that
+    /// comes alone, but a recorder that comes while another records gets
+    /// the next batch of twenty steps).
+    live_clock_ns: Option<u64>,
 }
 
 /// A topic being recorded.
@@ -169,8 +175,18 @@ impl Writer {
                 first.push(topic.name.clone());
             }
             let (id, clock) = (topic.id, topic.clock);
-            let time_ns = if clock { self.clock_time(payload) } else { header.time_ns };
-            self.write(id, time_ns, payload);
+            if !clock {
+                self.write(id, header.time_ns, payload);
+                continue;
+            }
+            let time_ns = self.clock_time(payload);
+            if self.live_clock_ns.is_none_or(|live| time_ns > live) {
+                self.write(id, time_ns, payload);
+            }
+        }
+        if first.iter().any(|topic| topic == CLOCK_TOPIC) {
+            // From now on the clock comes in batches only.
+            self.live_clock_ns = None;
         }
         Ok(first)
     }
@@ -192,6 +208,7 @@ impl Writer {
     fn write_now(&mut self, topic: TopicId, clock: bool, payload: &[u8]) {
         if clock {
             self.now_ns = self.clock_time(payload);
+            self.live_clock_ns = Some(self.now_ns);
         }
         self.write(topic, self.now_ns, payload);
     }
@@ -222,6 +239,7 @@ pub async fn record(
         failed: None,
         topics: HashMap::new(),
         gaps: BatchGaps::default(),
+        live_clock_ns: None,
     }));
 
     let description = wait_for_world(session, keys).await;
@@ -270,7 +288,7 @@ pub async fn record(
     ask_for_the_clocks_batched(session, keys).await;
     drop(subscriptions);
     drop(batches);
-    let Writer { bag, now_ns, failed, topics, gaps } = match sole_owner(writer).await {
+    let Writer { bag, now_ns, failed, topics, gaps, .. } = match sole_owner(writer).await {
         Ok(writer) => writer.into_inner().unwrap_or_else(|e| e.into_inner()),
         Err(_) => anyhow::bail!("a subscriber still holds the recording {SUBSCRIBERS_LET_GO:?} after it was dropped"),
     };
@@ -395,6 +413,7 @@ impl Subscriptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_protocol::recording::{encode_batch, BatchHeader};
 
     #[test]
     fn batches_missing_from_a_node_s_numbering_are_counted_as_lost() {
@@ -408,5 +427,51 @@ mod tests {
         gaps.saw("flotilla/s/recording/odom-1", 47);
         let lost: Vec<(&str, u64)> = gaps.lost.iter().map(|(k, n)| (k.as_str(), *n)).collect();
         assert_eq!(lost, [("flotilla/s/recording/laser-1", 1), ("flotilla/s/recording/odom-1", 4)]);
+    }
+
+    /// A recorder's writer on a file of its own, recording `/clock`.
+    fn clock_writer(path: &Path) -> Writer {
+        let mut writer = Writer {
+            bag: Bag::create(path, ChunkCompression::None).unwrap(),
+            now_ns: 0,
+            failed: None,
+            topics: HashMap::new(),
+            gaps: BatchGaps::default(),
+            live_clock_ns: None,
+        };
+        writer.add_topic("s/clock".into(), &TopicSpec::publish::<Clock>(CLOCK_TOPIC));
+        writer
+    }
+
+    fn clock_at(ms: u64) -> Vec<u8> {
+        ros::encode(&Clock { clock: flotilla_protocol::time::SimTime { nanos: ms * 1_000_000 }.to_ros() })
+    }
+
+    /// The clock's times in a finished file, in file order, ms.
+    fn clock_times(path: &Path) -> Vec<u64> {
+        let bytes = std::fs::read(path).unwrap();
+        mcap::MessageStream::new(&bytes).unwrap().map(|m| m.unwrap().log_time / 1_000_000).collect()
+    }
+
+    #[test]
+    fn a_first_batch_of_clocks_the_recorder_already_has_adds_only_the_new_ones() {
+        let path = std::env::temp_dir().join(format!("flotilla-record-clock-{}.mcap", std::process::id()));
+        let mut writer = clock_writer(&path);
+        for ms in [5, 10, 15] {
+            writer.write_arrived("s/clock", &clock_at(ms));
+        }
+        // The world's batch of twenty steps that another recorder's
+        // presence had started: 5 to 25 ms, the first three already here.
+        let clocks: Vec<(String, Vec<u8>)> = (1..=5).map(|k| ("s/clock".to_string(), clock_at(5 * k))).collect();
+        let batch = encode_batch(BatchHeader { number: 7, time_ns: 25_000_000 }, &clocks);
+        assert_eq!(writer.write_batch("s/recording/world", &batch).unwrap(), [CLOCK_TOPIC]);
+        writer.write_arrived("s/clock", &clock_at(30)); // the same clock's copy on its key: taken from batches now
+        let next =
+            encode_batch(BatchHeader { number: 8, time_ns: 30_000_000 }, &[("s/clock".to_string(), clock_at(30))]);
+        writer.write_batch("s/recording/world", &next).unwrap();
+        assert_eq!(writer.now_ns, 30_000_000, "the latest time known");
+        writer.bag.finish().unwrap();
+        assert_eq!(clock_times(&path), [5, 10, 15, 20, 25, 30], "each clock once, at its own time");
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -10,7 +10,9 @@
 //! goes at once, before the same clock on its key, so that the recorder
 //! switches from the key to the batches without a gap or a double (as a
 //! node's batches do); after it, every clock on the key is in a later
-//! batch. A batch still filling goes when the world pauses, when it waits
+//! batch. (A recorder that comes while another records gets the next
+//! batch of the twenty, which may hold clocks it took on the key: it
+//! keeps only those after the last it has.) A batch still filling goes when the world pauses, when it waits
 //! [`FLUSH_BEFORE_WAITING`] or longer for the next realtime step (a slow
 //! rate), when it stops, and when a recorder about to stop asks for it
 //! ([`Keys::clock_flush`]).
