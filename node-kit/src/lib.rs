@@ -26,6 +26,7 @@ pub mod error;
 pub mod health;
 pub mod lockstep;
 pub mod logging;
+pub mod recorders;
 pub mod runtime;
 pub mod shared_memory;
 pub mod step_publisher;

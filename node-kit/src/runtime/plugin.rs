@@ -17,6 +17,7 @@ use flotilla_protocol::drive_to_world::{BodyCommand, Promise};
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::{configured, Configured, PluginConfig};
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
+use flotilla_protocol::ros::{self, RosMessage};
 use flotilla_protocol::world_to_nodes::WorldState;
 use flotilla_protocol::Keys;
 
@@ -309,9 +310,17 @@ impl Outbox {
         self.items.push((key, payload));
     }
 
+    /// Queues `message` for `key`, encoded into the buffers of a message
+    /// that went to a recorder only, where there is one (see
+    /// [`Outbox::payload_buffer`]).
+    pub fn put_encoded<T: RosMessage>(&mut self, key: &str, message: &T) {
+        let payload = ros::encode_in(message, self.payload_buffer());
+        self.put_at(key, payload);
+    }
+
     /// [`Outbox::put`] with the key's string taken from a message that
     /// went to a recorder only, where there is one.
-    pub fn put_at(&mut self, key: &str, payload: Vec<u8>) {
+    fn put_at(&mut self, key: &str, payload: Vec<u8>) {
         self.reuses_keys = true;
         let mut owned = self.spare_keys.pop().unwrap_or_default();
         owned.clear();
@@ -319,15 +328,15 @@ impl Outbox {
         self.items.push((owned, payload));
     }
 
-    /// An empty buffer to encode a payload into (`ros::encode_in`): one a
-    /// message left that went to a recorder only, where there is one. While
+    /// An empty buffer to encode a payload into: one a message left that
+    /// went to a recorder only, where there is one. While
     /// a recorder listens, a node that publishes the same messages step
     /// after step (the odometry of every robot at 50 Hz) then allocates
     /// nothing for them: each allocation and release of a batch's worth of
     /// payloads grew and trimmed the heap around every batch, and a page the
     /// heap takes back costs a fault (BENCHMARKS.md, "the nodes' batches
     /// without allocations").
-    pub fn payload_buffer(&mut self) -> Vec<u8> {
+    fn payload_buffer(&mut self) -> Vec<u8> {
         self.reuses_payloads = true;
         let mut buffer = self.spare_payloads.pop().unwrap_or_default();
         buffer.clear();
@@ -335,8 +344,8 @@ impl Outbox {
     }
 
     /// Keeps the key and payload of a message sent in a batch only, for
-    /// [`Outbox::put_at`] and [`Outbox::payload_buffer`] (if the plugin
-    /// uses them), up to [`SPARE_MESSAGES`] of each.
+    /// [`Outbox::put_encoded`] (if the plugin uses it), up to
+    /// [`SPARE_MESSAGES`] of each.
     pub(crate) fn recycle_message(&mut self, key: String, payload: Vec<u8>) {
         if self.reuses_keys && self.spare_keys.len() < SPARE_MESSAGES {
             self.spare_keys.push(key);

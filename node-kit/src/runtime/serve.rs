@@ -277,23 +277,9 @@ impl<P: NodePlugin> Shared<P> {
 /// Declares the publisher of the node's batches for recorders, whose
 /// matching listener tells the outbox whether a recorder listens.
 async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
-    let key = shared.keys.recording(&shared.node);
-    // Lossless in every clock mode: a recording has every message or says
-    // it could not keep up (the world slows down instead).
-    let publisher = shared
-        .session
-        .declare_publisher(key.clone())
-        .congestion_control(CongestionControl::Block)
-        .await
-        .map_err(Error::zenoh("publish on", key.clone()))?;
     let flag = shared.lock().core.outbox.recording_flag();
-    // Called at once (in `await`) when a recorder already listens.
-    publisher
-        .matching_listener()
-        .callback(move |status| flag.store(status.matching(), Ordering::Relaxed))
-        .background()
-        .await
-        .map_err(Error::zenoh("watch for recorders on", key))?;
+    let key = shared.keys.recording(&shared.node);
+    let publisher = crate::recorders::declare_batch_publisher(&shared.session, key, flag).await?;
     shared.lock().publishers.recording = Some(publisher);
     Ok(())
 }

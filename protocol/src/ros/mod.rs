@@ -80,7 +80,7 @@ pub fn encode<T: RosMessage>(message: &T) -> Vec<u8> {
 
 /// [`encode`] into `buffer`, whose bytes are replaced: a node that sends
 /// the same messages step after step hands back the buffers of those sent
-/// (see `Outbox::payload_buffer` in `flotilla_node_kit`) and allocates
+/// (see `Outbox::put_encoded` in `flotilla_node_kit`) and allocates
 /// nothing.
 pub fn encode_in<T: RosMessage>(message: &T, buffer: Vec<u8>) -> Vec<u8> {
     message.to_cdr_in(buffer)

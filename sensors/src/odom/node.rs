@@ -9,7 +9,7 @@ use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
 use flotilla_protocol::plugins::vehicle::VehicleConfig;
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
+use flotilla_protocol::ros::tf2_msgs::TFMessage;
 use flotilla_protocol::seed::plugin_seed;
 use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
 
@@ -117,18 +117,15 @@ impl NodePlugin for OdomServer {
             let reading = instance.odom.update(state.time, body.pose, body.twist);
             let (odom, config) = (&instance.odom, instance.odom.config());
             let [odom_interest, truth_interest, twist_interest] = &mut instance.interest;
-            // Into the buffers of the messages a recorder took last time.
+            // Into the buffers of the messages a recorder alone took last time.
             if config.enable_odom_pub && out.wants_cached(&instance.ground_truth_key, truth_interest) {
-                let payload = ros::encode_in(&odom.ground_truth(&reading), out.payload_buffer());
-                out.put_at(&instance.ground_truth_key, payload);
+                out.put_encoded(&instance.ground_truth_key, &odom.ground_truth(&reading));
             }
             if config.enable_odom_pub && out.wants_cached(&instance.odom_key, odom_interest) {
-                let payload = ros::encode_in(&odom.odometry(&reading), out.payload_buffer());
-                out.put_at(&instance.odom_key, payload);
+                out.put_encoded(&instance.odom_key, &odom.odometry(&reading));
             }
             if config.enable_twist_pub && out.wants_cached(&instance.twist_key, twist_interest) {
-                let payload = ros::encode_in(&odom.twist(&reading), out.payload_buffer());
-                out.put_at(&instance.twist_key, payload);
+                out.put_encoded(&instance.twist_key, &odom.twist(&reading));
             }
             if wants_tf {
                 if config.enable_odom_tf_pub {
@@ -138,8 +135,7 @@ impl NodePlugin for OdomServer {
             }
         }
         if !transforms.is_empty() {
-            let payload = ros::encode_in(&TFMessage { transforms }, out.payload_buffer());
-            out.put_at(&self.tf_key, payload);
+            out.put_encoded(&self.tf_key, &TFMessage { transforms });
         }
     }
 

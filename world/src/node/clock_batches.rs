@@ -21,9 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_node_kit::recorders::declare_batch_publisher;
 use flotilla_protocol::recording::{encode_batch, BatchHeader};
 use flotilla_protocol::Keys;
-use zenoh::qos::CongestionControl;
 
 /// Steps whose clocks go in one batch.
 pub const CLOCK_BATCH_STEPS: usize = 20;
@@ -64,22 +64,8 @@ impl ClockBatches {
         keys: &Keys,
         node: &str,
     ) -> anyhow::Result<(Arc<ClockBatches>, zenoh::query::Queryable<()>)> {
-        let key = keys.recording(node);
-        // Lossless, as the nodes' batches are: a recording has every
-        // message or says which batches it misses.
-        let publisher = session
-            .declare_publisher(key.clone())
-            .congestion_control(CongestionControl::Block)
-            .await
-            .map_err(flotilla_node_kit::Error::zenoh("publish on", key.clone()))?;
         let listening = Arc::new(AtomicBool::new(false));
-        let flag = listening.clone();
-        publisher
-            .matching_listener()
-            .callback(move |status| flag.store(status.matching(), Ordering::Relaxed))
-            .background()
-            .await
-            .map_err(flotilla_node_kit::Error::zenoh("watch for recorders on", key))?;
+        let publisher = declare_batch_publisher(session, keys.recording(node), listening.clone()).await?;
         let batches = Arc::new(ClockBatches {
             publisher,
             listening,

@@ -139,8 +139,8 @@ pub async fn run(
                 // Waiting for time, not for answers: the clocks batched
                 // so far go now (in fast and lockstep modes the answers
                 // come within milliseconds, and the batch fills on).
-                let pacing = lock(shared).run.clock == ClockMode::Realtime;
-                if paused || (pacing && until.saturating_duration_since(Instant::now()) >= FLUSH_BEFORE_WAITING) {
+                let long = until.saturating_duration_since(Instant::now()) >= FLUSH_BEFORE_WAITING;
+                if paused || (long && lock(shared).run.clock == ClockMode::Realtime) {
                     outputs.clock_batches.flush().await?;
                 }
                 tokio::select! {
