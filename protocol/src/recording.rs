@@ -1,65 +1,82 @@
-//! What nodes send recorders: every message of one moment in one payload.
+//! What nodes send recorders: their messages, several moments in one
+//! payload.
 //!
 //! A recorder subscribed to every ROS-facing topic receives each message on
 //! its own — at office-50's 35× real time, about 220,000 a second into one
 //! process, which cost the simulation 40 % of its speed. Instead, a node
 //! that sees a recorder (a subscriber on [`crate::Keys::recording`]) sends
-//! it the messages of each of its moments (an answered state, an input) in
-//! one batch, a few thousand a second in all, and publishes on the topics
-//! themselves only what other subscribers want. The world sends its
-//! `clock`, one message a step, in batches of several steps.
+//! it the messages of its moments (an answered state, an input) in
+//! batches, and publishes on the topics themselves only what other
+//! subscribers want. A batch holds several moments: one a moment was
+//! still 3,500 batches a wall second at office-50's 50× real time, and
+//! each cost the node a hand-over to its main loop and a send, and the
+//! recorder a wake-up (BENCHMARKS.md, "several moments to a batch"). The
+//! world sends its `clock`, one message a step, in batches of several
+//! steps.
 //!
 //! A batch is the one internal payload not encoded by [`crate::codec`]:
 //! bincode writes and reads a byte vector one byte at a time, which made
 //! copying the payloads in and out the recorder's and the nodes' main
-//! cost. Its framing is as plain: its layout's version ([`BATCH_VERSION`],
-//! two bytes, little-endian), the batch's number (u64 LE: a node numbers
-//! its batches 0, 1, 2, … so that a recorder can tell when some never
-//! arrived), the sim time of its moment (u64 LE, ns: the state the node
-//! answered, or the latest it knew of), then per message the key's length
-//! (u32 LE), the key in UTF-8, the payload's length (u32 LE) and the
-//! payload. A reader borrows keys and payloads from the received bytes.
+//! cost. Its framing is as plain, integers little-endian: its layout's
+//! version ([`BATCH_VERSION`], u16), the batch's number (u64: a sender
+//! numbers its batches 0, 1, 2, … so that a recorder can tell when some
+//! never arrived), then per moment its sim time (u64, ns: the state the
+//! node answered, or the latest it knew of) and its number of messages
+//! (u32), and per message the key's length (u32), the key in UTF-8, the
+//! payload's length (u32) and the payload. A reader borrows keys and
+//! payloads from the received bytes.
 
 use crate::codec::DecodeError;
 
 const KIND: &str = "OutputBatch";
 
-/// The version of a batch's layout. Version 1 (Flotilla's schema version
-/// then) had no sim time.
-pub const BATCH_VERSION: u16 = 2;
+/// The version of the layout above: 3 since a batch holds several moments
+/// (2 had one, with its time; 1 had no time).
+pub const BATCH_VERSION: u16 = 3;
 
-/// What a batch says of itself before its messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BatchHeader {
-    /// Its number among its sender's batches.
-    pub number: u64,
-    /// The sim time of the moment its messages are of, ns.
-    pub time_ns: u64,
-}
+/// Bytes before a batch's first moment: its version and number.
+pub const BATCH_START_LEN: usize = 2 + 8;
 
-/// Encodes a batch of a node: the messages it published at one moment —
-/// each topic's Zenoh key and its CDR payload, as they went (or would have
-/// gone) out on that key — in the order it made them.
-pub fn encode_batch(header: BatchHeader, messages: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(batch_len(messages));
-    write_batch(header, messages, |piece| out.extend_from_slice(piece));
+/// A moment's messages: key and payload each.
+pub type Messages = [(String, Vec<u8>)];
+
+/// A batch of moments, each its sim time (ns) and its messages, numbered
+/// `number`.
+pub fn encode_batch(number: u64, moments: &[(u64, &Messages)]) -> Vec<u8> {
+    let len = BATCH_START_LEN + moments.iter().map(|(_, messages)| moment_len(messages)).sum::<usize>();
+    let mut out = Vec::with_capacity(len);
+    write_batch_start(number, |piece| out.extend_from_slice(piece));
+    for (time_ns, messages) in moments {
+        write_moment(*time_ns, messages, |piece| out.extend_from_slice(piece));
+    }
     out
 }
 
-/// The bytes of a batch of `messages`.
-pub fn batch_len(messages: &[(String, Vec<u8>)]) -> usize {
-    2 + 8 + 8 + messages.iter().map(|(key, payload)| 8 + key.len() + payload.len()).sum::<usize>()
+/// Writes a batch's version and number, in pieces, to `write`.
+pub fn write_batch_start(number: u64, mut write: impl FnMut(&[u8])) {
+    write(&BATCH_VERSION.to_le_bytes());
+    write(&number.to_le_bytes());
 }
 
-/// [`encode_batch`] piece by piece into `write`, for a sender that keeps
-/// its buffer from batch to batch.
-pub fn write_batch(header: BatchHeader, messages: &[(String, Vec<u8>)], mut write: impl FnMut(&[u8])) {
-    write(&BATCH_VERSION.to_le_bytes());
-    write(&header.number.to_le_bytes());
-    write(&header.time_ns.to_le_bytes());
+/// Numbers a batch whose start [`write_batch_start`] wrote before its
+/// number was known (a batch is numbered when it is sent).
+pub fn set_batch_number(batch: &mut [u8], number: u64) {
+    batch[2..BATCH_START_LEN].copy_from_slice(&number.to_le_bytes());
+}
+
+/// The bytes [`write_moment`] writes for `messages`.
+pub fn moment_len(messages: &Messages) -> usize {
+    8 + 4 + messages.iter().map(|(key, payload)| 8 + key.len() + payload.len()).sum::<usize>()
+}
+
+/// Writes a moment of sim time `time_ns` and its messages, in pieces, to
+/// `write`.
+pub fn write_moment(time_ns: u64, messages: &Messages, mut write: impl FnMut(&[u8])) {
+    write(&time_ns.to_le_bytes());
+    write(&u32::try_from(messages.len()).expect("under 4 billion messages a moment").to_le_bytes());
     for (key, payload) in messages {
         for chunk in [key.as_bytes(), payload.as_slice()] {
-            // A key or a message of 4 GiB cannot be published anyway.
+            // A batch of one moment's messages: far below 4 GiB each.
             let len = u32::try_from(chunk.len()).expect("a message under 4 GiB");
             write(&len.to_le_bytes());
             write(chunk);
@@ -67,7 +84,8 @@ pub fn write_batch(header: BatchHeader, messages: &[(String, Vec<u8>)], mut writ
     }
 }
 
-/// The messages of a batch, borrowed from its bytes, in order.
+/// Reads a batch's version and number; its messages come from the
+/// returned iterator, each with its moment's time.
 pub fn read_batch(bytes: &[u8]) -> Result<BatchReader<'_>, DecodeError> {
     let too_short = || DecodeError::TooShort { kind: KIND, len: bytes.len() };
     let (version, rest) = bytes.split_first_chunk::<2>().ok_or_else(too_short)?;
@@ -76,54 +94,90 @@ pub fn read_batch(bytes: &[u8]) -> Result<BatchReader<'_>, DecodeError> {
         return Err(DecodeError::VersionMismatch { kind: KIND, got, expected: BATCH_VERSION });
     }
     let (number, rest) = rest.split_first_chunk::<8>().ok_or_else(too_short)?;
-    let (time_ns, rest) = rest.split_first_chunk::<8>().ok_or_else(too_short)?;
-    let header = BatchHeader { number: u64::from_le_bytes(*number), time_ns: u64::from_le_bytes(*time_ns) };
-    Ok(BatchReader { header, rest })
+    Ok(BatchReader { number: u64::from_le_bytes(*number), time_ns: 0, left_in_moment: 0, rest })
 }
 
-/// Iterator over a batch's (key, payload) pairs; a malformed message ends
-/// it with an error.
+/// A message of a batch, borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchMessage<'a> {
+    /// The sim time of its moment, ns.
+    pub time_ns: u64,
+    /// Its key.
+    pub key: &'a str,
+    /// Its payload.
+    pub payload: &'a [u8],
+}
+
+/// The messages of a batch, in the order they were written. After an
+/// error it ends: nothing after a bad length can be trusted.
+#[derive(Debug)]
 pub struct BatchReader<'a> {
-    header: BatchHeader,
+    number: u64,
+    /// The moment being read: its time and the messages of it not read yet.
+    time_ns: u64,
+    left_in_moment: u32,
     rest: &'a [u8],
 }
 
 impl<'a> BatchReader<'a> {
-    /// What the batch says of itself.
-    pub fn header(&self) -> BatchHeader {
-        self.header
+    /// The batch's number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    fn malformed(reason: String) -> DecodeError {
+        DecodeError::Malformed { kind: KIND, reason }
+    }
+
+    fn take<const N: usize>(&mut self, what: &str) -> Result<[u8; N], DecodeError> {
+        let (value, rest) =
+            self.rest.split_first_chunk::<N>().ok_or_else(|| Self::malformed(format!("the {what} is cut off")))?;
+        self.rest = rest;
+        Ok(*value)
     }
 
     fn chunk(&mut self, what: &str) -> Result<&'a [u8], DecodeError> {
-        let malformed = |reason: String| DecodeError::Malformed { kind: KIND, reason };
-        let (len, rest) =
-            self.rest.split_first_chunk::<4>().ok_or_else(|| malformed(format!("the {what}'s length is cut off")))?;
+        // Worded only when it fails: this runs twice for every message.
+        let Some((len, rest)) = self.rest.split_first_chunk::<4>() else {
+            return Err(Self::malformed(format!("the {what}'s length is cut off")));
+        };
+        self.rest = rest;
         let len = u32::from_le_bytes(*len) as usize;
-        if rest.len() < len {
-            return Err(malformed(format!("a {what} of {len} bytes, {} left", rest.len())));
+        if self.rest.len() < len {
+            return Err(Self::malformed(format!("a {what} of {len} bytes, {} left", self.rest.len())));
         }
-        let (chunk, rest) = rest.split_at(len);
+        let (chunk, rest) = self.rest.split_at(len);
         self.rest = rest;
         Ok(chunk)
+    }
+
+    fn next_message(&mut self) -> Result<Option<BatchMessage<'a>>, DecodeError> {
+        while self.left_in_moment == 0 {
+            if self.rest.is_empty() {
+                return Ok(None);
+            }
+            self.time_ns = u64::from_le_bytes(self.take("moment's time")?);
+            self.left_in_moment = u32::from_le_bytes(self.take("moment's number of messages")?);
+        }
+        let key =
+            std::str::from_utf8(self.chunk("key")?).map_err(|e| Self::malformed(format!("a key not in UTF-8: {e}")))?;
+        let payload = self.chunk("payload")?;
+        self.left_in_moment -= 1;
+        Ok(Some(BatchMessage { time_ns: self.time_ns, key, payload }))
     }
 }
 
 impl<'a> Iterator for BatchReader<'a> {
-    type Item = Result<(&'a str, &'a [u8]), DecodeError>;
+    type Item = Result<BatchMessage<'a>, DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.rest.is_empty() {
-            return None;
+        match self.next_message() {
+            Ok(message) => message.map(Ok),
+            Err(e) => {
+                (self.rest, self.left_in_moment) = (&[], 0);
+                Some(Err(e))
+            }
         }
-        let message = (|| {
-            let key = std::str::from_utf8(self.chunk("key")?)
-                .map_err(|e| DecodeError::Malformed { kind: KIND, reason: format!("a key not in UTF-8: {e}") })?;
-            Ok((key, self.chunk("payload")?))
-        })();
-        if message.is_err() {
-            self.rest = &[]; // nothing after a bad length can be trusted
-        }
-        Some(message)
     }
 }
 
@@ -131,43 +185,69 @@ impl<'a> Iterator for BatchReader<'a> {
 mod tests {
     use super::*;
 
+    fn message<'a>(time_ns: u64, key: &'a str, payload: &'a [u8]) -> BatchMessage<'a> {
+        BatchMessage { time_ns, key, payload }
+    }
+
     #[test]
-    fn a_batch_reads_back_as_the_messages_it_was_made_of() {
-        let messages = vec![("robot1/odom".to_string(), vec![0, 1, 0, 0, 7]), ("tf".to_string(), vec![])];
-        let header = BatchHeader { number: 41, time_ns: 12_345_000_000 };
-        let bytes = encode_batch(header, &messages);
-        assert_eq!(read_batch(&bytes).unwrap().header(), header);
-        let back: Vec<(&str, &[u8])> = read_batch(&bytes).unwrap().collect::<Result<_, _>>().unwrap();
-        assert_eq!(back, vec![("robot1/odom", &[0u8, 1, 0, 0, 7][..]), ("tf", &[][..])]);
+    fn a_batch_reads_back_as_the_moments_it_was_made_of() {
+        let first = vec![("robot1/odom".to_string(), vec![0, 1, 0, 0, 7]), ("tf".to_string(), vec![])];
+        let second = vec![("robot1/odom".to_string(), vec![9; 3])];
+        let bytes = encode_batch(41, &[(12_345_000_000, &first), (12_350_000_000, &[]), (12_355_000_000, &second)]);
+        let batch = read_batch(&bytes).unwrap();
+        assert_eq!(batch.number(), 41);
+        let back: Vec<BatchMessage> = batch.collect::<Result<_, _>>().unwrap();
         assert_eq!(
-            read_batch(&encode_batch(BatchHeader { number: 0, time_ns: 0 }, &[])).unwrap().count(),
-            0,
-            "an empty batch"
+            back,
+            [
+                message(12_345_000_000, "robot1/odom", &[0, 1, 0, 0, 7]),
+                message(12_345_000_000, "tf", &[]),
+                message(12_355_000_000, "robot1/odom", &[9; 3]),
+            ],
+            "each message with its moment's time; a moment without messages adds none"
         );
-        assert_eq!(bytes.len(), batch_len(&messages), "its length told before it is written");
+        assert_eq!(read_batch(&encode_batch(0, &[])).unwrap().count(), 0, "a batch of no moment");
+        let lens = BATCH_START_LEN + moment_len(&first) + moment_len(&[]) + moment_len(&second);
+        assert_eq!(bytes.len(), lens, "its length told before it is written");
+    }
+
+    #[test]
+    fn a_batch_numbered_when_sent_reads_its_number() {
+        let mut bytes = encode_batch(0, &[(5, &[("scan".to_string(), vec![1, 2])])]);
+        set_batch_number(&mut bytes, 9_000_000_001);
+        assert_eq!(read_batch(&bytes).unwrap().number(), 9_000_000_001);
+        assert_eq!(read_batch(&bytes).unwrap().next().unwrap().unwrap(), message(5, "scan", &[1, 2]));
     }
 
     #[test]
     fn a_cut_or_foreign_batch_is_refused_not_misread() {
-        let bytes = encode_batch(BatchHeader { number: 7, time_ns: 5 }, &[("robot1/odom".to_string(), vec![9; 40])]);
-        let cut: Vec<_> = read_batch(&bytes[..bytes.len() - 1]).unwrap().collect();
-        assert!(matches!(cut[..], [Err(DecodeError::Malformed { .. })]), "{cut:?}");
+        let bytes = encode_batch(7, &[(5, &[("robot1/odom".to_string(), vec![9; 40])])]);
+        for cut in [bytes.len() - 1, BATCH_START_LEN + 3, BATCH_START_LEN + 10, BATCH_START_LEN + 14] {
+            let read: Vec<_> = read_batch(&bytes[..cut]).unwrap().collect();
+            assert!(matches!(read[..], [Err(DecodeError::Malformed { .. })]), "cut at {cut}: {read:?}");
+        }
         let mut other = bytes.clone();
         other[0] ^= 0xff;
         assert!(matches!(read_batch(&other), Err(DecodeError::VersionMismatch { .. })));
         assert!(matches!(read_batch(&[1]), Err(DecodeError::TooShort { .. })));
         assert!(matches!(read_batch(&bytes[..9]), Err(DecodeError::TooShort { .. })), "its number cut off");
-        assert!(matches!(read_batch(&bytes[..17]), Err(DecodeError::TooShort { .. })), "its time cut off");
-        let mut version_1 = bytes.clone();
-        version_1[..2].copy_from_slice(&1u16.to_le_bytes());
+        let mut version_2 = bytes.clone();
+        version_2[..2].copy_from_slice(&2u16.to_le_bytes());
         assert!(
-            matches!(read_batch(&version_1), Err(DecodeError::VersionMismatch { got: 1, expected: 2, .. })),
-            "a batch of the layout without time"
+            matches!(read_batch(&version_2), Err(DecodeError::VersionMismatch { got: 2, expected: 3, .. })),
+            "a batch of the layout of one moment"
         );
-        let mut huge = BATCH_VERSION.to_le_bytes().to_vec();
-        huge.extend_from_slice(&3u64.to_le_bytes());
+        let mut huge = encode_batch(3, &[]);
         huge.extend_from_slice(&4u64.to_le_bytes());
+        huge.extend_from_slice(&1u32.to_le_bytes());
         huge.extend_from_slice(&u32::MAX.to_le_bytes());
         assert!(read_batch(&huge).unwrap().next().unwrap().is_err(), "a length beyond the bytes left");
+        let mut more = encode_batch(3, &[]);
+        more.extend_from_slice(&4u64.to_le_bytes());
+        more.extend_from_slice(&2u32.to_le_bytes());
+        more.extend_from_slice(&0u32.to_le_bytes());
+        more.extend_from_slice(&0u32.to_le_bytes());
+        let read: Vec<_> = read_batch(&more).unwrap().collect();
+        assert!(matches!(read[..], [Ok(_), Err(DecodeError::Malformed { .. })]), "a moment promising more: {read:?}");
     }
 }

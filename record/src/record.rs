@@ -20,9 +20,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flotilla_node_kit::client::{fetch_description, wait_for_world};
+use flotilla_node_kit::runtime::recorder_batch::BATCH_AGE;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::plugins::registry::{self, Durability, TopicSpec};
-use flotilla_protocol::recording::read_batch;
+use flotilla_protocol::recording::{read_batch, BatchMessage};
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::WorldEvent;
 use flotilla_protocol::Keys;
@@ -106,6 +107,11 @@ struct BatchGaps {
 }
 
 impl BatchGaps {
+    /// Whether a batch came on `key` before.
+    fn knows(&self, key: &str) -> bool {
+        self.last.contains_key(key)
+    }
+
     /// Batch `number` came on `key`: those numbered between the last one
     /// and it are lost. The first batch seen from a node may have any
     /// number (it numbers them from its own start, not the recorder's).
@@ -158,29 +164,24 @@ impl Writer {
     /// Writes the recorded topics of a node's batch, which came on `key`;
     /// returns the topics it brought for the first time.
     ///
-    /// Each message is logged at the sim time of the batch's moment, a
-    /// `clock` at its own time (the world sends several steps' clocks in
-    /// one batch). Either sets the time of what comes on keys next.
+    /// Each message is logged at the sim time of its moment: the state a
+    /// node answered, or a `clock`'s own time (the world sends each step's
+    /// clock as a moment of its own). The latest sets the time of what
+    /// comes on keys next.
     fn write_batch(&mut self, key: &str, batch: &[u8]) -> Result<Vec<String>, flotilla_protocol::DecodeError> {
         let mut first = Vec::new();
         let messages = read_batch(batch)?;
-        let header = messages.header();
-        self.gaps.saw(key, header.number);
-        self.now_ns = header.time_ns;
+        self.gaps.saw(key, messages.number());
         for message in messages {
-            let (key, payload) = message?;
+            let BatchMessage { time_ns, key, payload } = message?;
+            self.now_ns = time_ns;
             let Some(topic) = self.topics.get_mut(key) else { continue };
             if !topic.batched {
                 topic.batched = true;
                 first.push(topic.name.clone());
             }
             let (id, clock) = (topic.id, topic.clock);
-            if !clock {
-                self.write(id, header.time_ns, payload);
-                continue;
-            }
-            let time_ns = self.clock_time(payload);
-            if self.live_clock_ns.is_none_or(|live| time_ns > live) {
+            if !clock || self.live_clock_ns.is_none_or(|live| time_ns > live) {
                 self.write(id, time_ns, payload);
             }
         }
@@ -248,15 +249,21 @@ pub async fn record(
     // Only now that every topic's key is known: the nodes start batching
     // as soon as this subscriber appears.
     let (batched_tx, mut batched) = tokio::sync::mpsc::unbounded_channel();
+    let (senders_tx, mut senders) = tokio::sync::mpsc::unbounded_channel();
     let into = writer.clone();
     let batches = session
         .declare_subscriber(keys.recording_all())
         .callback(move |sample| {
-            match lock(&into).write_batch(sample.key_expr().as_str(), &sample.payload().to_bytes()) {
+            let key = sample.key_expr().as_str();
+            let mut writer = lock(&into);
+            if !writer.gaps.knows(key) {
+                let _ = senders_tx.send(key.to_string());
+            }
+            match writer.write_batch(key, &sample.payload().to_bytes()) {
                 Ok(first) => first.into_iter().for_each(|topic| {
                     let _ = batched_tx.send(topic);
                 }),
-                Err(e) => tracing::warn!("a bad batch on {}: {e}", sample.key_expr()),
+                Err(e) => tracing::warn!("a bad batch on {key}: {e}"),
             }
         })
         .await
@@ -272,11 +279,20 @@ pub async fn record(
         })
         .await
         .map_err(|e| anyhow::anyhow!("cannot subscribe to the world's events: {e}"))?;
+    // Each sender's batch key, declared here: Zenoh keeps the route of a
+    // declared key and works out that of any other afresh for every sample
+    // (against the wildcard subscription), a sixth of the recorder's CPU at
+    // office-50's 3,500 batches a wall second.
+    let mut sender_keys = Vec::new();
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
             Some(topic) = batched.recv() => subscriptions.drop_live(&topic),
+            Some(key) = senders.recv() => match session.declare_keyexpr(key).await {
+                Ok(key) => sender_keys.push(key),
+                Err(e) => tracing::debug!("cannot declare a sender's batch key: {e}"),
+            },
             Some(_) = events.recv() => {
                 match fetch_description(session, keys, Duration::from_secs(5)).await {
                     Ok(description) => subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?,
@@ -285,6 +301,9 @@ pub async fn record(
             }
         }
     }
+    // The nodes' batches still filling go within their age at most; then
+    // the world's clocks, which reach past every moment of them.
+    tokio::time::sleep(2 * BATCH_AGE).await;
     ask_for_the_clocks_batched(session, keys).await;
     drop(subscriptions);
     drop(batches);
@@ -413,7 +432,7 @@ impl Subscriptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::recording::{encode_batch, BatchHeader};
+    use flotilla_protocol::recording::{encode_batch, Messages};
 
     #[test]
     fn batches_missing_from_a_node_s_numbering_are_counted_as_lost() {
@@ -463,11 +482,11 @@ mod tests {
         // The world's batch of twenty steps that another recorder's
         // presence had started: 5 to 25 ms, the first three already here.
         let clocks: Vec<(String, Vec<u8>)> = (1..=5).map(|k| ("s/clock".to_string(), clock_at(5 * k))).collect();
-        let batch = encode_batch(BatchHeader { number: 7, time_ns: 25_000_000 }, &clocks);
-        assert_eq!(writer.write_batch("s/recording/world", &batch).unwrap(), [CLOCK_TOPIC]);
+        let moments: Vec<(u64, &Messages)> =
+            clocks.iter().zip(1..).map(|(clock, k)| (5_000_000 * k, std::slice::from_ref(clock))).collect();
+        assert_eq!(writer.write_batch("s/recording/world", &encode_batch(7, &moments)).unwrap(), [CLOCK_TOPIC]);
         writer.write_arrived("s/clock", &clock_at(30)); // the same clock's copy on its key: taken from batches now
-        let next =
-            encode_batch(BatchHeader { number: 8, time_ns: 30_000_000 }, &[("s/clock".to_string(), clock_at(30))]);
+        let next = encode_batch(8, &[(30_000_000, &[("s/clock".to_string(), clock_at(30))])]);
         writer.write_batch("s/recording/world", &next).unwrap();
         assert_eq!(writer.now_ns, 30_000_000, "the latest time known");
         writer.bag.finish().unwrap();

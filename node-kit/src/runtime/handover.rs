@@ -20,7 +20,9 @@ use flotilla_protocol::delivery::OutputDelivery;
 /// made messages that go out lossless (outputs in fast and lockstep mode,
 /// and a recorder's batch in every mode), whose send may wait for room on
 /// a slow subscriber's link. (An actuation and a lockstep report go to the
-/// world, which reads its links on threads of its own.)
+/// world, which reads its links on threads of its own; a moment only added
+/// to the batch for recorders being filled sends nothing, see
+/// `super::recorder_batch`.)
 pub(crate) fn may_send_here(delivery: OutputDelivery, made_messages: bool, recording: bool) -> bool {
     !made_messages || (delivery == OutputDelivery::BestEffort && !recording)
 }

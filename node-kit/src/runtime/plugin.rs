@@ -497,6 +497,11 @@ impl Outbox {
         self.items.drain(..)
     }
 
+    /// The messages queued to go out.
+    pub(crate) fn items(&self) -> &[(String, Vec<u8>)] {
+        &self.items
+    }
+
     /// Whether messages are queued to go out.
     pub(crate) fn has_items(&self) -> bool {
         !self.items.is_empty()

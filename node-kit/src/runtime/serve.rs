@@ -15,7 +15,6 @@ use flotilla_protocol::delivery::{output_delivery, OutputDelivery};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{encode_actuation, Actuation};
 use flotilla_protocol::plugins::registry::{self, Role};
-use flotilla_protocol::recording::{batch_len, write_batch, BatchHeader};
 use flotilla_protocol::selection::Selection;
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
 use flotilla_protocol::Keys;
@@ -28,6 +27,7 @@ use super::flags::Flag;
 use super::handover::{may_send_here, Handover};
 use super::latched::Latched;
 use super::plugin::{folder_of, Answering, Input, NodePlugin, Outbox, Rebuild};
+use super::recorder_batch::PendingBatch;
 use super::state_gate::StateGate;
 use super::state_stream::StateStream;
 use super::static_tf::StaticTf;
@@ -109,10 +109,22 @@ pub async fn serve<P: NodePlugin>(
     let _ = shared.lockstep.set(lockstep);
     shared.lock().core.release();
 
+    // When the batch for recorders being filled must go for its age.
+    let mut batch_due: Option<Instant> = None;
     loop {
+        let batch_age = async {
+            match batch_due {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
         let next = tokio::select! {
             biased;
             _ = &mut shutdown => break,
+            _ = batch_age => {
+                batch_due = shared.send_batch_if_due();
+                continue;
+            }
             Some(claim) = claim_events.recv() => {
                 if main.claims.seen(&claim.instance, &claim.node, claim.alive) {
                     shared.gate.open();
@@ -141,11 +153,16 @@ pub async fn serve<P: NodePlugin>(
                 main.states.flowing(stride);
                 None
             }
+            ToLoop::BatchStarted(due) => {
+                batch_due = Some(batch_due.map_or(due, |earlier| earlier.min(due)));
+                None
+            }
         };
         if let Some(rework) = rework {
             main.rework(rework).await;
         }
     }
+    shared.lock().publishers.send_batch();
     Ok(())
 }
 
@@ -163,6 +180,8 @@ enum ToLoop {
     Rework(Rework),
     /// The first state of the thinned stream of this stride arrived.
     ThinFlowing(u64),
+    /// A batch for recorders was started, due to go at this time.
+    BatchStarted(Instant),
 }
 
 /// What the receiving threads and the main loop share.
@@ -216,7 +235,8 @@ impl<P: NodePlugin> Shared<P> {
             if let Some(mut locked) = self.try_lock().filter(|locked| locked.core.admits_here()) {
                 let reply = locked.core.arrive(arrival);
                 let (delivery, outbox) = (output_delivery(locked.core.clock()), &locked.core.outbox);
-                if !may_send_here(delivery, outbox.has_items(), outbox.recording()) {
+                let only_batched = locked.publishers.only_batches(outbox);
+                if !only_batched && !may_send_here(delivery, outbox.has_items(), outbox.recording()) {
                     // The main loop sends them, and the report after them.
                     self.handover.hand();
                     let _ = self.to_loop.send(ToLoop::Send(reply));
@@ -242,6 +262,19 @@ impl<P: NodePlugin> Shared<P> {
         }
     }
 
+    /// Sends the batch for recorders if it is due for its age; returns
+    /// when it will be otherwise, while it has moments.
+    fn send_batch_if_due(&self) -> Option<Instant> {
+        let publishers = &mut self.lock().publishers;
+        match publishers.batch.due_at() {
+            Some(due) if due <= Instant::now() => {
+                publishers.send_batch();
+                None
+            }
+            due => due,
+        }
+    }
+
     /// Runs `answer` on the core and sends what it produced.
     fn handle(&self, answer: impl FnOnce(&mut Core<P>) -> Reply) -> Option<Rework> {
         let mut locked = self.lock();
@@ -254,7 +287,9 @@ impl<P: NodePlugin> Shared<P> {
     fn send(&self, locked: &mut Locked<P>, reply: Reply) -> Option<Rework> {
         let Locked { core, publishers } = locked;
         let (urgent, delivery) = (core.urgent(), output_delivery(core.clock()));
-        publishers.publish(&self.session, &mut core.outbox, delivery);
+        if let Some(due) = publishers.publish(&self.session, &mut core.outbox, delivery) {
+            let _ = self.to_loop.send(ToLoop::BatchStarted(due));
+        }
         if let Some((step, commands)) = core.outbox.take_actuation() {
             let actuation = Actuation { node: self.node.clone(), step, commands };
             let bytes = encode_actuation(&actuation, core.outbox.take_promise());
@@ -572,32 +607,8 @@ struct Publishers {
     unconfirmed: Vec<Unconfirmed>,
     actuation: Option<StepPublisher>,
     recording: Option<zenoh::pubsub::Publisher<'static>>,
-    /// Batches sent to recorders so far: the next one's number.
-    batches_sent: u64,
-    /// Where the batches are written.
-    batch: BatchBuffer,
-}
-
-/// The buffer a node's batches for recorders are written into, kept from
-/// batch to batch: a batch of office-50's odometry is about 100 kB, and
-/// allocating and freeing one at every moment grew and trimmed the heap
-/// each time, a page fault per page it took back (BENCHMARKS.md, "the
-/// nodes' batches without allocations"). Zenoh is done with a batch once
-/// its put returns (it copies it into shared memory or the link's
-/// buffer), and the next batch reclaims the same memory.
-#[derive(Default)]
-struct BatchBuffer(bytes::BytesMut);
-
-impl BatchBuffer {
-    /// The batch of `items`, as Zenoh's payload.
-    fn fill(&mut self, header: BatchHeader, items: &[(String, Vec<u8>)]) -> zenoh::bytes::ZBytes {
-        let buffer = &mut self.0;
-        buffer.clear();
-        // Reclaims the whole buffer when the last batch's payload is gone.
-        buffer.reserve(batch_len(items));
-        write_batch(header, items, |piece| buffer.extend_from_slice(piece));
-        zenoh::bytes::ZBytes::from(buffer.split().freeze())
-    }
+    /// The batch for recorders being filled.
+    batch: PendingBatch,
 }
 
 /// How long after a publisher is declared Zenoh may still be learning
@@ -619,22 +630,25 @@ impl Publishers {
     /// Publishes every message queued in `outbox`, declaring publishers for
     /// new keys. Synchronous: it runs on receiving threads as well as on
     /// the main loop, and a Zenoh put completes at once either way.
-    /// While a recorder listens, the messages go to it first in one batch,
-    /// then each on its key only if a subscriber there wants it: the
-    /// recorder takes a topic from the batches once one has it, and ignores
-    /// what reaches it on the key after (see `flotilla_record`).
-    fn publish(&mut self, session: &zenoh::Session, outbox: &mut Outbox, delivery: OutputDelivery) {
+    /// While a recorder listens, the messages are added to the batch for
+    /// recorders as a moment (see `super::recorder_batch`), which goes
+    /// first if any of them also goes on its key; each then goes on its
+    /// key only if a subscriber there wants it: the recorder takes a topic
+    /// from the batches once one has it, and ignores what reaches it on
+    /// the key after (see `flotilla_record`). Returns when the batch must
+    /// go for its age, if this moment started it.
+    fn publish(&mut self, session: &zenoh::Session, outbox: &mut Outbox, delivery: OutputDelivery) -> Option<Instant> {
         self.confirm_matching();
         let congestion = congestion_control(delivery);
         let mut items = outbox.take_items();
-        let recording = outbox.recording() && !items.is_empty();
-        if let (true, Some(publisher)) = (recording, &self.recording) {
-            // Numbered even if it fails to go: the recorder sees the gap.
-            let number = self.batches_sent;
-            self.batches_sent += 1;
-            let header = BatchHeader { number, time_ns: outbox.moment_ns() };
-            if let Err(e) = publisher.put(self.batch.fill(header, &items)).wait() {
-                tracing::warn!("cannot send the recorders their batch: {e}");
+        let recording = outbox.recording() && !items.is_empty() && self.recording.is_some();
+        let mut started = None;
+        if recording {
+            if self.batch.add(outbox.moment_ns(), &items) {
+                started = self.batch.due_at();
+            }
+            if self.batch.is_full() || items.iter().any(|(key, _)| outbox.subscribed(key)) {
+                self.send_batch();
             }
         }
         for (key, payload) in items.drain(..) {
@@ -670,6 +684,28 @@ impl Publishers {
             }
         }
         outbox.restore(items);
+        started
+    }
+
+    /// Whether what `outbox` holds only goes into the batch for recorders,
+    /// without filling it: nothing is sent, so a receiving thread may
+    /// publish it (see `super::handover`).
+    fn only_batches(&self, outbox: &Outbox) -> bool {
+        let items = outbox.items();
+        self.recording.is_some()
+            && outbox.recording()
+            && !items.is_empty()
+            && self.batch.takes_without_sending(items)
+            && items.iter().all(|(key, _)| !outbox.subscribed(key))
+    }
+
+    /// Sends the batch for recorders, if it has a moment.
+    fn send_batch(&mut self) {
+        let (Some(publisher), Some(batch)) = (&self.recording, self.batch.take()) else { return };
+        // Numbered even if it fails to go: the recorder sees the gap.
+        if let Err(e) = publisher.put(batch).wait() {
+            tracing::warn!("cannot send the recorders their batch: {e}");
+        }
     }
 
     /// Sets the subscribed flags of the publishers declared
@@ -738,30 +774,4 @@ fn declare_output(
         tracing::warn!("cannot watch subscribers of {key}: {e}");
     }
     Ok((publisher, flag))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use flotilla_protocol::recording::{encode_batch, read_batch};
-
-    #[test]
-    fn a_batch_buffer_writes_what_encode_batch_does_and_reuses_its_memory() {
-        let items = vec![("robot1/odom".to_string(), vec![1; 700]), ("tf".to_string(), vec![2; 90])];
-        let mut buffer = BatchBuffer::default();
-        let header = |number| BatchHeader { number, time_ns: 20_000_000 };
-        let first = buffer.fill(header(4), &items);
-        let bytes = first.to_bytes().into_owned();
-        assert_eq!(bytes, encode_batch(header(4), &items));
-        let memory = first.to_bytes().as_ptr();
-        drop(first);
-
-        let second = buffer.fill(header(5), &items[..1]);
-        assert_eq!(read_batch(&second.to_bytes()).unwrap().header(), header(5));
-        assert_eq!(second.to_bytes().as_ptr(), memory, "the first batch's memory, once Zenoh let it go");
-        // While a batch is still held, the next gets memory of its own.
-        let third = buffer.fill(header(6), &items);
-        assert_ne!(third.to_bytes().as_ptr(), second.to_bytes().as_ptr());
-        assert_eq!(third.to_bytes().into_owned(), encode_batch(header(6), &items));
-    }
 }

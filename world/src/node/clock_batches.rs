@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_node_kit::recorders::declare_batch_publisher;
-use flotilla_protocol::recording::{encode_batch, BatchHeader};
+use flotilla_protocol::recording::{encode_batch, Messages};
 use flotilla_protocol::Keys;
 
 /// Steps whose clocks go in one batch.
@@ -47,8 +47,8 @@ pub struct ClockBatches {
 #[derive(Default)]
 struct Pending {
     clocks: Vec<(String, Vec<u8>)>,
-    /// The sim time of the latest clock in `clocks`, ns.
-    time_ns: u64,
+    /// Each clock's sim time, ns: a clock is a moment of its own.
+    times: Vec<u64>,
     /// The next batch's number.
     number: u64,
     /// Whether the recorders listening have had a batch since they came.
@@ -101,11 +101,12 @@ impl ClockBatches {
         let mut pending = self.pending.lock().await;
         if !self.listening.load(Ordering::Relaxed) {
             pending.clocks.clear();
+            pending.times.clear();
             pending.started = false;
             return Ok(());
         }
         pending.clocks.push((self.key.clone(), payload.to_vec()));
-        pending.time_ns = time_ns;
+        pending.times.push(time_ns);
         let due = !pending.started || pending.clocks.len() >= CLOCK_BATCH_STEPS;
         pending.started = true;
         if due {
@@ -131,10 +132,16 @@ impl ClockBatches {
 impl Pending {
     /// The batch of the clocks pending, which are then gone.
     fn take(&mut self) -> Vec<u8> {
-        let header = BatchHeader { number: self.number, time_ns: self.time_ns };
+        let moments: Vec<(u64, &Messages)> = self
+            .times
+            .iter()
+            .zip(&self.clocks)
+            .map(|(&time_ns, clock)| (time_ns, std::slice::from_ref(clock)))
+            .collect();
+        let bytes = encode_batch(self.number, &moments);
         self.number += 1;
-        let bytes = encode_batch(header, &self.clocks);
         self.clocks.clear();
+        self.times.clear();
         bytes
     }
 }
@@ -145,19 +152,20 @@ mod tests {
     use flotilla_protocol::recording::read_batch;
 
     #[test]
-    fn batches_are_numbered_and_stamped_with_their_latest_clock() {
+    fn batches_are_numbered_and_each_clock_is_a_moment_at_its_own_time() {
         let mut pending = Pending::default();
         for (step, time_ns) in [(1u8, 5_000_000u64), (2, 10_000_000)] {
             pending.clocks.push(("sim/clock".into(), vec![step]));
-            pending.time_ns = time_ns;
+            pending.times.push(time_ns);
         }
         let first = pending.take();
-        assert!(pending.clocks.is_empty());
+        assert!(pending.clocks.is_empty() && pending.times.is_empty());
         let batch = read_batch(&first).unwrap();
-        assert_eq!(batch.header(), BatchHeader { number: 0, time_ns: 10_000_000 });
-        let clocks: Vec<_> = batch.map(|m| m.unwrap().1.to_vec()).collect();
-        assert_eq!(clocks, [vec![1], vec![2]], "every step's clock, in order");
+        assert_eq!(batch.number(), 0);
+        let clocks: Vec<_> = batch.map(|m| m.unwrap()).map(|m| (m.time_ns, m.payload.to_vec())).collect();
+        assert_eq!(clocks, [(5_000_000, vec![1]), (10_000_000, vec![2])], "every step's clock, in order");
         pending.clocks.push(("sim/clock".into(), vec![3]));
-        assert_eq!(read_batch(&pending.take()).unwrap().header().number, 1);
+        pending.times.push(15_000_000);
+        assert_eq!(read_batch(&pending.take()).unwrap().number(), 1);
     }
 }
