@@ -5,11 +5,13 @@
 //!
 //! * [`schemas`]: the `.msg` definitions compiled in, and `ros2msg` schemas;
 //! * [`bag`]: the MCAP file (channels, QoS, messages), written by
-//!   [`mcap_file`] into a [`direct_file`] (around the page cache);
+//!   [`mcap_file`] (its chunks compressed with [`lz4_frame`]) into a
+//!   [`direct_file`] (around the page cache);
 //! * [`record`] and [`replay`]: the Zenoh sides.
 
 pub mod bag;
 pub mod direct_file;
+pub mod lz4_frame;
 pub mod mcap_file;
 pub mod record;
 pub mod replay;
