@@ -609,6 +609,9 @@ struct Publishers {
     recording: Option<zenoh::pubsub::Publisher<'static>>,
     /// The batch for recorders being filled.
     batch: PendingBatch,
+    /// While a recorder listens, per message being published, whether a
+    /// subscriber of its key wants it too (kept for its memory).
+    on_keys: Vec<bool>,
 }
 
 /// How long after a publisher is declared Zenoh may still be learning
@@ -644,15 +647,18 @@ impl Publishers {
         let recording = outbox.recording() && !items.is_empty() && self.recording.is_some();
         let mut started = None;
         if recording {
+            // Whether each message also goes on its key: one lookup each.
+            self.on_keys.clear();
+            self.on_keys.extend(items.iter().map(|(key, _)| outbox.subscribed(key)));
             if self.batch.add(outbox.moment_ns(), &items) {
                 started = self.batch.due_at();
             }
-            if self.batch.is_full() || items.iter().any(|(key, _)| outbox.subscribed(key)) {
+            if self.batch.is_full() || self.on_keys.contains(&true) {
                 self.send_batch();
             }
         }
-        for (key, payload) in items.drain(..) {
-            if recording && !outbox.subscribed(&key) {
+        for (index, (key, payload)) in items.drain(..).enumerate() {
+            if recording && !self.on_keys[index] {
                 outbox.recycle_message(key, payload);
                 continue;
             }
