@@ -69,7 +69,7 @@ pub struct Bag<W: Write> {
 /// read all three.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ChunkCompression {
-    /// Not compressed: files about 2.4 times lz4's (BENCHMARKS.md).
+    /// Not compressed: files about 2.5 times lz4's (BENCHMARKS.md).
     None,
     /// lz4 (fast mode): a quarter of zstd's CPU, for a recorder that must
     /// keep up with a fast simulation.

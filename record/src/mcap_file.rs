@@ -63,7 +63,8 @@ const PROBE_BYTES: usize = 64 * 1024;
 /// channel's messages in stored chunks. Laser scans (float ranges)
 /// compress to 0.93 with lz4 at about 2.7 GB/s, a third of the recording's
 /// compression time for 7 % of their bytes; odometry compresses to 0.12
-/// (BENCHMARKS.md, "chunks that do not compress, stored").
+/// (BENCHMARKS.md, "several moments to a batch, batch keys declared, scans
+/// stored").
 const STORED_ABOVE: f64 = 0.85;
 
 /// Whether a channel's messages compress.
