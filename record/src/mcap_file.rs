@@ -168,10 +168,10 @@ pub struct McapWriter<W: Write> {
     chunks: [Chunk; 2],
     /// Per channel (id − 1), whether its messages compress.
     compressibility: Vec<Compressibility>,
-    /// The compressed chunk, its first `compressed_len` bytes; its
-    /// allocation (and, for lz4, its length) kept from chunk to chunk.
+    /// The compressed chunk (its first bytes, as many as `compress`
+    /// said); its allocation (and, for lz4, its length) kept from chunk to
+    /// chunk.
     compressed: Vec<u8>,
-    compressed_len: usize,
     /// The schema and channel records, repeated in the summary.
     schemas: Records,
     channels: Records,
@@ -195,7 +195,6 @@ impl<W: Write> McapWriter<W> {
             chunks: Default::default(),
             compressibility: Vec::new(),
             compressed: Vec::new(),
-            compressed_len: 0,
             schemas: Records(Vec::new()),
             channels: Records(Vec::new()),
             schema_count: 0,
@@ -361,13 +360,11 @@ impl<W: Write> McapWriter<W> {
     fn write_chunk_of(&mut self, chunk: &mut Chunk, group: usize) -> io::Result<()> {
         let Some((start_time, end_time)) = chunk.times.take() else { return Ok(()) };
         let compression = if group == STORED { ChunkCompression::None } else { self.compression };
-        self.compressed_len = self.compress(compression, &chunk.records)?;
+        let body_len = self.compress(compression, &chunk.records)?;
+        let stored = compression == ChunkCompression::None;
         let uncompressed = &chunk.records;
         let uncompressed_crc = crc32fast::hash(uncompressed);
-        let body: &[u8] = match compression {
-            ChunkCompression::None => uncompressed,
-            _ => &self.compressed[..self.compressed_len],
-        };
+        let body: &[u8] = if stored { uncompressed } else { &self.compressed[..body_len] };
         let compression = compression_name(compression);
 
         let mut head = Records(Vec::with_capacity(64));
@@ -421,17 +418,12 @@ impl<W: Write> McapWriter<W> {
         index.close(at);
         self.chunk_count += 1;
 
-        // `body` borrows the chunk or the compressed bytes: write it from
-        // there, without another copy.
-        let stored = compression.is_empty();
-        let body = if stored { std::mem::take(&mut chunk.records) } else { std::mem::take(&mut self.compressed) };
-        let body_len = if stored { body.len() } else { self.compressed_len };
-        let written = self.put(&head.0).and_then(|()| self.put(&body[..body_len])).and_then(|()| self.put(&indexes.0));
-        if stored {
-            chunk.records = body;
-        } else {
-            self.compressed = body;
-        }
+        // Written from the chunk or the compressed bytes, without another
+        // copy (the latter lent out of `self` while it writes).
+        let compressed = std::mem::take(&mut self.compressed);
+        let body = if stored { &chunk.records[..] } else { &compressed[..body_len] };
+        let written = self.put(&head.0).and_then(|()| self.put(body)).and_then(|()| self.put(&indexes.0));
+        self.compressed = compressed;
         written
     }
 

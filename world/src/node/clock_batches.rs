@@ -46,9 +46,9 @@ pub struct ClockBatches {
 
 #[derive(Default)]
 struct Pending {
-    clocks: Vec<(String, Vec<u8>)>,
-    /// Each clock's sim time, ns: a clock is a moment of its own.
-    times: Vec<u64>,
+    /// Each clock's sim time (ns; a clock is a moment of its own), key and
+    /// payload.
+    clocks: Vec<(u64, (String, Vec<u8>))>,
     /// The next batch's number.
     number: u64,
     /// Whether the recorders listening have had a batch since they came.
@@ -101,12 +101,10 @@ impl ClockBatches {
         let mut pending = self.pending.lock().await;
         if !self.listening.load(Ordering::Relaxed) {
             pending.clocks.clear();
-            pending.times.clear();
             pending.started = false;
             return Ok(());
         }
-        pending.clocks.push((self.key.clone(), payload.to_vec()));
-        pending.times.push(time_ns);
+        pending.clocks.push((time_ns, (self.key.clone(), payload.to_vec())));
         let due = !pending.started || pending.clocks.len() >= CLOCK_BATCH_STEPS;
         pending.started = true;
         if due {
@@ -132,16 +130,11 @@ impl ClockBatches {
 impl Pending {
     /// The batch of the clocks pending, which are then gone.
     fn take(&mut self) -> Vec<u8> {
-        let moments: Vec<(u64, &Messages)> = self
-            .times
-            .iter()
-            .zip(&self.clocks)
-            .map(|(&time_ns, clock)| (time_ns, std::slice::from_ref(clock)))
-            .collect();
+        let moments: Vec<(u64, &Messages)> =
+            self.clocks.iter().map(|(time_ns, clock)| (*time_ns, std::slice::from_ref(clock))).collect();
         let bytes = encode_batch(self.number, &moments);
         self.number += 1;
         self.clocks.clear();
-        self.times.clear();
         bytes
     }
 }
@@ -155,17 +148,15 @@ mod tests {
     fn batches_are_numbered_and_each_clock_is_a_moment_at_its_own_time() {
         let mut pending = Pending::default();
         for (step, time_ns) in [(1u8, 5_000_000u64), (2, 10_000_000)] {
-            pending.clocks.push(("sim/clock".into(), vec![step]));
-            pending.times.push(time_ns);
+            pending.clocks.push((time_ns, ("sim/clock".into(), vec![step])));
         }
         let first = pending.take();
-        assert!(pending.clocks.is_empty() && pending.times.is_empty());
+        assert!(pending.clocks.is_empty());
         let batch = read_batch(&first).unwrap();
         assert_eq!(batch.number(), 0);
         let clocks: Vec<_> = batch.map(|m| m.unwrap()).map(|m| (m.time_ns, m.payload.to_vec())).collect();
         assert_eq!(clocks, [(5_000_000, vec![1]), (10_000_000, vec![2])], "every step's clock, in order");
-        pending.clocks.push(("sim/clock".into(), vec![3]));
-        pending.times.push(15_000_000);
+        pending.clocks.push((15_000_000, ("sim/clock".into(), vec![3])));
         assert_eq!(read_batch(&pending.take()).unwrap().number(), 1);
     }
 }
