@@ -51,8 +51,8 @@ pub struct OdomReading {
     map_to_odom: Option<Pose2>,
 }
 
-fn header(stamp: SimTime, frame: &str) -> Header {
-    Header { stamp: stamp.to_ros(), frame_id: frame.to_string() }
+fn header(frame: &str) -> Header {
+    Header { stamp: Default::default(), frame_id: frame.to_string() }
 }
 
 fn ros_pose(x: f64, y: f64, yaw: f64) -> Pose {
@@ -70,11 +70,54 @@ pub struct Odom {
     rng: Xoshiro256PlusPlus,
     /// Noise on x, y, yaw, vx, vy, ω (standard deviations from the variances).
     noise: [Normal<f64>; 6],
-    body_frame: String,
     /// AMRISim's odometry error: the estimate the odometry reports.
     error: OdomError,
     /// vehicle_dynamics_sim's localization noise, when on.
     localization: Option<Localization>,
+    /// The messages of the latest update.
+    messages: Messages,
+}
+
+/// The messages an update is published as, kept from update to update:
+/// an update changes their stamps and figures only, so their frames'
+/// strings are made once. Made afresh, they were about a million
+/// allocations and releases per minute of office-50 while a recorder took
+/// every message, a sixth of the odometry node's CPU (BENCHMARKS.md,
+/// "odometry without allocations, faster lz4").
+struct Messages {
+    ground_truth: Odometry,
+    odometry: Odometry,
+    twist: TwistWithCovarianceStamped,
+    transform: TransformStamped,
+    map_to_odom: TransformStamped,
+}
+
+impl Messages {
+    /// The messages of `config`'s frames (the body's is `body_frame`) and
+    /// covariances, before any update.
+    fn new(config: &OdometryConfig, body_frame: &str) -> Messages {
+        let odometry = |frame: &str, pose_covariance: Covariance, twist_covariance: Covariance| Odometry {
+            header: header(frame),
+            child_frame_id: body_frame.to_string(),
+            pose: PoseWithCovariance { pose: Pose::default(), covariance: pose_covariance },
+            twist: TwistWithCovariance { twist: Twist::default(), covariance: twist_covariance },
+        };
+        let transform = |parent: &str, child: &str| TransformStamped {
+            header: header(parent),
+            child_frame_id: child.to_string(),
+            transform: Transform::default(),
+        };
+        Messages {
+            ground_truth: odometry(&config.ground_truth_frame_id, Covariance::default(), Covariance::default()),
+            odometry: odometry(&config.odom_frame_id, config.odom_pose_covariance, config.odom_twist_covariance),
+            twist: TwistWithCovarianceStamped {
+                header: header(body_frame),
+                twist: TwistWithCovariance { twist: Twist::default(), covariance: config.odom_twist_covariance },
+            },
+            transform: transform(&config.odom_frame_id, body_frame),
+            map_to_odom: transform(&config.ground_truth_frame_id, &config.odom_frame_id),
+        }
+    }
 }
 
 impl Odom {
@@ -89,13 +132,14 @@ impl Odom {
             config.odom_twist_noise[2],
         ];
         let noise = variances.map(|v| Normal::new(0.0, v.sqrt()).expect("validated finite and ≥ 0"));
+        let body_frame = resolve_frame(namespace, &config.body);
         Odom {
             timer: UpdateTimer::new(config.pub_rate_hz),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             noise,
-            body_frame: resolve_frame(namespace, &config.body),
             error: OdomError::new(config.odom_error, seed),
             localization: config.localization.map(|l| Localization::new(l, seed)),
+            messages: Messages::new(&config, &body_frame),
             config,
         }
     }
@@ -160,19 +204,12 @@ impl Odom {
     }
 
     /// Noise-free odometry in the ground-truth frame.
-    pub fn ground_truth(&self, r: &OdomReading) -> Odometry {
-        Odometry {
-            header: header(r.stamp, &self.config.ground_truth_frame_id),
-            child_frame_id: self.body_frame.clone(),
-            pose: PoseWithCovariance {
-                pose: ros_pose(r.truth.x_m, r.truth.y_m, r.truth.theta_rad),
-                covariance: Covariance::default(),
-            },
-            twist: TwistWithCovariance {
-                twist: ros_twist(r.reported[0], r.reported[1], r.omega_radps),
-                covariance: Covariance::default(),
-            },
-        }
+    pub fn ground_truth(&mut self, r: &OdomReading) -> &Odometry {
+        let message = &mut self.messages.ground_truth;
+        message.header.stamp = r.stamp.to_ros();
+        message.pose.pose = ros_pose(r.truth.x_m, r.truth.y_m, r.truth.theta_rad);
+        message.twist.twist = ros_twist(r.reported[0], r.reported[1], r.omega_radps);
+        message
     }
 
     /// The noisy pose in the odom frame: x, y (m) and yaw (rad).
@@ -181,50 +218,43 @@ impl Odom {
     }
 
     /// Noisy odometry in the odom frame.
-    pub fn odometry(&self, r: &OdomReading) -> Odometry {
+    pub fn odometry(&mut self, r: &OdomReading) -> &Odometry {
         let [x, y, yaw] = Odom::noisy_pose(r);
-        Odometry {
-            header: header(r.stamp, &self.config.odom_frame_id),
-            child_frame_id: self.body_frame.clone(),
-            pose: PoseWithCovariance { pose: ros_pose(x, y, yaw), covariance: self.config.odom_pose_covariance },
-            twist: TwistWithCovariance {
-                twist: ros_twist(r.reported[0] + r.noise[3], r.reported[1] + r.noise[4], r.omega_radps + r.noise[5]),
-                covariance: self.config.odom_twist_covariance,
-            },
-        }
+        let message = &mut self.messages.odometry;
+        message.header.stamp = r.stamp.to_ros();
+        message.pose.pose = ros_pose(x, y, yaw);
+        message.twist.twist =
+            ros_twist(r.reported[0] + r.noise[3], r.reported[1] + r.noise[4], r.omega_radps + r.noise[5]);
+        message
     }
 
     /// Noisy body-frame velocity (encoders).
-    pub fn twist(&self, r: &OdomReading) -> TwistWithCovarianceStamped {
-        TwistWithCovarianceStamped {
-            header: header(r.stamp, &self.body_frame),
-            twist: TwistWithCovariance {
-                twist: ros_twist(r.local[0] + r.encoder[0], 0.0, r.omega_radps + r.encoder[1]),
-                covariance: self.config.odom_twist_covariance,
-            },
-        }
+    pub fn twist(&mut self, r: &OdomReading) -> &TwistWithCovarianceStamped {
+        let message = &mut self.messages.twist;
+        message.header.stamp = r.stamp.to_ros();
+        message.twist.twist = ros_twist(r.local[0] + r.encoder[0], 0.0, r.omega_radps + r.encoder[1]);
+        message
     }
 
     /// odom → body, from the noisy odometry.
-    pub fn transform(&self, r: &OdomReading) -> TransformStamped {
+    pub fn transform(&mut self, r: &OdomReading) -> &TransformStamped {
         let [x, y, yaw] = Odom::noisy_pose(r);
-        TransformStamped {
-            header: header(r.stamp, &self.config.odom_frame_id),
-            child_frame_id: self.body_frame.clone(),
-            transform: Transform { translation: Vector3 { x, y, z: 0.0 }, rotation: Quaternion::from_yaw(yaw) },
-        }
+        let message = &mut self.messages.transform;
+        message.header.stamp = r.stamp.to_ros();
+        message.transform = Transform { translation: Vector3 { x, y, z: 0.0 }, rotation: Quaternion::from_yaw(yaw) };
+        message
     }
 
     /// map → odom, the localizer's correction, when localization noise is on.
-    pub fn map_to_odom(&self, r: &OdomReading) -> Option<TransformStamped> {
-        r.map_to_odom.map(|m| TransformStamped {
-            header: header(r.stamp, &self.config.ground_truth_frame_id),
-            child_frame_id: self.config.odom_frame_id.clone(),
-            transform: Transform {
-                translation: Vector3 { x: m.x_m, y: m.y_m, z: 0.0 },
-                rotation: Quaternion::from_yaw(m.theta_rad),
-            },
-        })
+    pub fn map_to_odom(&mut self, r: &OdomReading) -> Option<&TransformStamped> {
+        let m = r.map_to_odom?;
+        let message = &mut self.messages.map_to_odom;
+        message.header.stamp = r.stamp.to_ros();
+        message.transform = Transform {
+            translation: Vector3 { x: m.x_m, y: m.y_m, z: 0.0 },
+            rotation: Quaternion::from_yaw(m.theta_rad),
+        };
+        Some(message)
     }
 }
 
@@ -247,7 +277,7 @@ mod tests {
         let pose = Pose2::new(1.0, 2.0, std::f64::consts::FRAC_PI_2);
         // moving along +y in the world while facing +y: forward in the body frame
         let reading = o.update(SimTime { nanos: 5 }, pose, Twist2 { vx_mps: 0.0, vy_mps: 0.5, omega_radps: 0.1 });
-        let (ground_truth, odometry) = (o.ground_truth(&reading), o.odometry(&reading));
+        let (ground_truth, odometry) = (o.ground_truth(&reading).clone(), o.odometry(&reading).clone());
         let t = ground_truth.twist.twist;
         assert!((t.linear.x - 0.5).abs() < 1e-12 && t.linear.y.abs() < 1e-12);
         assert_eq!(ground_truth.header.frame_id, "map");
@@ -269,7 +299,7 @@ mod tests {
         for k in 0..500u64 {
             let truth = Pose2::new(k as f64 * 0.02, 0.0, 0.0);
             let reading = o.update(SimTime { nanos: k * 20_000_000 }, truth, Twist2::default());
-            last = Some((truth, o.odometry(&reading), o.map_to_odom(&reading)));
+            last = Some((truth, o.odometry(&reading).clone(), o.map_to_odom(&reading).cloned()));
         }
         let (truth, odometry, map_to_odom) = last.unwrap();
         let odom = &odometry.pose.pose;

@@ -33,6 +33,36 @@ pub struct OdomServer {
     instances: Vec<Instance>,
     tf_key: String,
     tf_interest: Interest,
+    tf: KeptTransforms,
+}
+
+/// A moment's `/tf` message, its transforms' strings kept from moment to
+/// moment (as [`Odom`] keeps its messages').
+#[derive(Default)]
+struct KeptTransforms {
+    message: TFMessage,
+    /// Transforms beyond those of the latest moment, to be filled again.
+    spare: Vec<TransformStamped>,
+}
+
+impl KeptTransforms {
+    /// Starts a moment's message.
+    fn clear(&mut self) {
+        self.spare.append(&mut self.message.transforms);
+    }
+
+    /// Adds a copy of `transform` to the moment's message.
+    fn push(&mut self, transform: &TransformStamped) {
+        let Some(mut kept) = self.spare.pop() else {
+            self.message.transforms.push(transform.clone());
+            return;
+        };
+        kept.header.stamp = transform.header.stamp;
+        kept.header.frame_id.clone_from(&transform.header.frame_id);
+        kept.child_frame_id.clone_from(&transform.child_frame_id);
+        kept.transform = transform.transform;
+        self.message.transforms.push(kept);
+    }
 }
 
 impl NodePlugin for OdomServer {
@@ -106,7 +136,8 @@ impl NodePlugin for OdomServer {
         // noise streams go on regardless, so that a subscriber that comes
         // later sees what it would have seen from the start.
         let wants_tf = out.wants_cached(&self.tf_key, &mut self.tf_interest);
-        let mut transforms = Vec::new();
+        let tf = &mut self.tf;
+        tf.clear();
         for instance in &mut self.instances {
             if !instance.odom.due(state.time.nanos, state.step_ns) {
                 continue;
@@ -114,28 +145,33 @@ impl NodePlugin for OdomServer {
             // bodies are sorted by id in the state
             let Ok(i) = state.bodies.binary_search_by_key(&instance.body, |b| b.id) else { continue };
             let body = state.bodies[i];
-            let reading = instance.odom.update(state.time, body.pose, body.twist);
-            let (odom, config) = (&instance.odom, instance.odom.config());
+            let odom = &mut instance.odom;
+            let reading = odom.update(state.time, body.pose, body.twist);
+            let config = odom.config();
+            let (publishes_odom, publishes_twist, publishes_tf) =
+                (config.enable_odom_pub, config.enable_twist_pub, config.enable_odom_tf_pub);
             let [odom_interest, truth_interest, twist_interest] = &mut instance.interest;
             // Into the buffers of the messages a recorder alone took last time.
-            if config.enable_odom_pub && out.wants_cached(&instance.ground_truth_key, truth_interest) {
-                out.put_encoded(&instance.ground_truth_key, &odom.ground_truth(&reading));
+            if publishes_odom && out.wants_cached(&instance.ground_truth_key, truth_interest) {
+                out.put_encoded(&instance.ground_truth_key, odom.ground_truth(&reading));
             }
-            if config.enable_odom_pub && out.wants_cached(&instance.odom_key, odom_interest) {
-                out.put_encoded(&instance.odom_key, &odom.odometry(&reading));
+            if publishes_odom && out.wants_cached(&instance.odom_key, odom_interest) {
+                out.put_encoded(&instance.odom_key, odom.odometry(&reading));
             }
-            if config.enable_twist_pub && out.wants_cached(&instance.twist_key, twist_interest) {
-                out.put_encoded(&instance.twist_key, &odom.twist(&reading));
+            if publishes_twist && out.wants_cached(&instance.twist_key, twist_interest) {
+                out.put_encoded(&instance.twist_key, odom.twist(&reading));
             }
             if wants_tf {
-                if config.enable_odom_tf_pub {
-                    transforms.push(odom.transform(&reading));
+                if publishes_tf {
+                    tf.push(odom.transform(&reading));
                 }
-                transforms.extend(odom.map_to_odom(&reading));
+                if let Some(map_to_odom) = odom.map_to_odom(&reading) {
+                    tf.push(map_to_odom);
+                }
             }
         }
-        if !transforms.is_empty() {
-            out.put_encoded(&self.tf_key, &TFMessage { transforms });
+        if !tf.message.transforms.is_empty() {
+            out.put_encoded(&self.tf_key, &tf.message);
         }
     }
 
@@ -259,5 +295,25 @@ mod tests {
         assert_eq!(server.state_stride(3_000_000), 1, "20 ms is no whole number of 3 ms steps");
         server.instances.clear();
         assert_eq!(server.state_stride(description.step_ns), 1, "nothing served: every state");
+    }
+
+    #[test]
+    fn a_moment_s_tf_message_holds_its_own_transforms_only_whatever_came_before() {
+        let transform = |stamp: i32, parent: &str, child: &str| TransformStamped {
+            header: Header {
+                stamp: flotilla_protocol::ros::builtin_interfaces::Time { sec: stamp, nanosec: 0 },
+                frame_id: parent.into(),
+            },
+            child_frame_id: child.into(),
+            transform: Default::default(),
+        };
+        let (odom_base, map_odom) = (transform(1, "odom", "r1_base"), transform(1, "map", "odom"));
+        let long = transform(2, "a_much_longer_parent_frame", "and_child_frame");
+        let mut tf = KeptTransforms::default();
+        for moment in [vec![&odom_base, &map_odom], vec![&long], vec![], vec![&map_odom, &long, &odom_base]] {
+            tf.clear();
+            moment.iter().for_each(|t| tf.push(t));
+            assert_eq!(tf.message.transforms, moment.into_iter().cloned().collect::<Vec<_>>());
+        }
     }
 }
