@@ -23,7 +23,7 @@ pub struct RecordArgs {
     #[arg(long = "for", value_name = "SECONDS")]
     pub for_s: Option<f64>,
     /// How the file's chunks are compressed: `lz4`, `none` (the least CPU,
-    /// files about 2.7 times as large) or `zstd` (the smallest files, the
+    /// files about 2.5 times as large) or `zstd` (the smallest files, the
     /// most CPU).
     #[arg(long, value_name = "NAME", default_value = "lz4")]
     pub compression: ChunkCompression,

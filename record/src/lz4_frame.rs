@@ -20,11 +20,13 @@ mod lz4_format {
     pub const STORED: u32 = 0x8000_0000;
 }
 
-/// LZ4's acceleration: each step up trades a little ratio for speed. At 4,
-/// on a recording of office-50's chunks, lz4 compressed 3.0 GB/s to 1/2.65
-/// against 2.3 GB/s to 1/2.73 at 1 (BENCHMARKS.md, "where recording's CPU
-/// goes, again").
-const LZ4_ACCELERATION: i32 = 4;
+/// LZ4's acceleration: each step up trades a little ratio for speed. On
+/// office-50's compressible channels (odometry, twists, tf; the scans are
+/// stored), lz4 compressed 2.5 GB/s to 0.114 at 1, 3.4 GB/s to 0.120 at 4
+/// and 4.2 GB/s to 0.132 at 8; beyond 8 the ratio falls faster than the
+/// speed rises (0.165 at 16 for 4.1 GB/s). BENCHMARKS.md, "odometry
+/// without allocations, faster lz4".
+const LZ4_ACCELERATION: i32 = 8;
 
 /// `bytes` as one lz4 frame, written at the start of `out`, which only
 /// ever grows (zeroed once, not at every chunk); returns its length.

@@ -5,7 +5,6 @@
 //! resynchronising with a new world, rebuilding on spawn and delete, the
 //! lockstep barrier, publishing.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -20,6 +19,7 @@ use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::{self, RosMessage};
 use flotilla_protocol::world_to_nodes::WorldState;
 use flotilla_protocol::Keys;
+use rustc_hash::FxHashMap;
 
 /// Where a node handles what arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,10 +261,13 @@ pub struct Outbox {
     /// Per key published on so far, whether any subscriber matches it: as
     /// its own publisher last learned, or for a key whose first message
     /// went out while its folder showed no subscriber, the folder's flag.
-    subscribed: HashMap<String, Flag>,
+    /// Looked up for every message, so hashed with the Fx hash: SipHash,
+    /// the standard one, guards against keys chosen by an attacker, and
+    /// these are the node's own.
+    subscribed: FxHashMap<String, Flag>,
     /// Per folder of announced outputs (`robot1/sonar`), whether any
     /// subscriber matches a key in it (`robot1/sonar/*`).
-    folders: HashMap<String, Flag>,
+    folders: FxHashMap<String, Flag>,
     /// Where the flags of `subscribed` and `folders` are made.
     flags: Flags,
     /// Whether a recorder listens to this node's batches (see
