@@ -59,16 +59,16 @@ impl PendingBatch {
     /// Adds a moment of sim time `time_ns`; returns whether it is the
     /// batch's first (whose age the main loop then watches).
     pub(crate) fn add(&mut self, time_ns: u64, messages: &[(String, Vec<u8>)]) -> bool {
-        let buffer = &mut self.buffer;
+        let (buffer, len) = (&mut self.buffer, moment_len(messages));
         let first = self.moments == 0;
         if first {
             buffer.clear();
             // Reclaims the whole buffer when the last batch's payload is gone.
-            buffer.reserve(self.last_len.max(BATCH_START_LEN + moment_len(messages)));
+            buffer.reserve(self.last_len.max(BATCH_START_LEN + len));
             write_batch_start(0, |piece| buffer.extend_from_slice(piece));
             self.since = Some(Instant::now());
         }
-        buffer.reserve(moment_len(messages));
+        buffer.reserve(len);
         write_moment(time_ns, messages, |piece| buffer.extend_from_slice(piece));
         self.moments += 1;
         first
