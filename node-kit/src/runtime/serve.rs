@@ -310,12 +310,19 @@ impl<P: NodePlugin> Shared<P> {
 }
 
 /// Declares the publisher of the node's batches for recorders, whose
-/// matching listener tells the outbox whether a recorder listens.
+/// matching listener tells the outbox whether a recorder listens, and
+/// gives the batches Zenoh's shared memory to be written in, if the
+/// session has it.
 async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
     let flag = shared.lock().core.outbox.recording_flag();
     let key = shared.keys.recording(&shared.node);
     let publisher = crate::recorders::declare_batch_publisher(&shared.session, key, flag).await?;
-    shared.lock().publishers.recording = Some(publisher);
+    let shared_memory = shared.session.get_shm_provider().await;
+    let mut locked = shared.lock();
+    locked.publishers.recording = Some(publisher);
+    if let Some(shared_memory) = shared_memory {
+        locked.publishers.batch.use_shared_memory(shared_memory);
+    }
     Ok(())
 }
 
