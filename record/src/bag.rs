@@ -5,13 +5,12 @@
 //! latched topic latched again.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::Path;
 
 use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
 
 use crate::direct_file::DirectFile;
-use crate::mcap_file::McapWriter;
+use crate::mcap_file::{McapWriter, Rewritable};
 use crate::schemas::{schema, SCHEMA_ENCODING};
 
 /// What went wrong writing a bag.
@@ -56,7 +55,7 @@ struct Channel {
 }
 
 /// An MCAP file being written.
-pub struct Bag<W: Write> {
+pub struct Bag<W: Rewritable> {
     writer: McapWriter<W>,
     /// Per ROS type, its schema's id: topics of one type share it.
     schemas: HashMap<&'static str, u16>,
@@ -120,7 +119,7 @@ impl Bag<DirectFile> {
     }
 }
 
-impl<W: Write> Bag<W> {
+impl<W: Rewritable> Bag<W> {
     /// A bag written to `out`, its chunks compressed with `compression`,
     /// profile `ros2`.
     pub fn new(out: W, compression: ChunkCompression) -> Result<Self, BagError> {
@@ -205,6 +204,63 @@ mod tests {
         for compression in ChunkCompression::ALL {
             bag_reads_back(compression);
         }
+    }
+
+    #[test]
+    fn a_bag_larger_than_the_file_s_blocks_reads_back_through_its_indexes() {
+        for compression in ChunkCompression::ALL {
+            large_bag_reads_back(compression);
+        }
+    }
+
+    /// Scans that do not compress (stored chunks, their headers written
+    /// last) and odometry that does, interleaved, over several of the
+    /// file's blocks; every message found again through the summary's
+    /// chunk indexes and each chunk's message indexes.
+    fn large_bag_reads_back(compression: ChunkCompression) {
+        let path = std::env::temp_dir().join(format!("flotilla-bag-large-{}-{compression:?}.mcap", std::process::id()));
+        let mut bag = Bag::create(&path, compression).unwrap();
+        let scan = bag.add_topic(&TopicSpec::publish::<StdString>("/r/scan")).unwrap();
+        let odom = bag.add_topic(&TopicSpec::publish::<StdString>("/r/odom")).unwrap();
+        let (mut written, mut state) = (Vec::new(), 0x9e37_79b9_7f4a_7c15_u64);
+        for step in 0..800u64 {
+            // Scans as noise (xorshift), which lz4 cannot compress.
+            let noise: Vec<u8> = (0..20_000)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect();
+            let odometry = ros::encode(&StdString { data: "x".repeat(300) });
+            let (topic, name, payload) =
+                if step % 2 == 0 { (scan, "/r/scan", noise) } else { (odom, "/r/odom", odometry) };
+            bag.write(topic, step * 1_000_000, &payload).unwrap();
+            written.push((name, step * 1_000_000, payload));
+        }
+        bag.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(bytes.len() > 3 * (2 << 20), "{compression:?}: {} bytes, more than the file's blocks", bytes.len());
+
+        let summary = mcap::Summary::read(&bytes).unwrap().expect("a summary");
+        let mut found = Vec::new();
+        for chunk in &summary.chunk_indexes {
+            for (channel, entries) in summary.read_message_indexes(&bytes, chunk).unwrap() {
+                for entry in entries {
+                    let message = summary.seek_message(&bytes, chunk, &entry).unwrap();
+                    assert_eq!(message.channel.topic, channel.topic);
+                    found.push((message.channel.topic.clone(), message.log_time, message.data.into_owned()));
+                }
+            }
+        }
+        found.sort_by_key(|(_, time, _)| *time);
+        let found: Vec<(&str, u64, Vec<u8>)> =
+            found.iter().map(|(t, time, d)| (t.as_str(), *time, d.clone())).collect();
+        assert_eq!(found, written, "{compression:?}");
+        let streamed = mcap::MessageStream::new(&bytes).unwrap().map(Result::unwrap).count();
+        assert_eq!(streamed, written.len(), "{compression:?}: read in file order too");
     }
 
     fn bag_reads_back(compression: ChunkCompression) {

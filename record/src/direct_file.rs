@@ -56,6 +56,10 @@ pub struct DirectFile {
     allocated: usize,
     /// Whether bytes were written since the last flush.
     dirty: bool,
+    /// Where the bytes held for a rewrite start (see [`DirectFile::hold`]).
+    hold_from: Option<u64>,
+    /// Full blocks kept back for a rewrite, in file order.
+    held: Vec<Block>,
     jobs: Option<SyncSender<Job>>,
     /// Blocks the thread has written, to be filled again.
     free: Receiver<Block>,
@@ -129,6 +133,8 @@ impl DirectFile {
             block: Block::new()?,
             allocated: 1,
             dirty: false,
+            hold_from: None,
+            held: Vec::new(),
             jobs: Some(jobs),
             free,
             thread: Some(thread),
@@ -142,7 +148,9 @@ impl DirectFile {
         if let Ok(block) = self.free.try_recv() {
             return Ok(block);
         }
-        if self.allocated < BLOCKS {
+        // Blocks held for a rewrite are not given back until it: more
+        // may be made meanwhile.
+        if self.allocated < BLOCKS + self.held.len() {
             self.allocated += 1;
             return Block::new();
         }
@@ -161,13 +169,66 @@ impl DirectFile {
         }
     }
 
-    /// Hands the full block to the thread and starts the next one.
+    /// Hands the full block to the thread, or keeps it back while bytes in
+    /// it are held, and starts the next one.
     fn submit(&mut self) -> io::Result<()> {
         let mut next = self.free_block()?;
         next.offset = self.block.offset + BLOCK_BYTES as u64;
         next.len = 0;
         let full = std::mem::replace(&mut self.block, next);
+        if self.hold_from.is_some() {
+            self.held.push(full);
+            return Ok(());
+        }
         self.send(Job::Write(full))
+    }
+
+    /// The position of the next byte written.
+    fn position(&self) -> u64 {
+        self.block.offset + self.block.len as u64
+    }
+
+    /// Keeps the bytes from `position` on (already written, or about to
+    /// be) in memory, so that [`DirectFile::rewrite`] can write over them:
+    /// a chunk's header, whose lengths are known once its records are
+    /// written after it. The blocks they are in go to the disk after the
+    /// rewrite.
+    pub fn hold(&mut self, position: u64) -> io::Result<()> {
+        let start = self.held.first().unwrap_or(&self.block).offset;
+        if self.hold_from.is_some() || position < start || position > self.position() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot hold the bytes from {position}: those from {start} are still in memory"),
+            ));
+        }
+        self.hold_from = Some(position);
+        Ok(())
+    }
+
+    /// Writes `bytes` over those held from `position`, and lets every
+    /// block held go to the disk.
+    pub fn rewrite(&mut self, position: u64, bytes: &[u8]) -> io::Result<()> {
+        self.check()?;
+        let end = position + bytes.len() as u64;
+        if self.hold_from.is_none_or(|from| position < from) || end > self.position() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bytes {position}..{end} were not held or not written yet"),
+            ));
+        }
+        for block in self.held.iter_mut().chain(std::iter::once(&mut self.block)) {
+            let (from, to) = (position.max(block.offset), end.min(block.offset + block.len as u64));
+            if from < to {
+                let at = block.start + (from - block.offset) as usize;
+                let taken = &bytes[(from - position) as usize..(to - position) as usize];
+                block.bytes[at..at + taken.len()].copy_from_slice(taken);
+            }
+        }
+        self.hold_from = None;
+        for block in std::mem::take(&mut self.held) {
+            self.send(Job::Write(block))?;
+        }
+        Ok(())
     }
 
     /// The error the thread stopped with (it stops at its first).
@@ -210,6 +271,9 @@ impl Write for DirectFile {
     /// they are in the file.
     fn flush(&mut self) -> io::Result<()> {
         self.check()?;
+        if self.hold_from.is_some() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a flush while bytes are held for a rewrite"));
+        }
         let mut tail = self.free_block()?;
         let len = self.block.len;
         let padded = len.next_multiple_of(ALIGN);
@@ -224,10 +288,36 @@ impl Write for DirectFile {
     }
 }
 
+impl crate::mcap_file::Rewritable for DirectFile {
+    fn hold(&mut self, position: u64) -> io::Result<()> {
+        DirectFile::hold(self, position)
+    }
+
+    fn rewrite(&mut self, position: u64, bytes: &[u8]) -> io::Result<()> {
+        DirectFile::rewrite(self, position, bytes)
+    }
+
+    fn written_since(&self, position: u64, each: &mut dyn FnMut(&[u8])) {
+        for block in self.held.iter().chain(std::iter::once(&self.block)) {
+            let filled = block.filled();
+            let skip = position.saturating_sub(block.offset).min(filled.len() as u64) as usize;
+            if skip < filled.len() {
+                each(&filled[skip..]);
+            }
+        }
+    }
+}
+
 impl Drop for DirectFile {
     /// Flushes what was written since the last flush (as a `BufWriter`
-    /// does, errors ignored) and waits for the thread.
+    /// does, errors ignored; bytes held for a rewrite as they are) and
+    /// waits for the thread.
     fn drop(&mut self) {
+        if self.hold_from.take().is_some() {
+            for block in std::mem::take(&mut self.held) {
+                let _ = self.send(Job::Write(block));
+            }
+        }
         if self.dirty && self.failed.is_none() {
             let _ = self.flush();
         }
@@ -345,6 +435,51 @@ mod tests {
         file.write_all(&bytes).unwrap();
         drop(file);
         assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn bytes_held_are_written_over_even_across_blocks_and_reach_the_file_after() {
+        let path = temp_path("rewrite");
+        let mut file = DirectFile::create(&path).unwrap();
+        let mut expected = pattern(BLOCK_BYTES - 20, 1);
+        file.write_all(&expected).unwrap();
+        // A header of 49 bytes across the first block's end, then records
+        // filling two more blocks: the blocks wait for the rewrite.
+        let at = expected.len() as u64;
+        file.hold(at).unwrap();
+        file.write_all(&[0; 49]).unwrap();
+        let records = pattern(2 * BLOCK_BYTES + 300, 2);
+        file.write_all(&records).unwrap();
+        assert!(file.hold(at + 100).is_err(), "one hold at a time");
+        let header = pattern(49, 3);
+        file.rewrite(at, &header).unwrap();
+        expected.extend_from_slice(&header);
+        expected.extend_from_slice(&records);
+        assert!(file.rewrite(at, &header).is_err(), "let go after the rewrite");
+        file.flush().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn only_bytes_held_and_written_can_be_written_over_and_none_flushed_while_held() {
+        let path = temp_path("rewrite-refused");
+        let mut file = DirectFile::create(&path).unwrap();
+        file.write_all(&pattern(100, 1)).unwrap();
+        assert!(file.rewrite(10, &[1, 2]).is_err(), "nothing held");
+        file.hold(100).unwrap();
+        file.write_all(&[0; 8]).unwrap();
+        assert!(file.rewrite(99, &[1, 2]).is_err(), "before the bytes held");
+        assert!(file.rewrite(104, &[1; 8]).is_err(), "past the bytes written");
+        assert_eq!(
+            file.flush().unwrap_err().kind(),
+            io::ErrorKind::InvalidInput,
+            "a flush would write them unfinished"
+        );
+        file.rewrite(100, &[5; 8]).unwrap();
+        file.flush().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap()[100..], [5; 8]);
         std::fs::remove_file(&path).unwrap();
     }
 
