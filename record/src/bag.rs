@@ -243,6 +243,7 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         let _ = std::fs::remove_file(&path);
         assert!(bytes.len() > 3 * (2 << 20), "{compression:?}: {} bytes, more than the file's blocks", bytes.len());
+        crate::mcap_file::tests::records_checked(&bytes); // every CRC
 
         let summary = mcap::Summary::read(&bytes).unwrap().expect("a summary");
         let mut found = Vec::new();

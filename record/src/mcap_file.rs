@@ -679,7 +679,7 @@ fn widen(bounds: Option<(u64, u64)>, time: u64) -> (u64, u64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::lz4_frame::tests::noise;
     use mcap::sans_io::linear_reader::{LinearReadEvent, LinearReader, LinearReaderOptions};
@@ -713,7 +713,7 @@ mod tests {
 
     /// Every record of `file`, read linearly with every CRC checked:
     /// (opcode, count).
-    fn records_checked(file: &[u8]) -> std::collections::BTreeMap<u8, usize> {
+    pub(crate) fn records_checked(file: &[u8]) -> std::collections::BTreeMap<u8, usize> {
         let options = LinearReaderOptions::default()
             .with_validate_chunk_crcs(true)
             .with_validate_data_section_crc(true)
