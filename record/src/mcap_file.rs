@@ -19,11 +19,11 @@
 //! scans, the recorder's CPU at office-50 fell from 0.24 to 0.22 s per 60
 //! sim s; without compression it stayed at 0.14 s, the one copy left (out
 //! of the nodes' shared memory) costing about what the two did
-//! (BENCHMARKS.md, "batches written in shared memory"). A channel whose first 64 KiB do not
-//! compress (laser scans) fills chunks of its own, stored as they are:
-//! compressing them took a third of the compression time for 7 % of
-//! their bytes. MCAP gives every chunk its own compression, and its
-//! readers merge chunks by time.
+//! (BENCHMARKS.md, "stored chunks written in place"). A channel whose
+//! first 64 KiB do not compress (laser scans) fills chunks of its own,
+//! stored as they are: compressing them took a third of the compression
+//! time for 7 % of their bytes. MCAP gives every chunk its own
+//! compression, and its readers merge chunks by time.
 //!
 //! The format is MCAP's, version 0 (<https://mcap.dev/spec>): every record
 //! is an opcode (u8), its content's length (u64) and its content, integers
@@ -485,18 +485,19 @@ impl<W: Rewritable> McapWriter<W> {
         let written = if self.streams(group) {
             self.end_chunk_streamed(&mut chunk)
         } else {
-            self.end_streamed().and_then(|()| self.write_chunk_of(&mut chunk, group))
+            self.end_streamed().and_then(|()| self.write_chunk_of(&mut chunk))
         };
         chunk.records.clear();
         self.chunks[group] = chunk;
         written
     }
 
-    fn write_chunk_of(&mut self, chunk: &mut Chunk, group: usize) -> io::Result<()> {
+    /// Compresses and writes a chunk filled apart (one of the
+    /// [`COMPRESSED`] group, with a compression).
+    fn write_chunk_of(&mut self, chunk: &mut Chunk) -> io::Result<()> {
         let Some(times) = chunk.times.take() else { return Ok(()) };
-        let compression = if group == STORED { ChunkCompression::None } else { self.compression };
+        let compression = self.compression;
         let body_len = self.compress(compression, &chunk.records)?;
-        let stored = compression == ChunkCompression::None;
         let uncompressed_len = chunk.records.len();
         let crc = crc32fast::hash(&chunk.records);
         let compression = compression_name(compression);
@@ -505,10 +506,10 @@ impl<W: Rewritable> McapWriter<W> {
         let chunk_length = (head.0.len() + body_len) as u64;
         let indexes =
             self.index_chunk(chunk, chunk_start, chunk_length, times, compression, body_len, uncompressed_len)?;
-        // Written from the chunk or the compressed bytes, without another
-        // copy (the latter lent out of `self` while it writes).
+        // Written from the compressed bytes, lent out of `self` while it
+        // writes.
         let compressed = std::mem::take(&mut self.compressed);
-        let body = if stored { &chunk.records[..] } else { &compressed[..body_len] };
+        let body = &compressed[..body_len];
         let written = self.put(&head.0).and_then(|()| self.put(body)).and_then(|()| self.put(&indexes.0));
         self.compressed = compressed;
         written
