@@ -194,11 +194,17 @@ impl DirectFile {
     /// written after it. The blocks they are in go to the disk after the
     /// rewrite.
     pub fn hold(&mut self, position: u64) -> io::Result<()> {
-        let start = self.held.first().unwrap_or(&self.block).offset;
-        if self.hold_from.is_some() || position < start || position > self.position() {
+        let (start, end) = (self.held.first().unwrap_or(&self.block).offset, self.position());
+        if let Some(from) = self.hold_from {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("cannot hold the bytes from {position}: those from {start} are still in memory"),
+                format!("cannot hold the bytes from {position}: those from {from} are held already"),
+            ));
+        }
+        if position < start || position > end {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot hold the bytes from {position}: only those from {start} to {end} are in memory"),
             ));
         }
         self.hold_from = Some(position);
