@@ -52,25 +52,16 @@ pub const BATCH_AGE: Duration = Duration::from_millis(50);
 
 /// Where the batch being filled is written.
 enum Memory {
-    /// Process memory, reused from batch to batch.
-    Heap(bytes::BytesMut),
+    /// The process memory of [`PendingBatch::heap`].
+    Heap,
     /// A buffer of Zenoh's shared memory, its first `len` bytes written.
     Shared { buffer: ZShmMut, len: usize },
-}
-
-impl Memory {
-    fn len(&self) -> usize {
-        match self {
-            Memory::Heap(buffer) => buffer.len(),
-            Memory::Shared { len, .. } => *len,
-        }
-    }
 }
 
 /// The batch being filled, and the numbering of those sent.
 pub(crate) struct PendingBatch {
     memory: Memory,
-    /// The process memory of the last batch written there, for the next.
+    /// Process memory, reused from batch to batch.
     heap: bytes::BytesMut,
     /// The shared memory to write batches in, if this process has it.
     shared: Option<SharedMemory>,
@@ -89,7 +80,7 @@ pub(crate) struct PendingBatch {
 impl Default for PendingBatch {
     fn default() -> PendingBatch {
         PendingBatch {
-            memory: Memory::Heap(bytes::BytesMut::new()),
+            memory: Memory::Heap,
             heap: bytes::BytesMut::new(),
             shared: None,
             moments: 0,
@@ -107,10 +98,18 @@ impl PendingBatch {
         self.shared = Some(shared);
     }
 
+    /// The bytes written so far.
+    fn len(&self) -> usize {
+        match &self.memory {
+            Memory::Heap => self.heap.len(),
+            Memory::Shared { len, .. } => *len,
+        }
+    }
+
     /// Whether a moment of `messages` would be added without filling the
     /// batch, so that nothing is sent.
     pub(crate) fn takes_without_sending(&self, messages: &[(String, Vec<u8>)]) -> bool {
-        let len = self.memory.len().max(BATCH_START_LEN) + moment_len(messages);
+        let len = self.len().max(BATCH_START_LEN) + moment_len(messages);
         self.moments + 1 < BATCH_MOMENTS && len < BATCH_BYTES
     }
 
@@ -121,7 +120,7 @@ impl PendingBatch {
         self.largest_moment = self.largest_moment.max(len);
         let first = self.moments == 0;
         if first {
-            self.memory = self.fresh_memory(len);
+            self.start(len);
             self.write(|write| write_batch_start(0, write));
             self.since = Some(Instant::now());
         }
@@ -131,35 +130,35 @@ impl PendingBatch {
         first
     }
 
-    /// Memory for a batch whose first moment is `first_moment` bytes: a
-    /// buffer of shared memory with room for as much as the last batch
-    /// (at most a full one) and one more moment as large as any so far,
-    /// or else the process memory.
-    fn fresh_memory(&mut self, first_moment: usize) -> Memory {
+    /// Starts a batch whose first moment is `first_moment` bytes: in a
+    /// buffer of shared memory with room for as much as the last batch (at
+    /// most a full one) and one more moment as large as any so far, or
+    /// else in process memory.
+    fn start(&mut self, first_moment: usize) {
         let room = self.last_len.min(BATCH_START_LEN + BATCH_BYTES) + self.largest_moment.max(first_moment);
         let room = room.max(BATCH_START_LEN + first_moment);
         let allocated = self.shared.as_ref().map(|shared| shared.alloc(room).with_policy::<GarbageCollect>().wait());
-        if let Some(Ok(buffer)) = allocated {
-            return Memory::Shared { buffer, len: 0 };
-        }
-        let mut heap = std::mem::take(&mut self.heap);
-        heap.clear();
-        // Reclaims the whole buffer when the last batch's payload is gone.
-        heap.reserve(self.last_len.max(BATCH_START_LEN + first_moment));
-        Memory::Heap(heap)
+        self.memory = match allocated {
+            Some(Ok(buffer)) => Memory::Shared { buffer, len: 0 },
+            _ => {
+                self.heap.clear();
+                // Reclaims the whole buffer when the last batch's payload is gone.
+                self.heap.reserve(self.last_len.max(BATCH_START_LEN + first_moment));
+                Memory::Heap
+            }
+        };
     }
 
     /// Makes room for `len` more bytes: a batch in shared memory without
     /// it goes on in process memory.
     fn make_room(&mut self, len: usize) {
-        match &mut self.memory {
-            Memory::Heap(buffer) => buffer.reserve(len),
-            Memory::Shared { buffer, len: used } if buffer.len() - *used < len => {
-                let mut heap = std::mem::take(&mut self.heap);
-                heap.clear();
-                heap.reserve(*used + len);
-                heap.extend_from_slice(&buffer[..*used]);
-                self.memory = Memory::Heap(heap);
+        match &self.memory {
+            Memory::Heap => self.heap.reserve(len),
+            Memory::Shared { buffer, len: used } if buffer.len() - used < len => {
+                self.heap.clear();
+                self.heap.reserve(used + len);
+                self.heap.extend_from_slice(&buffer[..*used]);
+                self.memory = Memory::Heap;
             }
             Memory::Shared { .. } => {}
         }
@@ -168,7 +167,7 @@ impl PendingBatch {
     /// Appends what `pieces` writes, in pieces, where room was made for it.
     fn write(&mut self, pieces: impl FnOnce(&mut dyn FnMut(&[u8]))) {
         match &mut self.memory {
-            Memory::Heap(buffer) => pieces(&mut |piece| buffer.extend_from_slice(piece)),
+            Memory::Heap => pieces(&mut |piece| self.heap.extend_from_slice(piece)),
             Memory::Shared { buffer, len } => pieces(&mut |piece| {
                 buffer[*len..*len + piece.len()].copy_from_slice(piece);
                 *len += piece.len();
@@ -178,7 +177,7 @@ impl PendingBatch {
 
     /// Whether it must go now for its size.
     pub(crate) fn is_full(&self) -> bool {
-        self.moments >= BATCH_MOMENTS || self.memory.len() >= BATCH_BYTES
+        self.moments >= BATCH_MOMENTS || self.len() >= BATCH_BYTES
     }
 
     /// When it must go for its age; `None` while it is empty.
@@ -192,15 +191,13 @@ impl PendingBatch {
         if self.moments == 0 {
             return None;
         }
-        let (number, len) = (self.sent, self.memory.len());
+        let (number, len) = (self.sent, self.len());
         self.sent += 1;
         (self.moments, self.since, self.last_len) = (0, None, len);
-        match std::mem::replace(&mut self.memory, Memory::Heap(bytes::BytesMut::new())) {
-            Memory::Heap(mut buffer) => {
-                set_batch_number(&mut buffer, number);
-                let batch = buffer.split().freeze();
-                self.heap = buffer;
-                Some(zenoh::bytes::ZBytes::from(batch))
+        match std::mem::replace(&mut self.memory, Memory::Heap) {
+            Memory::Heap => {
+                set_batch_number(&mut self.heap, number);
+                Some(zenoh::bytes::ZBytes::from(self.heap.split().freeze()))
             }
             Memory::Shared { mut buffer, len } => {
                 set_batch_number(&mut buffer[..len], number);
