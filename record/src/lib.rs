@@ -13,6 +13,7 @@ pub mod bag;
 pub mod direct_file;
 pub mod lz4_frame;
 pub mod mcap_file;
+mod mcap_records;
 pub mod record;
 pub mod replay;
 pub mod schemas;
