@@ -98,6 +98,12 @@ impl PendingBatch {
         self.shared = Some(shared);
     }
 
+    /// Whether it has no shared memory yet and no batch started: the time
+    /// to give it some.
+    pub(crate) fn wants_shared_memory(&self) -> bool {
+        self.shared.is_none() && self.moments == 0
+    }
+
     /// The bytes written so far.
     fn len(&self) -> usize {
         match &self.memory {
@@ -267,13 +273,18 @@ mod tests {
     fn with_shared_memory_a_batch_is_written_there_and_sent_as_it_is() {
         let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
         let (items, mut batch) = (odometry(), PendingBatch::default());
+        batch.add(10_000_000, &items);
+        assert!(!batch.wants_shared_memory(), "not in the middle of a batch");
+        batch.take();
+        assert!(batch.wants_shared_memory(), "between batches");
         batch.use_shared_memory(shared);
+        assert!(!batch.wants_shared_memory(), "it has some");
         batch.add(20_000_000, &items);
         let first = batch.take().unwrap();
         assert!(first.as_shm().is_some(), "in shared memory, which Zenoh sends without a copy");
         assert_eq!(
             first.to_bytes().into_owned(),
-            encode_batch(0, &[(20_000_000, &items)]),
+            encode_batch(1, &[(20_000_000, &items)]),
             "no more bytes than written"
         );
         // Room for as much as the last batch and one more moment.
@@ -281,7 +292,7 @@ mod tests {
         batch.add(60_000_000, &items[..1]);
         let second = batch.take().unwrap();
         assert!(second.as_shm().is_some());
-        let expected = encode_batch(1, &[(40_000_000, &items), (60_000_000, &items[..1])]);
+        let expected = encode_batch(2, &[(40_000_000, &items), (60_000_000, &items[..1])]);
         assert_eq!(second.to_bytes().into_owned(), expected);
     }
 

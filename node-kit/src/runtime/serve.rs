@@ -310,19 +310,12 @@ impl<P: NodePlugin> Shared<P> {
 }
 
 /// Declares the publisher of the node's batches for recorders, whose
-/// matching listener tells the outbox whether a recorder listens, and
-/// gives the batches Zenoh's shared memory to be written in, if the
-/// session has it.
+/// matching listener tells the outbox whether a recorder listens.
 async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
     let flag = shared.lock().core.outbox.recording_flag();
     let key = shared.keys.recording(&shared.node);
     let publisher = crate::recorders::declare_batch_publisher(&shared.session, key, flag).await?;
-    let shared_memory = shared.session.get_shm_provider().await;
-    let mut locked = shared.lock();
-    locked.publishers.recording = Some(publisher);
-    if let Some(shared_memory) = shared_memory {
-        locked.publishers.batch.use_shared_memory(shared_memory);
-    }
+    shared.lock().publishers.recording = Some(publisher);
     Ok(())
 }
 
@@ -654,6 +647,7 @@ impl Publishers {
         let recording = outbox.recording() && !items.is_empty() && self.recording.is_some();
         let mut started = None;
         if recording {
+            self.offer_shared_memory(session);
             // Whether each message also goes on its key: one lookup each.
             self.on_keys.clear();
             self.on_keys.extend(items.iter().map(|(key, _)| outbox.subscribed(key)));
@@ -710,6 +704,21 @@ impl Publishers {
             && !items.is_empty()
             && self.batch.takes_without_sending(items)
             && items.iter().all(|(key, _)| !outbox.subscribed(key))
+    }
+
+    /// Gives the batches for recorders the session's shared memory once it
+    /// is ready, asked for only once a recorder listens: made at every
+    /// node's start, the pools were 4 MiB of locked memory each even
+    /// without a recorder, and more pools made while processes start make
+    /// Zenoh 1.10's removal of pools it takes for orphans (README, "Shared
+    /// memory on one machine") likelier. The first ask starts making it;
+    /// until it is ready, batches are written in process memory.
+    fn offer_shared_memory(&mut self, session: &zenoh::Session) {
+        if self.batch.wants_shared_memory() {
+            if let zenoh::shm::ShmProviderState::Ready(shared) = session.get_shm_provider() {
+                self.batch.use_shared_memory(shared);
+            }
+        }
     }
 
     /// Sends the batch for recorders, if it has a moment.
