@@ -96,8 +96,13 @@ def main(path: str) -> None:
         fail(f"the last clock recorded is {(last_odometry - last_clock) * 1e-6:.1f} ms before the last odometry")
     # Rates in sim time, each over the stretch its topic was recorded (a
     # publisher learns of the recorder a moment after the clock's does).
+    # The stamps are sorted: messages that came on their key before the
+    # switch to a node's batches are logged at the latest time the recorder
+    # knew, which may be after the batches' first messages.
     for topic, rate_hz in [("/robot/scan", 10.0), ("/robot/odometry/filtered", 50.0), ("/clock", 200.0)]:
-        sim_times = stamps[topic]
+        sim_times = sorted(stamps[topic])
+        if len(set(sim_times)) != len(sim_times):
+            fail(f"{topic}: {len(sim_times) - len(set(sim_times))} messages recorded twice")
         stretch_s = (sim_times[-1] - sim_times[0]) * 1e-9
         measured = (len(sim_times) - 1) / stretch_s
         if stretch_s < 1.0 or abs(measured - rate_hz) > 0.02 * rate_hz:

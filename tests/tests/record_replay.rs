@@ -41,12 +41,8 @@ async fn a_recording_reads_in_python_and_replays_byte_for_byte() {
         &["record", mcap.to_str().unwrap(), "--for", "4", "--sim", &sim.sim, "--connect", &sim.endpoint],
         &sim.logs().join("record.log"),
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let drive = Twist { linear: Vector3 { x: 0.5, y: 0.0, z: 0.0 }, angular: Vector3 { x: 0.0, y: 0.0, z: 0.25 } };
-    for _ in 0..20 {
-        sim.publish("/robot/cmd_vel", &drive).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_a_recorder(&sim).await;
+    let commands = publish_commands(&sim, 0..20).await;
     let status = wait_for_exit(recorder, T).await;
     assert!(
         status.success(),
@@ -66,6 +62,8 @@ async fn a_recording_reads_in_python_and_replays_byte_for_byte() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no summary in the recorder's log: {log}"));
     assert!(batched >= 2, "{batched} topics came in batches: {log}");
+    // The commands, sent once the recorder listened: each once, in order.
+    assert_eq!(recorded_payloads(&mcap, "/robot/cmd_vel"), commands, "the commands recorded");
 
     // Read back in Python with the ROS 2 decoder.
     let checked =
@@ -164,6 +162,32 @@ async fn flotilla_run_records_with_the_compression_asked_for() {
     assert_eq!(lines.next(), Some("['zstd']"), "{text}");
     let counts: Vec<u64> = lines.next().unwrap().split(' ').map(|n| n.parse().unwrap()).collect();
     assert!(counts[0] >= 10 && counts[1] >= 100, "scans and clock messages recorded: {counts:?}");
+}
+
+/// Waits until a recorder subscribes to the nodes' batches, which it does
+/// once it has subscribed to every topic.
+async fn wait_for_a_recorder(sim: &Sim) {
+    let probe = sim.session.declare_publisher(sim.keys.recording("probe")).await.unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    while !probe.matching_status().await.unwrap().matching() {
+        assert!(tokio::time::Instant::now() < deadline, "no recorder after {T:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Publishes a `cmd_vel` for each of `numbers`, 100 ms apart, each told
+/// apart by its `linear.z` (which a diff drive ignores); returns their
+/// payloads.
+async fn publish_commands(sim: &Sim, numbers: std::ops::Range<u32>) -> Vec<Vec<u8>> {
+    let mut sent = Vec::new();
+    for n in numbers {
+        let command =
+            Twist { linear: Vector3 { x: 0.5, y: 0.0, z: f64::from(n) }, angular: Vector3 { x: 0.0, y: 0.0, z: 0.25 } };
+        sim.publish("/robot/cmd_vel", &command).await;
+        sent.push(flotilla_protocol::ros::encode(&command));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sent
 }
 
 /// Every payload of `topic` in an MCAP file, in file order.
