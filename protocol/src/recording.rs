@@ -64,24 +64,64 @@ pub fn set_batch_number(batch: &mut [u8], number: u64) {
     batch[2..BATCH_START_LEN].copy_from_slice(&number.to_le_bytes());
 }
 
+/// Bytes before a moment's messages: its time and its number of messages.
+pub const MOMENT_START_LEN: usize = 8 + 4;
+
+/// Where a moment's number of messages lies, from the moment's start.
+const MOMENT_COUNT_AT: usize = 8;
+
 /// The bytes [`write_moment`] writes for `messages`.
 pub fn moment_len(messages: &Messages) -> usize {
-    8 + 4 + messages.iter().map(|(key, payload)| 8 + key.len() + payload.len()).sum::<usize>()
+    MOMENT_START_LEN + messages_len(messages)
+}
+
+/// The bytes [`write_message`] writes for `messages`.
+pub fn messages_len(messages: &Messages) -> usize {
+    messages.iter().map(|(key, payload)| message_len(key, payload.len())).sum()
+}
+
+/// The bytes a message of `payload_len` bytes on `key` takes in a moment.
+pub fn message_len(key: &str, payload_len: usize) -> usize {
+    4 + key.len() + 4 + payload_len
 }
 
 /// Writes a moment of sim time `time_ns` and its messages, in pieces, to
 /// `write`.
 pub fn write_moment(time_ns: u64, messages: &Messages, mut write: impl FnMut(&[u8])) {
-    write(&time_ns.to_le_bytes());
-    write(&u32::try_from(messages.len()).expect("under 4 billion messages a moment").to_le_bytes());
+    let count = u32::try_from(messages.len()).expect("under 4 billion messages a moment");
+    write_moment_start(time_ns, count, &mut write);
     for (key, payload) in messages {
-        for chunk in [key.as_bytes(), payload.as_slice()] {
-            // A batch of one moment's messages: far below 4 GiB each.
-            let len = u32::try_from(chunk.len()).expect("a message under 4 GiB");
-            write(&len.to_le_bytes());
-            write(chunk);
-        }
+        write_message(key, payload, &mut write);
     }
+}
+
+/// Writes the start of a moment of sim time `time_ns` that will hold
+/// `messages` messages (0 for now, see [`set_moment_messages`]).
+pub fn write_moment_start(time_ns: u64, messages: u32, mut write: impl FnMut(&[u8])) {
+    write(&time_ns.to_le_bytes());
+    write(&messages.to_le_bytes());
+}
+
+/// Sets the number of messages of the moment that `moment` starts with.
+pub fn set_moment_messages(moment: &mut [u8], messages: u32) {
+    moment[MOMENT_COUNT_AT..MOMENT_START_LEN].copy_from_slice(&messages.to_le_bytes());
+}
+
+/// Writes a message of a moment, in pieces, to `write`.
+pub fn write_message(key: &str, payload: &[u8], mut write: impl FnMut(&[u8])) {
+    write_message_start(key, payload.len(), &mut write);
+    write(payload);
+}
+
+/// Writes what comes before a message's payload of `payload_len` bytes:
+/// the key's length, the key, the payload's length.
+pub fn write_message_start(key: &str, payload_len: usize, mut write: impl FnMut(&[u8])) {
+    // A batch of one moment's messages: far below 4 GiB each.
+    let key_len = u32::try_from(key.len()).expect("a key under 4 GiB");
+    let payload_len = u32::try_from(payload_len).expect("a message under 4 GiB");
+    write(&key_len.to_le_bytes());
+    write(key.as_bytes());
+    write(&payload_len.to_le_bytes());
 }
 
 /// Reads a batch's version and number; its messages come from the

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::flags::{Flag, Flags};
+use super::recorder_batch::PendingBatch;
 
 use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::description::WorldDescription;
@@ -273,6 +274,12 @@ pub struct Outbox {
     /// Whether a recorder listens to this node's batches (see
     /// [`flotilla_protocol::recording`]): every output is then wanted.
     recording: Arc<AtomicBool>,
+    /// The batch for recorders being filled (see `super::recorder_batch`).
+    pub(crate) batch: PendingBatch,
+    /// Whether the node's batches for recorders have their publisher, so
+    /// that a message only a recorder wants may be written straight into
+    /// the batch (see [`Outbox::put_encoded`]).
+    pub(crate) batches_go: bool,
     /// Bumped whenever a flag of `subscribed` or `folders` is added,
     /// replaced or dropped: an [`Interest`] taken earlier is then looked
     /// up again.
@@ -316,7 +323,20 @@ impl Outbox {
     /// Queues `message` for `key`, encoded into the buffers of a message
     /// that went to a recorder only, where there is one (see
     /// [`Outbox::payload_buffer`]).
+    ///
+    /// A message that only a recorder wants, of a type that can write
+    /// itself in place (odometry, its twist, transforms), is written
+    /// straight into the batch for recorders instead: in office-50 the
+    /// copies of the odometry node's messages into the batch, their keys'
+    /// strings and the lookups of who wants each were a fifth of its work
+    /// while recording (BENCHMARKS.md, "odometry written into the batch").
     pub fn put_encoded<T: RosMessage>(&mut self, key: &str, message: &T) {
+        if self.batches_go && self.recording() && !self.subscribed(key) {
+            if let Some(len) = message.cdr_len() {
+                self.batch.put_in_place(self.moment_ns, key, len, |out| message.write_cdr_into(out));
+                return;
+            }
+        }
         let payload = ros::encode_in(message, self.payload_buffer());
         self.put_at(key, payload);
     }
@@ -649,6 +669,47 @@ mod tests {
         assert_eq!(out.take_actuation(), None, "taken once");
         assert!(out.actuate(8).is_empty(), "a fresh step starts empty");
         assert!(out.commands.capacity() >= capacity, "in the same buffer");
+    }
+
+    #[test]
+    fn messages_only_a_recorder_wants_are_written_straight_into_its_batch() {
+        use flotilla_protocol::recording::encode_batch;
+        use flotilla_protocol::ros::geometry_msgs::Twist;
+        use flotilla_protocol::ros::nav_msgs::Odometry;
+        let mut out = Outbox::default();
+        let odometry = Odometry { child_frame_id: "robot1/base_link".into(), ..Default::default() };
+        let (nobody, watched) = (out.subscribed_flag("robot1/odom"), out.subscribed_flag("robot1/watched"));
+        nobody.set(false);
+        watched.set(true);
+        out.set_moment(20_000_000);
+        out.put_encoded("robot1/odom", &odometry);
+        assert_eq!(out.items().len(), 1, "no recorder: queued as before");
+        out.take_items().clear();
+
+        out.recording_flag().store(true, Ordering::Relaxed);
+        out.put_encoded("robot1/odom", &odometry);
+        assert_eq!(out.items().len(), 1, "a recorder, but no publisher of batches yet");
+        out.take_items().clear();
+
+        out.batches_go = true;
+        out.put_encoded("robot1/odom", &odometry);
+        assert!(out.items().is_empty() && out.batch.has_open_moment(), "written into the batch");
+        out.put_encoded("robot1/watched", &odometry);
+        out.put_encoded("robot1/cmd", &Twist::default());
+        out.put_encoded("robot1/odom", &Twist::default());
+        let queued: Vec<&str> = out.items().iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(
+            queued,
+            ["robot1/watched", "robot1/cmd", "robot1/odom"],
+            "subscribed, not yet published, through serde"
+        );
+
+        let items = out.take_items();
+        out.batch.add(out.moment_ns(), &items);
+        let in_place = [("robot1/odom".to_string(), ros::encode(&odometry))];
+        let expected: Vec<(String, Vec<u8>)> = in_place.into_iter().chain(items).collect();
+        let batch = out.batch.take().unwrap().to_bytes().into_owned();
+        assert_eq!(batch, encode_batch(0, &[(20_000_000, &expected)]), "one moment: in place first, then the rest");
     }
 
     #[test]

@@ -29,7 +29,10 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::recording::{moment_len, set_batch_number, write_batch_start, write_moment, BATCH_START_LEN};
+use flotilla_protocol::recording::{
+    message_len, messages_len, moment_len, set_batch_number, set_moment_messages, write_batch_start, write_message,
+    write_message_start, write_moment, write_moment_start, BATCH_START_LEN, MOMENT_START_LEN,
+};
 use zenoh::shm::{GarbageCollect, OwnedShmBuf, PosixShmProviderBackend, ShmProvider, ZShmMut};
 use zenoh::Wait;
 
@@ -58,6 +61,15 @@ enum Memory {
     Shared { buffer: ZShmMut, len: usize },
 }
 
+/// A moment still taking messages written in place (see
+/// [`PendingBatch::put_in_place`]).
+struct OpenMoment {
+    /// Where it starts in the batch.
+    at: usize,
+    time_ns: u64,
+    messages: u32,
+}
+
 /// The batch being filled, and the numbering of those sent.
 pub(crate) struct PendingBatch {
     memory: Memory,
@@ -75,6 +87,12 @@ pub(crate) struct PendingBatch {
     largest_moment: usize,
     /// Batches sent so far: the next one's number.
     sent: u64,
+    /// The moment whose messages are being written in place, if any: it
+    /// counts among `moments` already.
+    open: Option<OpenMoment>,
+    /// Whether a batch started since [`PendingBatch::take_started`] last
+    /// said so.
+    started: bool,
 }
 
 impl Default for PendingBatch {
@@ -88,6 +106,8 @@ impl Default for PendingBatch {
             last_len: 0,
             largest_moment: 0,
             sent: 0,
+            open: None,
+            started: false,
         }
     }
 }
@@ -98,10 +118,11 @@ impl PendingBatch {
         self.shared = Some(shared);
     }
 
-    /// Whether it has no shared memory yet and no batch started: the time
-    /// to give it some.
+    /// Whether it has no shared memory yet. Given some in the middle of a
+    /// batch, it writes the next batch there: a node whose messages are
+    /// written in place starts each batch before it is asked.
     pub(crate) fn wants_shared_memory(&self) -> bool {
-        self.shared.is_none() && self.moments == 0
+        self.shared.is_none()
     }
 
     /// The bytes written so far.
@@ -112,28 +133,120 @@ impl PendingBatch {
         }
     }
 
-    /// Whether a moment of `messages` would be added without filling the
-    /// batch, so that nothing is sent.
-    pub(crate) fn takes_without_sending(&self, messages: &[(String, Vec<u8>)]) -> bool {
-        let len = self.len().max(BATCH_START_LEN) + moment_len(messages);
-        self.moments + 1 < BATCH_MOMENTS && len < BATCH_BYTES
+    /// Whether a moment of `messages` at sim time `time_ns` (joining the
+    /// moment open at that time, if there is one) would be added without
+    /// filling the batch, so that nothing is sent.
+    pub(crate) fn takes_without_sending(&self, time_ns: u64, messages: &[(String, Vec<u8>)]) -> bool {
+        let joins_open = self.open.as_ref().is_some_and(|open| open.time_ns == time_ns);
+        let (moments, added) = match joins_open {
+            true => (self.moments, messages_len(messages)),
+            false => (self.moments + 1, moment_len(messages)),
+        };
+        moments < BATCH_MOMENTS && self.len().max(BATCH_START_LEN) + added < BATCH_BYTES
     }
 
-    /// Adds a moment of sim time `time_ns`; returns whether it is the
-    /// batch's first (whose age the main loop then watches).
-    pub(crate) fn add(&mut self, time_ns: u64, messages: &[(String, Vec<u8>)]) -> bool {
+    /// Adds `messages` as a moment of sim time `time_ns`, to the one open
+    /// at that time if there is one, and closes it.
+    pub(crate) fn add(&mut self, time_ns: u64, messages: &[(String, Vec<u8>)]) {
+        if self.open.as_ref().is_some_and(|open| open.time_ns == time_ns) {
+            self.make_room(messages_len(messages));
+            for (key, payload) in messages {
+                self.write(|write| write_message(key, payload, write));
+            }
+            if let Some(open) = &mut self.open {
+                // Under 4 billion: each message takes bytes of the batch.
+                open.messages += messages.len() as u32;
+            }
+            self.close_moment();
+            return;
+        }
+        self.close_moment();
+        if messages.is_empty() {
+            return;
+        }
         let len = moment_len(messages);
         self.largest_moment = self.largest_moment.max(len);
-        let first = self.moments == 0;
-        if first {
-            self.start(len);
-            self.write(|write| write_batch_start(0, write));
-            self.since = Some(Instant::now());
-        }
+        self.start_if_empty(len);
         self.make_room(len);
         self.write(|write| write_moment(time_ns, messages, write));
         self.moments += 1;
-        first
+    }
+
+    /// Writes a message of `len` bytes on `key` at sim time `time_ns` in
+    /// place: `write` fills the room made for its payload, where the batch
+    /// goes from (Zenoh's shared memory, most often), so that the payload
+    /// is neither written in a buffer of its own nor copied. It joins the
+    /// moment open at that time, or opens one; [`PendingBatch::add`]
+    /// closes it with the moment's other messages.
+    pub(crate) fn put_in_place(&mut self, time_ns: u64, key: &str, len: usize, write: impl FnOnce(&mut [u8])) {
+        let message = message_len(key, len);
+        if self.open.as_ref().is_some_and(|open| open.time_ns != time_ns) {
+            self.close_moment();
+        }
+        if self.open.is_none() {
+            self.start_if_empty(MOMENT_START_LEN + message);
+            self.make_room(MOMENT_START_LEN + message);
+            self.open = Some(OpenMoment { at: self.len(), time_ns, messages: 0 });
+            self.write(|pieces| write_moment_start(time_ns, 0, pieces));
+            self.moments += 1;
+        } else {
+            self.make_room(message);
+        }
+        self.write(|pieces| write_message_start(key, len, pieces));
+        write(self.extend(len));
+        if let Some(open) = &mut self.open {
+            open.messages += 1;
+        }
+    }
+
+    /// Whether a moment is open for messages written in place.
+    pub(crate) fn has_open_moment(&self) -> bool {
+        self.open.is_some()
+    }
+
+    /// Writes the open moment's number of messages, if one is open.
+    fn close_moment(&mut self) {
+        let Some(open) = self.open.take() else { return };
+        self.largest_moment = self.largest_moment.max(self.len() - open.at);
+        let moment = match &mut self.memory {
+            Memory::Heap => &mut self.heap[open.at..],
+            Memory::Shared { buffer, len } => &mut buffer[open.at..*len],
+        };
+        set_moment_messages(moment, open.messages);
+    }
+
+    /// Starts a batch if none is being filled, its first moment
+    /// `first_moment` bytes.
+    fn start_if_empty(&mut self, first_moment: usize) {
+        if self.moments > 0 {
+            return;
+        }
+        self.start(first_moment);
+        self.write(|write| write_batch_start(0, write));
+        self.since = Some(Instant::now());
+        self.started = true;
+    }
+
+    /// Whether a batch started since the last call, whose age the main
+    /// loop then watches.
+    pub(crate) fn take_started(&mut self) -> bool {
+        std::mem::take(&mut self.started)
+    }
+
+    /// `len` more bytes, for which room was made, to be written.
+    fn extend(&mut self, len: usize) -> &mut [u8] {
+        match &mut self.memory {
+            Memory::Heap => {
+                let start = self.heap.len();
+                self.heap.resize(start + len, 0);
+                &mut self.heap[start..]
+            }
+            Memory::Shared { buffer, len: used } => {
+                let start = *used;
+                *used += len;
+                &mut buffer[start..start + len]
+            }
+        }
     }
 
     /// Starts a batch whose first moment is `first_moment` bytes: in a
@@ -194,6 +307,7 @@ impl PendingBatch {
     /// The batch, numbered, as Zenoh's payload, if it has a moment; it is
     /// then empty.
     pub(crate) fn take(&mut self) -> Option<zenoh::bytes::ZBytes> {
+        self.close_moment();
         if self.moments == 0 {
             return None;
         }
@@ -228,8 +342,10 @@ mod tests {
     fn moments_added_go_as_one_numbered_batch_of_what_encode_batch_writes() {
         let (items, mut batch) = (odometry(), PendingBatch::default());
         assert!(batch.take().is_none() && batch.due_at().is_none(), "nothing to send");
-        assert!(batch.add(20_000_000, &items), "the first moment starts the batch");
-        assert!(!batch.add(40_000_000, &items[..1]));
+        batch.add(20_000_000, &items);
+        assert!(batch.take_started(), "the first moment starts the batch");
+        batch.add(40_000_000, &items[..1]);
+        assert!(!batch.take_started(), "the second adds to it");
         let due = batch.due_at().expect("a batch with moments is due");
         assert!(due > Instant::now() && due <= Instant::now() + BATCH_AGE);
         let first = batch.take().unwrap().to_bytes().into_owned();
@@ -243,18 +359,18 @@ mod tests {
     fn a_batch_is_full_at_its_moments_or_its_bytes() {
         let (items, mut batch) = (odometry(), PendingBatch::default());
         for moment in 1..BATCH_MOMENTS {
-            assert!(batch.takes_without_sending(&items), "moment {moment}");
+            assert!(batch.takes_without_sending(moment as u64, &items), "moment {moment}");
             batch.add(moment as u64, &items);
             assert!(!batch.is_full());
         }
-        assert!(!batch.takes_without_sending(&items), "the last moment fills it");
+        assert!(!batch.takes_without_sending(0, &items), "the last moment fills it");
         batch.add(0, &items);
         assert!(batch.is_full());
         batch.take();
         let scans = vec![("robot1/scan".to_string(), vec![0; BATCH_BYTES / 2])];
-        assert!(batch.takes_without_sending(&scans));
+        assert!(batch.takes_without_sending(1, &scans));
         batch.add(1, &scans);
-        assert!(!batch.takes_without_sending(&scans), "a second half would fill it");
+        assert!(!batch.takes_without_sending(2, &scans), "a second half would fill it");
         batch.add(2, &scans);
         assert!(batch.is_full());
     }
@@ -274,11 +390,11 @@ mod tests {
         let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
         let (items, mut batch) = (odometry(), PendingBatch::default());
         batch.add(10_000_000, &items);
-        assert!(!batch.wants_shared_memory(), "not in the middle of a batch");
-        batch.take();
-        assert!(batch.wants_shared_memory(), "between batches");
+        assert!(batch.wants_shared_memory());
         batch.use_shared_memory(shared);
         assert!(!batch.wants_shared_memory(), "it has some");
+        let started_before = batch.take().unwrap();
+        assert!(started_before.as_shm().is_none(), "a batch started in process memory stays there");
         batch.add(20_000_000, &items);
         let first = batch.take().unwrap();
         assert!(first.as_shm().is_some(), "in shared memory, which Zenoh sends without a copy");
@@ -337,5 +453,69 @@ mod tests {
         let third = batch.take().unwrap();
         assert_ne!(third.to_bytes().as_ptr(), second.to_bytes().as_ptr());
         assert_eq!(third.to_bytes().into_owned(), encode_batch(2, &[(3, &items)]));
+    }
+
+    /// `put_in_place` for `messages`, each payload written by copying it.
+    fn put_each_in_place(batch: &mut PendingBatch, time_ns: u64, messages: &[(String, Vec<u8>)]) {
+        for (key, payload) in messages {
+            batch.put_in_place(time_ns, key, payload.len(), |out| out.copy_from_slice(payload));
+        }
+    }
+
+    #[test]
+    fn messages_written_in_place_make_the_moment_they_would_have_made_added() {
+        let (items, mut batch) = (odometry(), PendingBatch::default());
+        // All of a moment in place, then closed by an add of nothing.
+        put_each_in_place(&mut batch, 20_000_000, &items);
+        assert!(batch.has_open_moment() && batch.take_started(), "the first message starts the batch");
+        batch.add(20_000_000, &[]);
+        assert!(!batch.has_open_moment(), "closed");
+        // Part in place, the rest added at the same time.
+        put_each_in_place(&mut batch, 40_000_000, &items[..1]);
+        assert!(!batch.take_started(), "the batch was started already");
+        assert!(batch.takes_without_sending(40_000_000, &items[1..]), "joins the open moment");
+        batch.add(40_000_000, &items[1..]);
+        // In place at a later time: the open moment is closed, another opened.
+        put_each_in_place(&mut batch, 60_000_000, &items[..1]);
+        put_each_in_place(&mut batch, 80_000_000, &items[1..]);
+        let sent = batch.take().unwrap().to_bytes().into_owned();
+        let expected =
+            [(20_000_000, &items[..]), (40_000_000, &items[..]), (60_000_000, &items[..1]), (80_000_000, &items[1..])];
+        assert_eq!(sent, encode_batch(0, &expected), "the open moment is closed when the batch goes");
+        assert!(!batch.has_open_moment() && batch.due_at().is_none(), "nothing waits");
+    }
+
+    #[test]
+    fn an_open_moment_counts_toward_a_full_batch() {
+        let (items, mut batch) = (odometry(), PendingBatch::default());
+        for moment in 1..BATCH_MOMENTS as u64 {
+            put_each_in_place(&mut batch, moment, &items);
+            batch.add(moment, &[]);
+        }
+        put_each_in_place(&mut batch, 0, &items[..1]);
+        assert!(batch.is_full(), "the open moment is the last one a batch holds");
+        assert!(!batch.takes_without_sending(0, &[]), "full already: nothing more joins it without sending");
+    }
+
+    #[test]
+    fn in_shared_memory_messages_written_in_place_go_on_in_process_memory_past_the_room() {
+        let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
+        let (small, mut batch) = (odometry(), PendingBatch::default());
+        batch.use_shared_memory(shared);
+        // The first batch has room for its first message only.
+        put_each_in_place(&mut batch, 1, &small);
+        batch.add(1, &[]);
+        put_each_in_place(&mut batch, 2, &small);
+        let moved = batch.take().unwrap();
+        assert!(moved.as_shm().is_none(), "moved to process memory");
+        assert_eq!(moved.to_bytes().into_owned(), encode_batch(0, &[(1, &small), (2, &small)]));
+        // The next has room for as much, and goes from shared memory.
+        put_each_in_place(&mut batch, 3, &small);
+        batch.add(3, &small[..1]);
+        let in_place = batch.take().unwrap();
+        assert!(in_place.as_shm().is_some(), "written where it is sent from");
+        let mut both = small.clone();
+        both.push(small[0].clone());
+        assert_eq!(in_place.to_bytes().into_owned(), encode_batch(1, &[(3, &both)]));
     }
 }

@@ -162,7 +162,7 @@ pub async fn serve<P: NodePlugin>(
             main.rework(rework).await;
         }
     }
-    shared.lock().publishers.send_batch();
+    shared.lock().send_batch();
     Ok(())
 }
 
@@ -211,6 +211,13 @@ struct Locked<P> {
     publishers: Publishers,
 }
 
+impl<P> Locked<P> {
+    /// Sends the batch for recorders, if it has a moment.
+    fn send_batch(&mut self) {
+        self.publishers.send_batch(&mut self.core.outbox.batch);
+    }
+}
+
 impl<P: NodePlugin> Shared<P> {
     fn lock(&self) -> MutexGuard<'_, Locked<P>> {
         // A panic while holding the lock would be a bug; keep serving regardless.
@@ -236,7 +243,8 @@ impl<P: NodePlugin> Shared<P> {
                 let reply = locked.core.arrive(arrival);
                 let (delivery, outbox) = (output_delivery(locked.core.clock()), &locked.core.outbox);
                 let only_batched = locked.publishers.only_batches(outbox);
-                if !only_batched && !may_send_here(delivery, outbox.has_items(), outbox.recording()) {
+                let made_messages = outbox.has_items() || outbox.batch.has_open_moment();
+                if !only_batched && !may_send_here(delivery, made_messages, outbox.recording()) {
                     // The main loop sends them, and the report after them.
                     self.handover.hand();
                     let _ = self.to_loop.send(ToLoop::Send(reply));
@@ -265,10 +273,10 @@ impl<P: NodePlugin> Shared<P> {
     /// Sends the batch for recorders if it is due for its age; returns
     /// when it will be otherwise, while it has moments.
     fn send_batch_if_due(&self) -> Option<Instant> {
-        let publishers = &mut self.lock().publishers;
-        match publishers.batch.due_at() {
+        let mut locked = self.lock();
+        match locked.core.outbox.batch.due_at() {
             Some(due) if due <= Instant::now() => {
-                publishers.send_batch();
+                locked.send_batch();
                 None
             }
             due => due,
@@ -315,7 +323,9 @@ async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
     let flag = shared.lock().core.outbox.recording_flag();
     let key = shared.keys.recording(&shared.node);
     let publisher = crate::recorders::declare_batch_publisher(&shared.session, key, flag).await?;
-    shared.lock().publishers.recording = Some(publisher);
+    let mut locked = shared.lock();
+    locked.publishers.recording = Some(publisher);
+    locked.core.outbox.batches_go = true;
     Ok(())
 }
 
@@ -607,8 +617,6 @@ struct Publishers {
     unconfirmed: Vec<Unconfirmed>,
     actuation: Option<StepPublisher>,
     recording: Option<zenoh::pubsub::Publisher<'static>>,
-    /// The batch for recorders being filled.
-    batch: PendingBatch,
     /// While a recorder listens, per message being published, whether a
     /// subscriber of its key wants it too (kept for its memory).
     on_keys: Vec<bool>,
@@ -644,18 +652,22 @@ impl Publishers {
         self.confirm_matching();
         let congestion = congestion_control(delivery);
         let mut items = outbox.take_items();
-        let recording = outbox.recording() && !items.is_empty() && self.recording.is_some();
+        // A moment with messages written straight into the batch (see
+        // `Outbox::put_encoded`) is closed here, with the rest.
+        let open = outbox.batch.has_open_moment();
+        let recording = self.recording.is_some() && ((outbox.recording() && !items.is_empty()) || open);
         let mut started = None;
         if recording {
-            self.offer_shared_memory(session);
+            self.offer_shared_memory(session, &mut outbox.batch);
             // Whether each message also goes on its key: one lookup each.
             self.on_keys.clear();
             self.on_keys.extend(items.iter().map(|(key, _)| outbox.subscribed(key)));
-            if self.batch.add(outbox.moment_ns(), &items) {
-                started = self.batch.due_at();
+            outbox.batch.add(outbox.moment_ns(), &items);
+            if outbox.batch.take_started() {
+                started = outbox.batch.due_at();
             }
-            if self.batch.is_full() || self.on_keys.contains(&true) {
-                self.send_batch();
+            if outbox.batch.is_full() || self.on_keys.contains(&true) {
+                self.send_batch(&mut outbox.batch);
             }
         }
         for (index, (key, payload)) in items.drain(..).enumerate() {
@@ -698,11 +710,10 @@ impl Publishers {
     /// without filling it: nothing is sent, so a receiving thread may
     /// publish it (see `super::handover`).
     fn only_batches(&self, outbox: &Outbox) -> bool {
-        let items = outbox.items();
+        let (items, batch) = (outbox.items(), &outbox.batch);
         self.recording.is_some()
-            && outbox.recording()
-            && !items.is_empty()
-            && self.batch.takes_without_sending(items)
+            && ((outbox.recording() && !items.is_empty()) || batch.has_open_moment())
+            && batch.takes_without_sending(outbox.moment_ns(), items)
             && items.iter().all(|(key, _)| !outbox.subscribed(key))
     }
 
@@ -713,17 +724,17 @@ impl Publishers {
     /// Zenoh 1.10's removal of pools it takes for orphans (README, "Shared
     /// memory on one machine") likelier. The first ask starts making it;
     /// until it is ready, batches are written in process memory.
-    fn offer_shared_memory(&mut self, session: &zenoh::Session) {
-        if self.batch.wants_shared_memory() {
+    fn offer_shared_memory(&mut self, session: &zenoh::Session, batch: &mut PendingBatch) {
+        if batch.wants_shared_memory() {
             if let zenoh::shm::ShmProviderState::Ready(shared) = session.get_shm_provider() {
-                self.batch.use_shared_memory(shared);
+                batch.use_shared_memory(shared);
             }
         }
     }
 
-    /// Sends the batch for recorders, if it has a moment.
-    fn send_batch(&mut self) {
-        let (Some(publisher), Some(batch)) = (&self.recording, self.batch.take()) else { return };
+    /// Sends `batch`, the batch for recorders, if it has a moment.
+    fn send_batch(&mut self, batch: &mut PendingBatch) {
+        let (Some(publisher), Some(batch)) = (&self.recording, batch.take()) else { return };
         // Numbered even if it fails to go: the recorder sees the gap.
         if let Err(e) = publisher.put(batch).wait() {
             tracing::warn!("cannot send the recorders their batch: {e}");

@@ -184,13 +184,7 @@ impl RosMessage for Transform {
 impl RosMessage for TransformStamped {
     const TYPE_NAME: &'static str = "geometry_msgs/msg/TransformStamped";
 
-    fn to_cdr(&self) -> Vec<u8> {
-        super::cdr_ser::CdrWriter::encode(self)
-    }
-
-    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
-        super::cdr_ser::CdrWriter::encode_in(self, buffer)
-    }
+    super::cdr_ser::written_without_serde!();
 }
 impl RosMessage for PoseWithCovariance {
     const TYPE_NAME: &'static str = "geometry_msgs/msg/PoseWithCovariance";
@@ -201,13 +195,7 @@ impl RosMessage for TwistWithCovariance {
 impl RosMessage for TwistWithCovarianceStamped {
     const TYPE_NAME: &'static str = "geometry_msgs/msg/TwistWithCovarianceStamped";
 
-    fn to_cdr(&self) -> Vec<u8> {
-        super::cdr_ser::CdrWriter::encode(self)
-    }
-
-    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
-        super::cdr_ser::CdrWriter::encode_in(self, buffer)
-    }
+    super::cdr_ser::written_without_serde!();
 }
 
 /// `geometry_msgs/msg/PoseStamped`.

@@ -44,6 +44,20 @@ pub trait RosMessage: Serialize + DeserializeOwned {
         self.to_cdr()
     }
 
+    /// The length of the payload, for a type that writes it straight into
+    /// memory of that length (see [`RosMessage::write_cdr_into`]): a node
+    /// then writes it where a recorder's batch has room for it, without a
+    /// buffer of its own. `None` for the others.
+    fn cdr_len(&self) -> Option<usize> {
+        None
+    }
+
+    /// Writes the payload into `out`, [`RosMessage::cdr_len`] bytes long.
+    /// Memory of another length gets as much of it as fits, the rest zeros.
+    fn write_cdr_into(&self, out: &mut [u8]) {
+        copy_payload_into(&self.to_cdr(), out);
+    }
+
     /// The message of a payload (see [`decode`]). Through serde unless a
     /// type has a faster way to the same message.
     fn from_cdr(bytes: &[u8]) -> Result<Self, CdrError> {
@@ -84,6 +98,13 @@ pub fn encode<T: RosMessage>(message: &T) -> Vec<u8> {
 /// nothing.
 pub fn encode_in<T: RosMessage>(message: &T, buffer: Vec<u8>) -> Vec<u8> {
     message.to_cdr_in(buffer)
+}
+
+/// Copies `payload` into `out`: as much as fits, the rest of `out` zeros.
+pub(crate) fn copy_payload_into(payload: &[u8], out: &mut [u8]) {
+    let len = payload.len().min(out.len());
+    out[..len].copy_from_slice(&payload[..len]);
+    out[len..].fill(0);
 }
 
 /// Decodes a CDR payload (either endianness, as announced by its header).

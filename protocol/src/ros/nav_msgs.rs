@@ -22,13 +22,7 @@ pub struct Odometry {
 impl super::RosMessage for Odometry {
     const TYPE_NAME: &'static str = "nav_msgs/msg/Odometry";
 
-    fn to_cdr(&self) -> Vec<u8> {
-        super::cdr_ser::CdrWriter::encode(self)
-    }
-
-    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
-        super::cdr_ser::CdrWriter::encode_in(self, buffer)
-    }
+    super::cdr_ser::written_without_serde!();
 }
 
 /// `nav_msgs/msg/MapMetaData`.

@@ -14,11 +14,5 @@ pub struct TFMessage {
 impl super::RosMessage for TFMessage {
     const TYPE_NAME: &'static str = "tf2_msgs/msg/TFMessage";
 
-    fn to_cdr(&self) -> Vec<u8> {
-        super::cdr_ser::CdrWriter::encode(self)
-    }
-
-    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
-        super::cdr_ser::CdrWriter::encode_in(self, buffer)
-    }
+    super::cdr_ser::written_without_serde!();
 }
