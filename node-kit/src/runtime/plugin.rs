@@ -331,11 +331,26 @@ impl Outbox {
     /// strings and the lookups of who wants each were a fifth of its work
     /// while recording (BENCHMARKS.md, "odometry written into the batch").
     pub fn put_encoded<T: RosMessage>(&mut self, key: &str, message: &T) {
-        if self.batches_go && self.recording() && !self.subscribed(key) {
-            if let Some(len) = message.cdr_len() {
-                self.batch.put_in_place(self.moment_ns, key, len, |out| message.write_cdr_into(out));
-                return;
-            }
+        let recorder_only = self.batches_go && self.recording() && !self.subscribed(key);
+        self.put_encoded_where(key, message, recorder_only);
+    }
+
+    /// [`Outbox::put_encoded`] for a key whose `interest`
+    /// [`Outbox::wants_cached`] keeps: whether anyone subscribes is read
+    /// from it rather than looked up (a hash and a compare of the key, a
+    /// tenth of the odometry node's work while recording when looked up
+    /// for each message).
+    pub fn put_encoded_cached<T: RosMessage>(&mut self, key: &str, interest: &mut Interest, message: &T) {
+        let recorder_only = self.batches_go && self.recording() && !self.subscribed_cached(key, interest);
+        self.put_encoded_where(key, message, recorder_only);
+    }
+
+    /// Queues `message` for `key`, or writes it into the batch for
+    /// recorders when only a recorder wants it and its type can.
+    fn put_encoded_where<T: RosMessage>(&mut self, key: &str, message: &T, recorder_only: bool) {
+        if let Some(len) = message.cdr_len().filter(|_| recorder_only) {
+            self.batch.put_in_place(self.moment_ns, key, len, |out| message.write_cdr_into(out));
+            return;
         }
         let payload = ros::encode_in(message, self.payload_buffer());
         self.put_at(key, payload);
@@ -431,11 +446,18 @@ impl Outbox {
     /// the flag the answer is read from, looked up again only when the
     /// outbox's flags changed, so that a warm call hashes nothing.
     pub fn wants_cached(&self, key: &str, interest: &mut Interest) -> bool {
+        let subscribed = self.subscribed_cached(key, interest);
+        self.recording() || subscribed
+    }
+
+    /// [`Outbox::subscribed`] with the flag kept in `interest` (see
+    /// [`Outbox::wants_cached`]).
+    fn subscribed_cached(&self, key: &str, interest: &mut Interest) -> bool {
         if interest.generation != Some(self.generation) {
             interest.flag = self.subscribed.get(key).cloned();
             interest.generation = Some(self.generation);
         }
-        self.recording() || interest.flag.as_ref().is_none_or(Flag::get)
+        interest.flag.as_ref().is_none_or(Flag::get)
     }
 
     /// Whether nobody listens to any key in `folder`: true only for the
@@ -694,7 +716,9 @@ mod tests {
         out.batches_go = true;
         out.put_encoded("robot1/odom", &odometry);
         assert!(out.items().is_empty() && out.batch.has_open_moment(), "written into the batch");
-        out.put_encoded("robot1/watched", &odometry);
+        let (mut odom, mut watched_interest) = (Interest::default(), Interest::default());
+        out.put_encoded_cached("robot1/odom", &mut odom, &odometry);
+        out.put_encoded_cached("robot1/watched", &mut watched_interest, &odometry);
         out.put_encoded("robot1/cmd", &Twist::default());
         out.put_encoded("robot1/odom", &Twist::default());
         let queued: Vec<&str> = out.items().iter().map(|(key, _)| key.as_str()).collect();
@@ -706,7 +730,7 @@ mod tests {
 
         let items = out.take_items();
         out.batch.add(out.moment_ns(), &items);
-        let in_place = [("robot1/odom".to_string(), ros::encode(&odometry))];
+        let in_place = vec![("robot1/odom".to_string(), ros::encode(&odometry)); 2];
         let expected: Vec<(String, Vec<u8>)> = in_place.into_iter().chain(items).collect();
         let batch = out.batch.take().unwrap().to_bytes().into_owned();
         assert_eq!(batch, encode_batch(0, &[(20_000_000, &expected)]), "one moment: in place first, then the rest");
