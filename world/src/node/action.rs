@@ -14,6 +14,7 @@ use flotilla_protocol::ros::services::SIMULATE_STEPS;
 use flotilla_protocol::ros::{self, RosMessage};
 use flotilla_protocol::Keys;
 use tokio::sync::{watch, Notify};
+use zenoh::qos::CongestionControl;
 use zenoh::query::{Query, Queryable};
 use zenoh::Wait;
 
@@ -38,8 +39,11 @@ fn reply(query: &Query, bytes: Vec<u8>) {
     }
 }
 
-fn put(session: &zenoh::Session, key: &str, message: &impl RosMessage) {
-    if let Err(e) = session.put(key, ros::encode(message)).wait() {
+/// Publishes `message` on `key`, dropped on a congested link or not as
+/// `congestion` says.
+fn put(session: &zenoh::Session, key: &str, message: &impl RosMessage, congestion: CongestionControl) {
+    let put = session.put(key, ros::encode(message)).congestion_control(congestion);
+    if let Err(e) = put.wait() {
         tracing::warn!("cannot publish {key}: {e}");
     }
 }
@@ -52,7 +56,7 @@ pub async fn declare(wiring: &Wiring, published: watch::Receiver<u64>) -> Result
     let status_key = key(&wiring.keys, "status");
     let publish_status = {
         let (session, shared, status_key) = (wiring.session.clone(), wiring.shared.clone(), status_key.clone());
-        move || put(&session, &status_key, &lock(&shared).actions.statuses())
+        move |congestion| put(&session, &status_key, &lock(&shared).actions.statuses(), congestion)
     };
 
     // The progress task follows the steps only while a goal steps: waking
@@ -72,7 +76,8 @@ pub async fn declare(wiring: &Wiring, published: watch::Receiver<u64>) -> Result
             match answer {
                 Ok(response) => {
                     reply(&query, ros::encode(&response));
-                    publish_status();
+                    // On a receiving thread, which must not wait for room.
+                    publish_status(CongestionControl::Drop);
                     stepping.notify_one();
                     wake.notify_one();
                 }
@@ -94,7 +99,8 @@ pub async fn declare(wiring: &Wiring, published: watch::Receiver<u64>) -> Result
             match answer {
                 Ok(response) => {
                     reply(&query, ros::encode(&response));
-                    publish_status();
+                    // On a receiving thread, which must not wait for room.
+                    publish_status(CongestionControl::Drop);
                     ended_tx.send_modify(|n| *n += 1);
                 }
                 Err(message) => drop(query.reply_err(message).wait()),
@@ -134,7 +140,7 @@ async fn report_progress(
     feedback_key: String,
     mut published: watch::Receiver<u64>,
     stepping: Arc<Notify>,
-    publish_status: impl Fn(),
+    publish_status: impl Fn(CongestionControl),
     ended_tx: Arc<watch::Sender<u64>>,
 ) {
     let Wiring { session, shared, .. } = wiring;
@@ -152,10 +158,15 @@ async fn report_progress(
             s.actions.advance(s.physics.step_count(), &s.run)
         };
         for feedback in &progress.feedback {
-            put(&session, &feedback_key, feedback);
+            // Never dropped: rcl_action's feedback and status topics are
+            // reliable, and a client waits for the last feedback and the
+            // final status (a put's default drops a message when its link's
+            // queue stays full: a loaded test run once missed a goal's last
+            // feedback, which such a drop explains).
+            put(&session, &feedback_key, feedback, CongestionControl::Block);
         }
         if progress.status_changed {
-            publish_status();
+            publish_status(CongestionControl::Block);
             ended_tx.send_modify(|n| *n += 1);
         }
     }
