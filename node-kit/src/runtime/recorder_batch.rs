@@ -24,6 +24,11 @@
 //! written in process memory, which Zenoh is done with once its put returns
 //! (it copies it into shared memory or the link's buffer), so the next such
 //! batch reuses it.
+//!
+//! A message that only the recorder wants and that can write itself into
+//! memory of its exact size (odometry, twists, transforms: see
+//! `Outbox::put_encoded`) is written straight into the batch, in a moment
+//! left open until the answer's other messages join it and close it.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
