@@ -17,6 +17,9 @@ cargo fmt --all -- --check
 # The bridge apart from the rest, so that its zenoh features stay out of the
 # other binaries (see cargo-each.sh).
 ./scripts/cargo-each.sh clippy --all-targets --locked -- -D warnings
+# The API documentation, its links checked (a link to a private item or an
+# ambiguous name is a warning, and a warning fails the run).
+RUSTDOCFLAGS="-D warnings" ./scripts/cargo-each.sh doc --no-deps --locked
 ./scripts/cargo-each.sh build --bins --locked
 ./scripts/check-features.sh
 # Every test binary runs even when one fails, so that one failure cannot

@@ -306,7 +306,7 @@ impl NodePlugin for DriveServer {
     /// Until a command arrives, the answers to the next states are known:
     /// a diff drive at its target keeps its output until a queued command
     /// or its timeout (see [`DiffDrive::steady_steps`]), and one still
-    /// ramping, or due to change soon, is planned [`PLANNED_STEPS`] ahead
+    /// ramping, or due to change soon, is planned `PLANNED_STEPS` ahead
     /// (see [`DiffDrive::plan`]). Tricycles and tweens are not planned:
     /// their answers are known for no state ahead. A vehicle publishes the
     /// velocity it reached (and a bicycle its steering): a node serving one

@@ -1,6 +1,6 @@
 //! A node's own claims on plugin instances (ARCHITECTURE.md, "Rules every process follows"): liveliness
 //! tokens declared and watched, decided by the pure
-//! [`ClaimBook`](flotilla_protocol::claim_book::ClaimBook).
+//! [`ClaimBook`].
 
 use std::collections::{BTreeMap, BTreeSet};
 

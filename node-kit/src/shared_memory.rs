@@ -86,7 +86,7 @@ pub fn watch_if_enabled(config: &zenoh::Config) {
 const REMOVED_POOLS_CHECKED_EVERY: Duration = Duration::from_secs(2);
 
 /// Starts (once per process) a thread that checks this process's mapped
-/// pools every [`REMOVED_POOLS_CHECKED_EVERY`] and logs a warning for
+/// pools every `REMOVED_POOLS_CHECKED_EVERY` and logs a warning for
 /// each one removed while in use (see the module docs).
 pub fn watch_for_removed_pools() {
     static STARTED: Once = Once::new();

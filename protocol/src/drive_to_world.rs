@@ -48,7 +48,7 @@ const CHANGE_BYTES: usize = 8 + 4 + 3 * 8;
 
 /// Encodes an actuation followed, from a drive that publishes nothing
 /// else, by its [`Promise`]: the last state known (8 bytes, little-endian
-/// u64), then each change in [`CHANGE_BYTES`]. A reader of the plain
+/// u64), then each change in `CHANGE_BYTES`. A reader of the plain
 /// [`Actuation`] ignores the trailer.
 pub fn encode_actuation(actuation: &Actuation, promise: Option<&Promise>) -> Vec<u8> {
     let mut bytes = encode(actuation);

@@ -7,7 +7,7 @@
 //! (ROS messages, a drive's actuation). The runtime does what every node
 //! must do the same way:
 //!
-//! * [`serve`]: the node's token, waiting for the world, claims and
+//! * [`serve()`]: the node's token, waiting for the world, claims and
 //!   take-over, rebuilding on spawn/delete, resynchronising with a new
 //!   world, the lockstep barrier (a report once per quiet stretch, resent
 //!   when the world's link comes back), publishing with the clock mode's

@@ -1,7 +1,7 @@
 //! What a plugin node is, free of Zenoh: a [`NodePlugin`] builds its
 //! instances from the world's description ([`Rebuild`]), names the inputs it
 //! subscribes to, and answers world states and inputs by filling an
-//! [`Outbox`]. The runtime ([`super::serve`]) does the rest: claims,
+//! [`Outbox`]. The runtime ([`super::serve()`]) does the rest: claims,
 //! resynchronising with a new world, rebuilding on spawn and delete, the
 //! lockstep barrier, publishing.
 
@@ -322,7 +322,7 @@ impl Outbox {
 
     /// Queues `message` for `key`, encoded into the buffers of a message
     /// that went to a recorder only, where there is one (see
-    /// [`Outbox::payload_buffer`]).
+    /// `Outbox::payload_buffer`).
     ///
     /// A message that only a recorder wants, of a type that can write
     /// itself in place (odometry, its twist, transforms), is written

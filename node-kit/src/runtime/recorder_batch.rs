@@ -9,7 +9,7 @@
 //! Now a moment whose messages only the recorder wants is added to the
 //! batch being filled, on the thread that answered it, and nothing is
 //! sent; the batch goes out, from the main loop, when it holds
-//! [`BATCH_MOMENTS`] moments or [`BATCH_BYTES`] bytes, when a moment also
+//! `BATCH_MOMENTS` moments or `BATCH_BYTES` bytes, when a moment also
 //! has a message for a subscriber of its key (the batch must reach the
 //! recorder before the same message on its key, which the recorder may
 //! still take there), at most [`BATCH_AGE`] after its first moment (a

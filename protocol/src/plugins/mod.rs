@@ -1,7 +1,7 @@
 //! Typed parameters of the plugin types Flotilla implements.
 //!
 //! Each parser reads one `plugins:` entry of a model with a
-//! [`Reader`](crate::config::Reader), validates it against the model (bodies,
+//! [`Reader`], validates it against the model (bodies,
 //! layers) and rejects unknown entries. The node that serves a plugin type and
 //! `flotilla check` use the same parser, so a world that passes `check` starts.
 

@@ -143,12 +143,12 @@ pub fn circle_ray(center: Vec2, radius: f64, origin: Vec2, dir: Vec2, max_m: f64
     (t >= 0.0 && t <= max_m).then_some(t)
 }
 
-/// [`circle_ray`] for many rays at once, each given by its origin and
+/// `circle_ray` for many rays at once, each given by its origin and
 /// direction components and its range, lowering `nearest` where the ray
 /// enters the circle nearer. Without a branch per ray (the same arithmetic,
 /// the outcome selected at the end), so that the compiler can run several
 /// rays a time: a sonar ring tests its sixteen rays against every robot
-/// near it. Hits are bit-identical to [`circle_ray`]'s.
+/// near it. Hits are bit-identical to `circle_ray`'s.
 #[allow(clippy::too_many_arguments)]
 pub fn circle_rays(
     center: Vec2,

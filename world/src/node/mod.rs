@@ -5,7 +5,7 @@
 //!   requests, ROS services — each updating the shared [`Sim`];
 //! * [`stepper`]: when to step, free of Zenoh (pacing, the lockstep barrier
 //!   and its stall policy, pausing, the external clock, the actuation inbox);
-//! * [`clock_batches`]: the clock for recorders, several steps to a batch;
+//! * `clock_batches`: the clock for recorders, several steps to a batch;
 //! * [`run`] (here): the loop that asks the stepper, steps, and publishes one
 //!   [`WorldState`] and one ROS `clock` per step (preceded by the step's
 //!   [`WorldContacts`] in a world with contact plugins), and the status
@@ -71,10 +71,10 @@ pub struct WorldNodeConfig {
     /// What happens to a participant that stalls past the timeout.
     pub stall_policy: StallPolicy,
     /// How long the loop looks for the participants' answers before it
-    /// sleeps, in lockstep (see [`wake`]).
+    /// sleeps, in lockstep (see `wake`).
     pub lockstep_spin: Duration,
     /// In lockstep, wait for every drive's answer to every state, even one
-    /// that promised its commands steady (see [`barrier`]).
+    /// that promised its commands steady (see `barrier`).
     pub wait_on_drives: bool,
     /// The ROS name of the clock followed in external mode.
     pub external_clock: String,
