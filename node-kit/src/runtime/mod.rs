@@ -28,6 +28,7 @@ mod flags;
 mod handover;
 mod latched;
 pub mod plugin;
+mod publishers;
 pub mod recorder_batch;
 pub mod serve;
 mod state_gate;
