@@ -547,9 +547,17 @@ impl Outbox {
         &self.items
     }
 
-    /// Whether messages are queued to go out.
-    pub(crate) fn has_items(&self) -> bool {
-        !self.items.is_empty()
+    /// Whether the answer made messages: queued to go out, or written
+    /// straight into the batch for recorders.
+    pub(crate) fn made_messages(&self) -> bool {
+        !self.items.is_empty() || self.batch.has_open_moment()
+    }
+
+    /// Whether what it holds makes a moment of the batch for recorders:
+    /// messages queued while a recorder listens, or messages already
+    /// written into the batch (whose moment is closed with the rest).
+    pub(crate) fn makes_batch_moment(&self) -> bool {
+        (self.recording() && !self.items.is_empty()) || self.batch.has_open_moment()
     }
 
     /// The queued messages, taken out (give the vector back with

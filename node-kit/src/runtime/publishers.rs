@@ -66,11 +66,10 @@ impl Publishers {
     ) -> Option<Instant> {
         self.confirm_matching();
         let congestion = congestion_control(delivery);
-        let mut items = outbox.take_items();
         // A moment with messages written straight into the batch (see
         // `Outbox::put_encoded`) is closed here, with the rest.
-        let open = outbox.batch.has_open_moment();
-        let recording = self.recording.is_some() && ((outbox.recording() && !items.is_empty()) || open);
+        let recording = self.recording.is_some() && outbox.makes_batch_moment();
+        let mut items = outbox.take_items();
         let mut started = None;
         if recording {
             self.offer_shared_memory(session, &mut outbox.batch);
@@ -125,10 +124,10 @@ impl Publishers {
     /// without filling it: nothing is sent, so a receiving thread may
     /// publish it (see `super::handover`).
     pub(crate) fn only_batches(&self, outbox: &Outbox) -> bool {
-        let (items, batch) = (outbox.items(), &outbox.batch);
+        let items = outbox.items();
         self.recording.is_some()
-            && ((outbox.recording() && !items.is_empty()) || batch.has_open_moment())
-            && batch.takes_without_sending(outbox.moment_ns(), items)
+            && outbox.makes_batch_moment()
+            && outbox.batch.takes_without_sending(outbox.moment_ns(), items)
             && items.iter().all(|(key, _)| !outbox.subscribed(key))
     }
 

@@ -142,8 +142,7 @@ impl PendingBatch {
     /// moment open at that time, if there is one) would be added without
     /// filling the batch, so that nothing is sent.
     pub(crate) fn takes_without_sending(&self, time_ns: u64, messages: &[(String, Vec<u8>)]) -> bool {
-        let joins_open = self.open.as_ref().is_some_and(|open| open.time_ns == time_ns);
-        let (moments, added) = match joins_open {
+        let (moments, added) = match self.open_at(time_ns) {
             true => (self.moments, messages_len(messages)),
             false => (self.moments + 1, moment_len(messages)),
         };
@@ -153,7 +152,7 @@ impl PendingBatch {
     /// Adds `messages` as a moment of sim time `time_ns`, to the one open
     /// at that time if there is one, and closes it.
     pub(crate) fn add(&mut self, time_ns: u64, messages: &[(String, Vec<u8>)]) {
-        if self.open.as_ref().is_some_and(|open| open.time_ns == time_ns) {
+        if self.open_at(time_ns) {
             self.make_room(messages_len(messages));
             for (key, payload) in messages {
                 self.write(|write| write_message(key, payload, write));
@@ -185,17 +184,16 @@ impl PendingBatch {
     /// closes it with the moment's other messages.
     pub(crate) fn put_in_place(&mut self, time_ns: u64, key: &str, len: usize, write: impl FnOnce(&mut [u8])) {
         let message = message_len(key, len);
-        if self.open.as_ref().is_some_and(|open| open.time_ns != time_ns) {
+        if self.open_at(time_ns) {
+            self.make_room(message);
+        } else {
+            // A moment of another time is done.
             self.close_moment();
-        }
-        if self.open.is_none() {
             self.start_if_empty(MOMENT_START_LEN + message);
             self.make_room(MOMENT_START_LEN + message);
             self.open = Some(OpenMoment { at: self.len(), time_ns, messages: 0 });
             self.write(|pieces| write_moment_start(time_ns, 0, pieces));
             self.moments += 1;
-        } else {
-            self.make_room(message);
         }
         self.write(|pieces| write_message_start(key, len, pieces));
         write(self.extend(len));
@@ -207,6 +205,12 @@ impl PendingBatch {
     /// Whether a moment is open for messages written in place.
     pub(crate) fn has_open_moment(&self) -> bool {
         self.open.is_some()
+    }
+
+    /// Whether the moment open for messages written in place is of sim
+    /// time `time_ns`.
+    fn open_at(&self, time_ns: u64) -> bool {
+        self.open.as_ref().is_some_and(|open| open.time_ns == time_ns)
     }
 
     /// Writes the open moment's number of messages, if one is open.

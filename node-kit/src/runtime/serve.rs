@@ -240,8 +240,7 @@ impl<P: NodePlugin> Shared<P> {
                 let reply = locked.core.arrive(arrival);
                 let (delivery, outbox) = (output_delivery(locked.core.clock()), &locked.core.outbox);
                 let only_batched = locked.publishers.only_batches(outbox);
-                let made_messages = outbox.has_items() || outbox.batch.has_open_moment();
-                if !only_batched && !may_send_here(delivery, made_messages, outbox.recording()) {
+                if !only_batched && !may_send_here(delivery, outbox.made_messages(), outbox.recording()) {
                     // The main loop sends them, and the report after them.
                     self.handover.hand();
                     let _ = self.to_loop.send(ToLoop::Send(reply));
