@@ -7,6 +7,7 @@
 mod latency;
 mod processes;
 mod procstat;
+mod record_cost;
 mod repeat;
 mod scenarios;
 mod soak;
@@ -38,7 +39,7 @@ const TRAFFIC_WINDOW_SHARE: f64 = 0.25;
 const MIN_TRAFFIC_WINDOW_S: f64 = 0.5;
 
 /// Arguments of `flotilla bench`.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct BenchArgs {
     /// office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N; add -pioneer for a P3-DX sonar ring on every robot),
     /// or latency.
@@ -73,10 +74,19 @@ pub struct BenchArgs {
     /// costs.
     #[arg(long)]
     record: bool,
-    /// How `--record` compresses the file's chunks: none, lz4 or zstd
-    /// (`flotilla record --compression`).
-    #[arg(long, value_name = "NAME", default_value = "lz4", requires = "record")]
-    record_compression: ChunkCompression,
+    /// Measure what recording costs instead: this many rounds of two runs,
+    /// one without a recorder and one with (`--record`), each with fresh
+    /// processes; reports each round's cost (one minus the ratio of the
+    /// real-time factors), their median and range, and the CPU seconds
+    /// recording adds to each process.
+    #[arg(long, value_name = "ROUNDS", conflicts_with_all = ["record", "repeat", "soak", "world_alone"],
+          value_parser = clap::value_parser!(u64).range(1..=100))]
+    record_cost: Option<u64>,
+    /// How `--record` (or `--record-cost`) compresses the file's chunks:
+    /// none, lz4 or zstd (`flotilla record --compression`; lz4 when not
+    /// given).
+    #[arg(long, value_name = "NAME")]
+    record_compression: Option<ChunkCompression>,
     /// Also serve the live view (`flotilla view`) on this address, to
     /// measure what it costs with a page open.
     #[arg(long, value_name = "HOST:PORT")]
@@ -167,6 +177,9 @@ pub struct Report {
 
 /// Runs `flotilla bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if args.record_compression.is_some() && !args.record && args.record_cost.is_none() {
+        bail!("--record-compression needs --record or --record-cost: nothing is recorded without them");
+    }
     if !(args.duration_s.is_finite() && args.duration_s > 0.0) {
         bail!("--duration must be a positive number of sim seconds, got {}", args.duration_s);
     }
@@ -180,6 +193,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         args.dir.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("flotilla-bench-{}", args.scenario)));
     let generated = scenarios::generate(args.scenario, &dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    if let Some(rounds) = args.record_cost {
+        return run_record_cost(&args, clock, &dir, &generated, &runtime, rounds);
+    }
     if let Some(wall_s) = args.soak {
         return run_soak(&args, clock, &dir, &generated, &runtime, wall_s);
     }
@@ -207,6 +223,56 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             repeat::print(&repeat::summarise(runs));
             println!("scenario and logs: {}", dir.display());
         }
+    }
+    Ok(())
+}
+
+impl BenchArgs {
+    /// The chunk compression of `--record` and `--record-cost`.
+    fn compression(&self) -> ChunkCompression {
+        self.record_compression.unwrap_or(ChunkCompression::Lz4)
+    }
+}
+
+/// `--record-cost ROUNDS`: each round a run without a recorder, then one
+/// with; reports what recording cost.
+fn run_record_cost(
+    args: &BenchArgs,
+    clock: ClockMode,
+    dir: &std::path::Path,
+    generated: &scenarios::Generated,
+    runtime: &tokio::runtime::Runtime,
+    rounds: u64,
+) -> anyhow::Result<()> {
+    let without = BenchArgs { record: false, ..args.clone() };
+    let with = BenchArgs { record: true, ..args.clone() };
+    let mut pairs = Vec::new();
+    for round in 1..=rounds {
+        let pair = runtime.block_on(async {
+            tokio::select! {
+                pair = async {
+                    let without = measure(&without, clock, dir, generated).await?;
+                    let with = measure(&with, clock, dir, generated).await?;
+                    anyhow::Ok((without, with))
+                } => pair,
+                _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
+            }
+        })?;
+        if !args.json {
+            let (a, b) = (pair.0.rtf, pair.1.rtf);
+            println!(
+                "round {round} of {rounds}: {a:.2}× without a recorder, {b:.2}× with: {:.1} %",
+                100.0 * (1.0 - b / a)
+            );
+        }
+        pairs.push(pair);
+    }
+    let cost = record_cost::summarise(pairs, args.compression().name());
+    if args.json {
+        println!("{}", serde_json::to_string(&cost)?);
+    } else {
+        record_cost::print(&cost);
+        println!("scenario, logs and the last recording: {}", dir.display());
     }
     Ok(())
 }

@@ -110,7 +110,7 @@ pub(super) fn start(
     let client = node.clone();
     if args.record {
         let mut record = vec!["record".to_string(), dir.join("bench.mcap").to_string_lossy().into_owned()];
-        record.extend(["--compression".to_string(), args.record_compression.to_string()]);
+        record.extend(["--compression".to_string(), args.compression().to_string()]);
         record.extend(client.iter().cloned());
         children.0.push(spawn("record", "flotilla", &record)?);
     }
