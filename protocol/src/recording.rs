@@ -17,38 +17,146 @@
 //! A batch is the one internal payload not encoded by [`crate::codec`]:
 //! bincode writes and reads a byte vector one byte at a time, which made
 //! copying the payloads in and out the recorder's and the nodes' main
-//! cost. Its framing is as plain, integers little-endian: its layout's
-//! version ([`BATCH_VERSION`], u16), the batch's number (u64: a sender
-//! numbers its batches 0, 1, 2, … so that a recorder can tell when some
-//! never arrived), then per moment its sim time (u64, ns: the state the
-//! node answered, or the latest it knew of) and its number of messages
-//! (u32), and per message the key's length (u32), the key in UTF-8, the
-//! payload's length (u32) and the payload. A reader borrows keys and
-//! payloads from the received bytes.
+//! cost. Its framing is as plain, integers little-endian:
+//!
+//! - its layout's version ([`BATCH_VERSION`], u16) and the batch's number
+//!   (u64: a sender numbers its batches 0, 1, 2, … so that a recorder can
+//!   tell when some never arrived);
+//! - its messages, each an MCAP Message record: opcode 0x05, the record's
+//!   length (u64), the index of its key in the batch's keys (u16, where
+//!   the file has its channel id), a sequence number (u32, 0: the recorder
+//!   numbers the messages of each channel), its log time and publish time
+//!   (u64 each, ns: the sim time of its moment, the state the node
+//!   answered or the latest it knew of), then the payload;
+//! - its keys, in the order of their first message, each its length (u32)
+//!   and the key in UTF-8;
+//! - the number of keys (u32) and where the first starts (u32).
+//!
+//! Each key is written once a batch, not once a message: the recorder
+//! finds a batch's topics once, where finding each message's was a tenth
+//! of its CPU at office-50 (its lookups missed the cache the payloads'
+//! copies had just filled), and the message's record is already laid out
+//! as the file holds it. A reader borrows keys and payloads from the
+//! received bytes.
+
+use rustc_hash::FxHashMap;
 
 use crate::codec::DecodeError;
 
 const KIND: &str = "OutputBatch";
 
-/// The version of the layout above: 3 since a batch holds several moments
-/// (2 had one, with its time; 1 had no time).
-pub const BATCH_VERSION: u16 = 3;
+/// The version of the layout above: 4 since messages are MCAP records
+/// whose keys are written once a batch (3 had moments of keys and
+/// payloads, 2 had one moment, 1 had no time).
+pub const BATCH_VERSION: u16 = 4;
 
-/// Bytes before a batch's first moment: its version and number.
+/// Bytes before a batch's first message: its version and number.
 pub const BATCH_START_LEN: usize = 2 + 8;
+
+/// The MCAP opcode of a Message record.
+const MESSAGE_OPCODE: u8 = 0x05;
+
+/// Bytes of a message's record before its payload: opcode, record length,
+/// key index, sequence, log time, publish time.
+pub const RECORD_HEAD_LEN: usize = 1 + 8 + 2 + 4 + 8 + 8;
+
+/// Bytes of a record's content before its payload (what its length counts
+/// besides the payload).
+const RECORD_FIELDS_LEN: usize = RECORD_HEAD_LEN - 1 - 8;
+
+/// Bytes at a batch's end, after its keys: their number and where the
+/// first starts.
+pub const BATCH_END_LEN: usize = 4 + 4;
+
+/// The most keys a batch holds: a record's key index is a u16, as an MCAP
+/// file's channel ids are (a file holds no more channels either).
+pub const MAX_BATCH_KEYS: usize = u16::MAX as usize + 1;
 
 /// A moment's messages: key and payload each.
 pub type Messages = [(String, Vec<u8>)];
 
+/// The keys of a batch being written, numbered in the order of their first
+/// message.
+#[derive(Debug, Default)]
+pub struct BatchKeys {
+    numbers: FxHashMap<String, u16>,
+    keys: Vec<String>,
+    /// The bytes they take at the batch's end, with [`BATCH_END_LEN`].
+    len: usize,
+}
+
+impl BatchKeys {
+    /// The number of `key`, given it now if it has none; `None` when the
+    /// batch holds [`MAX_BATCH_KEYS`] keys already.
+    pub fn number(&mut self, key: &str) -> Option<u16> {
+        if let Some(&number) = self.numbers.get(key) {
+            return Some(number);
+        }
+        let number = u16::try_from(self.keys.len()).ok()?;
+        self.numbers.insert(key.to_string(), number);
+        self.keys.push(key.to_string());
+        self.len += key_len(key);
+        Some(number)
+    }
+
+    /// Whether `key` has a number, or can be given one.
+    pub fn takes(&self, key: &str) -> bool {
+        self.keys.len() < MAX_BATCH_KEYS || self.numbers.contains_key(key)
+    }
+
+    /// The bytes [`BatchKeys::write_end`] writes.
+    pub fn end_len(&self) -> usize {
+        self.len + BATCH_END_LEN
+    }
+
+    /// The bytes a key not numbered yet would add to the end.
+    pub fn len_if_new(&self, key: &str) -> usize {
+        if self.numbers.contains_key(key) {
+            0
+        } else {
+            key_len(key)
+        }
+    }
+
+    /// Writes the keys and the batch's end, the first key at `keys_at`
+    /// bytes from the batch's start, in pieces, to `write`; then forgets
+    /// them for the next batch.
+    pub fn write_end(&mut self, keys_at: usize, mut write: impl FnMut(&[u8])) {
+        for key in &self.keys {
+            // Under 4 GiB each: keys are names of topics.
+            write(&(key.len() as u32).to_le_bytes());
+            write(key.as_bytes());
+        }
+        let count = self.keys.len() as u32; // at most MAX_BATCH_KEYS
+        let keys_at = u32::try_from(keys_at).expect("a batch under 4 GiB");
+        write(&count.to_le_bytes());
+        write(&keys_at.to_le_bytes());
+        self.numbers.clear();
+        self.keys.clear();
+        self.len = 0;
+    }
+}
+
+/// The bytes a key takes among a batch's keys.
+fn key_len(key: &str) -> usize {
+    4 + key.len()
+}
+
 /// A batch of moments, each its sim time (ns) and its messages, numbered
 /// `number`.
 pub fn encode_batch(number: u64, moments: &[(u64, &Messages)]) -> Vec<u8> {
-    let len = BATCH_START_LEN + moments.iter().map(|(_, messages)| moment_len(messages)).sum::<usize>();
-    let mut out = Vec::with_capacity(len);
+    let mut keys = BatchKeys::default();
+    let mut out = Vec::new();
     write_batch_start(number, |piece| out.extend_from_slice(piece));
     for (time_ns, messages) in moments {
-        write_moment(*time_ns, messages, |piece| out.extend_from_slice(piece));
+        for (key, payload) in messages.iter() {
+            let Some(index) = keys.number(key) else { continue };
+            write_record_head(index, *time_ns, payload.len(), |piece| out.extend_from_slice(piece));
+            out.extend_from_slice(payload);
+        }
     }
+    let keys_at = out.len();
+    keys.write_end(keys_at, |piece| out.extend_from_slice(piece));
     out
 }
 
@@ -64,67 +172,26 @@ pub fn set_batch_number(batch: &mut [u8], number: u64) {
     batch[2..BATCH_START_LEN].copy_from_slice(&number.to_le_bytes());
 }
 
-/// Bytes before a moment's messages: its time and its number of messages.
-pub const MOMENT_START_LEN: usize = 8 + 4;
-
-/// Where a moment's number of messages lies, from the moment's start.
-const MOMENT_COUNT_AT: usize = 8;
-
-/// The bytes [`write_moment`] writes for `messages`.
-pub fn moment_len(messages: &Messages) -> usize {
-    MOMENT_START_LEN + messages_len(messages)
+/// The bytes a message of `payload_len` bytes takes in a batch, besides
+/// its key.
+pub fn record_len(payload_len: usize) -> usize {
+    RECORD_HEAD_LEN + payload_len
 }
 
-/// The bytes [`write_message`] writes for `messages`.
-pub fn messages_len(messages: &Messages) -> usize {
-    messages.iter().map(|(key, payload)| message_len(key, payload.len())).sum()
+/// Writes the head of a message's record: key number `key`, sim time
+/// `time_ns`, a payload of `payload_len` bytes to follow.
+pub fn write_record_head(key: u16, time_ns: u64, payload_len: usize, mut write: impl FnMut(&[u8])) {
+    let mut head = [0u8; RECORD_HEAD_LEN];
+    head[0] = MESSAGE_OPCODE;
+    head[1..9].copy_from_slice(&((RECORD_FIELDS_LEN + payload_len) as u64).to_le_bytes());
+    head[9..11].copy_from_slice(&key.to_le_bytes());
+    // head[11..15]: the sequence, 0.
+    head[15..23].copy_from_slice(&time_ns.to_le_bytes());
+    head[23..31].copy_from_slice(&time_ns.to_le_bytes());
+    write(&head);
 }
 
-/// The bytes a message of `payload_len` bytes on `key` takes in a moment.
-pub fn message_len(key: &str, payload_len: usize) -> usize {
-    4 + key.len() + 4 + payload_len
-}
-
-/// Writes a moment of sim time `time_ns` and its messages, in pieces, to
-/// `write`.
-pub fn write_moment(time_ns: u64, messages: &Messages, mut write: impl FnMut(&[u8])) {
-    let count = u32::try_from(messages.len()).expect("under 4 billion messages a moment");
-    write_moment_start(time_ns, count, &mut write);
-    for (key, payload) in messages {
-        write_message(key, payload, &mut write);
-    }
-}
-
-/// Writes the start of a moment of sim time `time_ns` that will hold
-/// `messages` messages (0 for now, see [`set_moment_messages`]).
-pub fn write_moment_start(time_ns: u64, messages: u32, mut write: impl FnMut(&[u8])) {
-    write(&time_ns.to_le_bytes());
-    write(&messages.to_le_bytes());
-}
-
-/// Sets the number of messages of the moment that `moment` starts with.
-pub fn set_moment_messages(moment: &mut [u8], messages: u32) {
-    moment[MOMENT_COUNT_AT..MOMENT_START_LEN].copy_from_slice(&messages.to_le_bytes());
-}
-
-/// Writes a message of a moment, in pieces, to `write`.
-pub fn write_message(key: &str, payload: &[u8], mut write: impl FnMut(&[u8])) {
-    write_message_start(key, payload.len(), &mut write);
-    write(payload);
-}
-
-/// Writes what comes before a message's payload of `payload_len` bytes:
-/// the key's length, the key, the payload's length.
-pub fn write_message_start(key: &str, payload_len: usize, mut write: impl FnMut(&[u8])) {
-    // A batch of one moment's messages: far below 4 GiB each.
-    let key_len = u32::try_from(key.len()).expect("a key under 4 GiB");
-    let payload_len = u32::try_from(payload_len).expect("a message under 4 GiB");
-    write(&key_len.to_le_bytes());
-    write(key.as_bytes());
-    write(&payload_len.to_le_bytes());
-}
-
-/// Reads a batch's version and number; its messages come from the
+/// Reads a batch's version, number and keys; its messages come from the
 /// returned iterator, each with its moment's time.
 pub fn read_batch(bytes: &[u8]) -> Result<BatchReader<'_>, DecodeError> {
     let too_short = || DecodeError::TooShort { kind: KIND, len: bytes.len() };
@@ -133,8 +200,45 @@ pub fn read_batch(bytes: &[u8]) -> Result<BatchReader<'_>, DecodeError> {
     if got != BATCH_VERSION {
         return Err(DecodeError::VersionMismatch { kind: KIND, got, expected: BATCH_VERSION });
     }
-    let (number, rest) = rest.split_first_chunk::<8>().ok_or_else(too_short)?;
-    Ok(BatchReader { number: u64::from_le_bytes(*number), time_ns: 0, left_in_moment: 0, rest })
+    let (number, _) = rest.split_first_chunk::<8>().ok_or_else(too_short)?;
+    let (body, end) = bytes.split_last_chunk::<BATCH_END_LEN>().ok_or_else(too_short)?;
+    let count = u32::from_le_bytes(end[..4].try_into().expect("4 bytes")) as usize;
+    let keys_at = u32::from_le_bytes(end[4..].try_into().expect("4 bytes")) as usize;
+    if !(BATCH_START_LEN..=body.len()).contains(&keys_at) {
+        return Err(malformed(format!("keys at byte {keys_at} of a batch of {} bytes", bytes.len())));
+    }
+    if count > MAX_BATCH_KEYS {
+        return Err(malformed(format!("{count} keys, more than a batch holds")));
+    }
+    let mut keys = Vec::with_capacity(count);
+    let mut rest = &body[keys_at..];
+    for _ in 0..count {
+        let key = take_chunk(&mut rest, "key")?;
+        keys.push(std::str::from_utf8(key).map_err(|e| malformed(format!("a key not in UTF-8: {e}")))?);
+    }
+    if !rest.is_empty() {
+        return Err(malformed(format!("{} bytes after the batch's {count} keys", rest.len())));
+    }
+    Ok(BatchReader { number: u64::from_le_bytes(*number), keys, rest: &bytes[BATCH_START_LEN..keys_at] })
+}
+
+fn malformed(reason: String) -> DecodeError {
+    DecodeError::Malformed { kind: KIND, reason }
+}
+
+/// A length-prefixed (u32) piece of `rest`, taken off its front.
+fn take_chunk<'a>(rest: &mut &'a [u8], what: &str) -> Result<&'a [u8], DecodeError> {
+    // Worded only when it fails.
+    let Some((len, after)) = rest.split_first_chunk::<4>() else {
+        return Err(malformed(format!("the {what}'s length is cut off")));
+    };
+    let len = u32::from_le_bytes(*len) as usize;
+    if after.len() < len {
+        return Err(malformed(format!("a {what} of {len} bytes, {} left", after.len())));
+    }
+    let (chunk, after) = after.split_at(len);
+    *rest = after;
+    Ok(chunk)
 }
 
 /// A message of a batch, borrowed from it.
@@ -142,6 +246,8 @@ pub fn read_batch(bytes: &[u8]) -> Result<BatchReader<'_>, DecodeError> {
 pub struct BatchMessage<'a> {
     /// The sim time of its moment, ns.
     pub time_ns: u64,
+    /// Its key's number among the batch's keys ([`BatchReader::keys`]).
+    pub key_number: u16,
     /// Its key.
     pub key: &'a str,
     /// Its payload.
@@ -153,9 +259,8 @@ pub struct BatchMessage<'a> {
 #[derive(Debug)]
 pub struct BatchReader<'a> {
     number: u64,
-    /// The moment being read: its time and the messages of it not read yet.
-    time_ns: u64,
-    left_in_moment: u32,
+    keys: Vec<&'a str>,
+    /// The records not read yet.
     rest: &'a [u8],
 }
 
@@ -165,45 +270,41 @@ impl<'a> BatchReader<'a> {
         self.number
     }
 
-    fn malformed(reason: String) -> DecodeError {
-        DecodeError::Malformed { kind: KIND, reason }
-    }
-
-    fn take<const N: usize>(&mut self, what: &str) -> Result<[u8; N], DecodeError> {
-        let (value, rest) =
-            self.rest.split_first_chunk::<N>().ok_or_else(|| Self::malformed(format!("the {what} is cut off")))?;
-        self.rest = rest;
-        Ok(*value)
-    }
-
-    fn chunk(&mut self, what: &str) -> Result<&'a [u8], DecodeError> {
-        // Worded only when it fails: this runs twice for every message.
-        let Some((len, rest)) = self.rest.split_first_chunk::<4>() else {
-            return Err(Self::malformed(format!("the {what}'s length is cut off")));
-        };
-        self.rest = rest;
-        let len = u32::from_le_bytes(*len) as usize;
-        if self.rest.len() < len {
-            return Err(Self::malformed(format!("a {what} of {len} bytes, {} left", self.rest.len())));
-        }
-        let (chunk, rest) = self.rest.split_at(len);
-        self.rest = rest;
-        Ok(chunk)
+    /// The batch's keys, by number.
+    pub fn keys(&self) -> &[&'a str] {
+        &self.keys
     }
 
     fn next_message(&mut self) -> Result<Option<BatchMessage<'a>>, DecodeError> {
-        while self.left_in_moment == 0 {
-            if self.rest.is_empty() {
-                return Ok(None);
-            }
-            self.time_ns = u64::from_le_bytes(self.take("moment's time")?);
-            self.left_in_moment = u32::from_le_bytes(self.take("moment's number of messages")?);
+        if self.rest.is_empty() {
+            return Ok(None);
         }
-        let key =
-            std::str::from_utf8(self.chunk("key")?).map_err(|e| Self::malformed(format!("a key not in UTF-8: {e}")))?;
-        let payload = self.chunk("payload")?;
-        self.left_in_moment -= 1;
-        Ok(Some(BatchMessage { time_ns: self.time_ns, key, payload }))
+        let Some((head, after)) = self.rest.split_first_chunk::<RECORD_HEAD_LEN>() else {
+            return Err(malformed(format!("a record's head cut off at {} bytes", self.rest.len())));
+        };
+        if head[0] != MESSAGE_OPCODE {
+            return Err(malformed(format!("a record of opcode {:#04x}, not a message", head[0])));
+        }
+        let fields = |range: std::ops::Range<usize>| -> [u8; 8] {
+            let mut value = [0; 8];
+            value[..range.len()].copy_from_slice(&head[range]);
+            value
+        };
+        let record_len = u64::from_le_bytes(fields(1..9));
+        let key_number = u16::from_le_bytes(head[9..11].try_into().expect("2 bytes"));
+        let time_ns = u64::from_le_bytes(fields(15..23));
+        let payload_len = record_len
+            .checked_sub(RECORD_FIELDS_LEN as u64)
+            .and_then(|len| usize::try_from(len).ok())
+            .filter(|&len| len <= after.len())
+            .ok_or_else(|| malformed(format!("a record of {record_len} bytes, {} left", after.len())))?;
+        let key = *self
+            .keys
+            .get(usize::from(key_number))
+            .ok_or_else(|| malformed(format!("a message of key {key_number}, of {} keys", self.keys.len())))?;
+        let (payload, rest) = after.split_at(payload_len);
+        self.rest = rest;
+        Ok(Some(BatchMessage { time_ns, key_number, key, payload }))
     }
 }
 
@@ -214,7 +315,7 @@ impl<'a> Iterator for BatchReader<'a> {
         match self.next_message() {
             Ok(message) => message.map(Ok),
             Err(e) => {
-                (self.rest, self.left_in_moment) = (&[], 0);
+                self.rest = &[];
                 Some(Err(e))
             }
         }
@@ -225,8 +326,8 @@ impl<'a> Iterator for BatchReader<'a> {
 mod tests {
     use super::*;
 
-    fn message<'a>(time_ns: u64, key: &'a str, payload: &'a [u8]) -> BatchMessage<'a> {
-        BatchMessage { time_ns, key, payload }
+    fn message<'a>(time_ns: u64, key_number: u16, key: &'a str, payload: &'a [u8]) -> BatchMessage<'a> {
+        BatchMessage { time_ns, key_number, key, payload }
     }
 
     #[test]
@@ -236,19 +337,33 @@ mod tests {
         let bytes = encode_batch(41, &[(12_345_000_000, &first), (12_350_000_000, &[]), (12_355_000_000, &second)]);
         let batch = read_batch(&bytes).unwrap();
         assert_eq!(batch.number(), 41);
+        assert_eq!(batch.keys(), ["robot1/odom", "tf"], "each key once, in the order of its first message");
         let back: Vec<BatchMessage> = batch.collect::<Result<_, _>>().unwrap();
         assert_eq!(
             back,
             [
-                message(12_345_000_000, "robot1/odom", &[0, 1, 0, 0, 7]),
-                message(12_345_000_000, "tf", &[]),
-                message(12_355_000_000, "robot1/odom", &[9; 3]),
+                message(12_345_000_000, 0, "robot1/odom", &[0, 1, 0, 0, 7]),
+                message(12_345_000_000, 1, "tf", &[]),
+                message(12_355_000_000, 0, "robot1/odom", &[9; 3]),
             ],
             "each message with its moment's time; a moment without messages adds none"
         );
         assert_eq!(read_batch(&encode_batch(0, &[])).unwrap().count(), 0, "a batch of no moment");
-        let lens = BATCH_START_LEN + moment_len(&first) + moment_len(&[]) + moment_len(&second);
-        assert_eq!(bytes.len(), lens, "its length told before it is written");
+        let len = BATCH_START_LEN + record_len(5) + record_len(0) + record_len(3) + (4 + 11) + (4 + 2) + BATCH_END_LEN;
+        assert_eq!(bytes.len(), len);
+    }
+
+    #[test]
+    fn each_message_is_an_mcap_message_record_its_key_number_where_the_channel_goes() {
+        let bytes = encode_batch(0, &[(7_000_000_005, &[("a".to_string(), vec![1, 2, 3])])]);
+        let record = &bytes[BATCH_START_LEN..BATCH_START_LEN + record_len(3)];
+        assert_eq!(record[0], 0x05, "opcode of a Message");
+        assert_eq!(u64::from_le_bytes(record[1..9].try_into().unwrap()), 2 + 4 + 8 + 8 + 3, "content length");
+        assert_eq!(&record[9..11], &0u16.to_le_bytes(), "channel: the key's number");
+        assert_eq!(&record[11..15], &[0; 4], "sequence: the recorder's to number");
+        assert_eq!(&record[15..23], &7_000_000_005u64.to_le_bytes(), "log time");
+        assert_eq!(&record[23..31], &7_000_000_005u64.to_le_bytes(), "publish time");
+        assert_eq!(&record[31..], &[1, 2, 3]);
     }
 
     #[test]
@@ -256,38 +371,64 @@ mod tests {
         let mut bytes = encode_batch(0, &[(5, &[("scan".to_string(), vec![1, 2])])]);
         set_batch_number(&mut bytes, 9_000_000_001);
         assert_eq!(read_batch(&bytes).unwrap().number(), 9_000_000_001);
-        assert_eq!(read_batch(&bytes).unwrap().next().unwrap().unwrap(), message(5, "scan", &[1, 2]));
+        assert_eq!(read_batch(&bytes).unwrap().next().unwrap().unwrap(), message(5, 0, "scan", &[1, 2]));
     }
 
     #[test]
     fn a_cut_or_foreign_batch_is_refused_not_misread() {
         let bytes = encode_batch(7, &[(5, &[("robot1/odom".to_string(), vec![9; 40])])]);
-        for cut in [bytes.len() - 1, BATCH_START_LEN + 3, BATCH_START_LEN + 10, BATCH_START_LEN + 14] {
-            let read: Vec<_> = read_batch(&bytes[..cut]).unwrap().collect();
-            assert!(matches!(read[..], [Err(DecodeError::Malformed { .. })]), "cut at {cut}: {read:?}");
+        // Cut anywhere, the end no longer says where the keys are.
+        for cut in [bytes.len() - 1, bytes.len() - 9, BATCH_START_LEN + 3, BATCH_START_LEN + 40] {
+            assert!(matches!(read_batch(&bytes[..cut]), Err(DecodeError::Malformed { .. })), "cut at {cut}");
         }
         let mut other = bytes.clone();
         other[0] ^= 0xff;
         assert!(matches!(read_batch(&other), Err(DecodeError::VersionMismatch { .. })));
         assert!(matches!(read_batch(&[1]), Err(DecodeError::TooShort { .. })));
         assert!(matches!(read_batch(&bytes[..9]), Err(DecodeError::TooShort { .. })), "its number cut off");
-        let mut version_2 = bytes.clone();
-        version_2[..2].copy_from_slice(&2u16.to_le_bytes());
+        let mut version_3 = bytes.clone();
+        version_3[..2].copy_from_slice(&3u16.to_le_bytes());
         assert!(
-            matches!(read_batch(&version_2), Err(DecodeError::VersionMismatch { got: 2, expected: 3, .. })),
-            "a batch of the layout of one moment"
+            matches!(read_batch(&version_3), Err(DecodeError::VersionMismatch { got: 3, expected: 4, .. })),
+            "a batch of the layout of moments"
         );
-        let mut huge = encode_batch(3, &[]);
-        huge.extend_from_slice(&4u64.to_le_bytes());
-        huge.extend_from_slice(&1u32.to_le_bytes());
-        huge.extend_from_slice(&u32::MAX.to_le_bytes());
-        assert!(read_batch(&huge).unwrap().next().unwrap().is_err(), "a length beyond the bytes left");
-        let mut more = encode_batch(3, &[]);
-        more.extend_from_slice(&4u64.to_le_bytes());
-        more.extend_from_slice(&2u32.to_le_bytes());
-        more.extend_from_slice(&0u32.to_le_bytes());
-        more.extend_from_slice(&0u32.to_le_bytes());
-        let read: Vec<_> = read_batch(&more).unwrap().collect();
-        assert!(matches!(read[..], [Ok(_), Err(DecodeError::Malformed { .. })]), "a moment promising more: {read:?}");
+
+        // A record longer than the records left, or of a key the batch has not.
+        let mut long = bytes.clone();
+        long[BATCH_START_LEN + 1..BATCH_START_LEN + 9].copy_from_slice(&u64::MAX.to_le_bytes());
+        let read: Vec<_> = read_batch(&long).unwrap().collect();
+        assert!(matches!(read[..], [Err(DecodeError::Malformed { .. })]), "{read:?}");
+        let mut keyless = bytes.clone();
+        keyless[BATCH_START_LEN + 9..BATCH_START_LEN + 11].copy_from_slice(&1u16.to_le_bytes());
+        let read: Vec<_> = read_batch(&keyless).unwrap().collect();
+        assert!(matches!(read[..], [Err(DecodeError::Malformed { .. })]), "{read:?}");
+        let mut not_a_message = bytes.clone();
+        not_a_message[BATCH_START_LEN] = 0x06;
+        let read: Vec<_> = read_batch(&not_a_message).unwrap().collect();
+        assert!(matches!(read[..], [Err(DecodeError::Malformed { .. })]), "{read:?}");
+
+        // Keys said to start past the end, or more of them than there are.
+        let mut far = bytes.clone();
+        let at = far.len() - 4;
+        far[at..].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(read_batch(&far), Err(DecodeError::Malformed { .. })));
+        let mut more = bytes.clone();
+        let at = more.len() - 8;
+        more[at..at + 4].copy_from_slice(&2u32.to_le_bytes());
+        assert!(matches!(read_batch(&more), Err(DecodeError::Malformed { .. })));
+    }
+
+    #[test]
+    fn a_batch_s_keys_are_numbered_up_to_what_a_u16_holds() {
+        let mut keys = BatchKeys::default();
+        for i in 0..MAX_BATCH_KEYS {
+            assert_eq!(keys.number(&format!("k{i}")), Some(i as u16));
+        }
+        assert_eq!(keys.number("k7"), Some(7), "a key numbered keeps its number");
+        assert!(keys.takes("k7") && !keys.takes("one more"));
+        assert_eq!(keys.number("one more"), None);
+        let mut end = Vec::new();
+        keys.write_end(10, |piece| end.extend_from_slice(piece));
+        assert_eq!(keys.number("one more"), Some(0), "the next batch numbers its keys afresh");
     }
 }

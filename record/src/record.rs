@@ -86,6 +86,9 @@ struct Writer {
     /// comes alone, but a recorder that comes while another records gets
     /// the next batch of twenty steps).
     live_clock_ns: Option<u64>,
+    /// The topics of the batch being written, by key number (kept from
+    /// batch to batch for its allocation).
+    batch_topics: Vec<Option<(TopicId, bool)>>,
 }
 
 /// A topic being recorded.
@@ -175,19 +178,37 @@ impl Writer {
         let mut first = Vec::new();
         let messages = read_batch(batch)?;
         self.gaps.saw(key, messages.number());
+        // The batch's topics, found once, by key number: a batch names
+        // each key once (see `flotilla_protocol::recording`).
+        let mut by_number = std::mem::take(&mut self.batch_topics);
+        by_number.clear();
+        for key in messages.keys() {
+            by_number.push(self.topics.get_mut(*key).map(|topic| {
+                if !topic.batched {
+                    topic.batched = true;
+                    first.push(topic.name.clone());
+                }
+                (topic.id, topic.clock)
+            }));
+        }
+        let mut written = Ok(());
         for message in messages {
-            let BatchMessage { time_ns, key, payload } = message?;
+            let BatchMessage { time_ns, key_number, payload, .. } = match message {
+                Ok(message) => message,
+                Err(e) => {
+                    written = Err(e);
+                    break;
+                }
+            };
             self.now_ns = time_ns;
-            let Some(topic) = self.topics.get_mut(key) else { continue };
-            if !topic.batched {
-                topic.batched = true;
-                first.push(topic.name.clone());
-            }
-            let (id, clock) = (topic.id, topic.clock);
+            // Every key number is one of the batch's: the reader checked.
+            let Some((id, clock)) = by_number[usize::from(key_number)] else { continue };
             if !clock || self.live_clock_ns.is_none_or(|live| time_ns > live) {
                 self.write(id, time_ns, payload);
             }
         }
+        self.batch_topics = by_number;
+        written?;
         if first.iter().any(|topic| topic == CLOCK_TOPIC) {
             // From now on the clock comes in batches only.
             self.live_clock_ns = None;
@@ -244,6 +265,7 @@ pub async fn record(
         topics: FxHashMap::default(),
         gaps: BatchGaps::default(),
         live_clock_ns: None,
+        batch_topics: Vec::new(),
     }));
 
     let description = wait_for_world(session, keys).await;
@@ -460,6 +482,7 @@ mod tests {
             topics: FxHashMap::default(),
             gaps: BatchGaps::default(),
             live_clock_ns: None,
+            batch_topics: Vec::new(),
         };
         writer.add_topic("s/clock".into(), &TopicSpec::publish::<Clock>(CLOCK_TOPIC));
         writer

@@ -35,8 +35,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flotilla_protocol::recording::{
-    message_len, messages_len, moment_len, set_batch_number, set_moment_messages, write_batch_start, write_message,
-    write_message_start, write_moment, write_moment_start, BATCH_START_LEN, MOMENT_START_LEN,
+    record_len, set_batch_number, write_batch_start, write_record_head, BatchKeys, Messages, BATCH_END_LEN,
+    BATCH_START_LEN,
 };
 use zenoh::shm::{GarbageCollect, OwnedShmBuf, PosixShmProviderBackend, ShmProvider, ZShmMut};
 use zenoh::Wait;
@@ -72,7 +72,6 @@ struct OpenMoment {
     /// Where it starts in the batch.
     at: usize,
     time_ns: u64,
-    messages: u32,
 }
 
 /// The batch being filled, and the numbering of those sent.
@@ -98,6 +97,10 @@ pub(crate) struct PendingBatch {
     /// Whether a batch started since [`PendingBatch::take_started`] last
     /// said so.
     started: bool,
+    /// The keys of the batch being filled, written at its end.
+    keys: BatchKeys,
+    /// Whether a message was left out for want of a key number (said once).
+    warned_keys: bool,
 }
 
 impl Default for PendingBatch {
@@ -113,6 +116,8 @@ impl Default for PendingBatch {
             sent: 0,
             open: None,
             started: false,
+            keys: BatchKeys::default(),
+            warned_keys: false,
         }
     }
 }
@@ -141,39 +146,48 @@ impl PendingBatch {
     /// Whether a moment of `messages` at sim time `time_ns` (joining the
     /// moment open at that time, if there is one) would be added without
     /// filling the batch, so that nothing is sent.
-    pub(crate) fn takes_without_sending(&self, time_ns: u64, messages: &[(String, Vec<u8>)]) -> bool {
-        let (moments, added) = match self.open_at(time_ns) {
-            true => (self.moments, messages_len(messages)),
-            false => (self.moments + 1, moment_len(messages)),
-        };
-        moments < BATCH_MOMENTS && self.len().max(BATCH_START_LEN) + added < BATCH_BYTES
+    pub(crate) fn takes_without_sending(&self, time_ns: u64, messages: &Messages) -> bool {
+        let moments = if self.open_at(time_ns) { self.moments } else { self.moments + 1 };
+        let added = self.records_len(messages);
+        moments < BATCH_MOMENTS
+            && self.len().max(BATCH_START_LEN) + added + self.keys.end_len() < BATCH_BYTES
+            && messages.iter().all(|(key, _)| self.keys.takes(key))
+    }
+
+    /// The bytes `messages` add to the batch: their records, and the keys
+    /// it has no number for yet (a key twice among them counted twice).
+    fn records_len(&self, messages: &Messages) -> usize {
+        messages.iter().map(|(key, payload)| record_len(payload.len()) + self.keys.len_if_new(key)).sum()
     }
 
     /// Adds `messages` as a moment of sim time `time_ns`, to the one open
     /// at that time if there is one, and closes it.
-    pub(crate) fn add(&mut self, time_ns: u64, messages: &[(String, Vec<u8>)]) {
-        if self.open_at(time_ns) {
-            self.make_room(messages_len(messages));
-            for (key, payload) in messages {
-                self.write(|write| write_message(key, payload, write));
-            }
-            if let Some(open) = &mut self.open {
-                // Under 4 billion: each message takes bytes of the batch.
-                open.messages += messages.len() as u32;
-            }
+    pub(crate) fn add(&mut self, time_ns: u64, messages: &Messages) {
+        let joins = self.open_at(time_ns);
+        if !joins {
             self.close_moment();
-            return;
+            if messages.is_empty() {
+                return;
+            }
         }
-        self.close_moment();
-        if messages.is_empty() {
-            return;
+        let len = self.records_len(messages);
+        if !joins {
+            self.largest_moment = self.largest_moment.max(len);
+            self.start_if_empty(len);
+            self.moments += 1;
         }
-        let len = moment_len(messages);
-        self.largest_moment = self.largest_moment.max(len);
-        self.start_if_empty(len);
         self.make_room(len);
-        self.write(|write| write_moment(time_ns, messages, write));
-        self.moments += 1;
+        for (key, payload) in messages {
+            if let Some(number) = self.key_number(key) {
+                self.write(|pieces| {
+                    write_record_head(number, time_ns, payload.len(), &mut *pieces);
+                    pieces(payload);
+                });
+            }
+        }
+        if joins {
+            self.close_moment();
+        }
     }
 
     /// Writes a message of `len` bytes on `key` at sim time `time_ns` in
@@ -183,23 +197,30 @@ impl PendingBatch {
     /// moment open at that time, or opens one; [`PendingBatch::add`]
     /// closes it with the moment's other messages.
     pub(crate) fn put_in_place(&mut self, time_ns: u64, key: &str, len: usize, write: impl FnOnce(&mut [u8])) {
-        let message = message_len(key, len);
-        if self.open_at(time_ns) {
-            self.make_room(message);
-        } else {
+        let message = record_len(len) + self.keys.len_if_new(key);
+        if !self.open_at(time_ns) {
             // A moment of another time is done.
             self.close_moment();
-            self.start_if_empty(MOMENT_START_LEN + message);
-            self.make_room(MOMENT_START_LEN + message);
-            self.open = Some(OpenMoment { at: self.len(), time_ns, messages: 0 });
-            self.write(|pieces| write_moment_start(time_ns, 0, pieces));
+            self.start_if_empty(message);
+            self.open = Some(OpenMoment { at: self.len(), time_ns });
             self.moments += 1;
         }
-        self.write(|pieces| write_message_start(key, len, pieces));
+        self.make_room(message);
+        let Some(number) = self.key_number(key) else { return };
+        self.write(|pieces| write_record_head(number, time_ns, len, pieces));
         write(self.extend(len));
-        if let Some(open) = &mut self.open {
-            open.messages += 1;
+    }
+
+    /// The number of `key` in this batch; `None`, said once, when the
+    /// batch has numbered as many keys as it holds (see
+    /// [`flotilla_protocol::recording::MAX_BATCH_KEYS`]: an MCAP file holds
+    /// no more channels either), and the message is left out.
+    fn key_number(&mut self, key: &str) -> Option<u16> {
+        let number = self.keys.number(key);
+        if number.is_none() && !std::mem::replace(&mut self.warned_keys, true) {
+            tracing::warn!("a batch for recorders holds 65,536 keys already: messages on more keys are not recorded");
         }
+        number
     }
 
     /// Whether a moment is open for messages written in place.
@@ -213,15 +234,10 @@ impl PendingBatch {
         self.open.as_ref().is_some_and(|open| open.time_ns == time_ns)
     }
 
-    /// Writes the open moment's number of messages, if one is open.
+    /// Closes the moment open for messages written in place, if one is.
     fn close_moment(&mut self) {
         let Some(open) = self.open.take() else { return };
         self.largest_moment = self.largest_moment.max(self.len() - open.at);
-        let moment = match &mut self.memory {
-            Memory::Heap => &mut self.heap[open.at..],
-            Memory::Shared { buffer, len } => &mut buffer[open.at..*len],
-        };
-        set_moment_messages(moment, open.messages);
     }
 
     /// Starts a batch if none is being filled, its first moment
@@ -260,11 +276,12 @@ impl PendingBatch {
 
     /// Starts a batch whose first moment is `first_moment` bytes: in a
     /// buffer of shared memory with room for as much as the last batch (at
-    /// most a full one) and one more moment as large as any so far, or
-    /// else in process memory.
+    /// most a full one) and one more moment as large as any so far (a
+    /// first batch: its start, its first moment and its end), or else in
+    /// process memory.
     fn start(&mut self, first_moment: usize) {
         let room = self.last_len.min(BATCH_START_LEN + BATCH_BYTES) + self.largest_moment.max(first_moment);
-        let room = room.max(BATCH_START_LEN + first_moment);
+        let room = room.max(BATCH_START_LEN + first_moment + BATCH_END_LEN);
         let allocated = self.shared.as_ref().map(|shared| shared.alloc(room).with_policy::<GarbageCollect>().wait());
         self.memory = match allocated {
             Some(Ok(buffer)) => Memory::Shared { buffer, len: 0 },
@@ -277,9 +294,11 @@ impl PendingBatch {
         };
     }
 
-    /// Makes room for `len` more bytes: a batch in shared memory without
-    /// it goes on in process memory.
+    /// Makes room for `len` more bytes, and the batch's keys after them
+    /// (`len` counting those not numbered yet): a batch in shared memory
+    /// without it goes on in process memory.
     fn make_room(&mut self, len: usize) {
+        let len = len + self.keys.end_len();
         match &self.memory {
             Memory::Heap => self.heap.reserve(len),
             Memory::Shared { buffer, len: used } if buffer.len() - used < len => {
@@ -320,6 +339,11 @@ impl PendingBatch {
         if self.moments == 0 {
             return None;
         }
+        // The keys, at the end: room was made for them with every message.
+        let mut keys = std::mem::take(&mut self.keys);
+        let keys_at = self.len();
+        self.write(|pieces| keys.write_end(keys_at, pieces));
+        self.keys = keys;
         let (number, len) = (self.sent, self.len());
         self.sent += 1;
         (self.moments, self.since, self.last_len) = (0, None, len);
@@ -419,6 +443,17 @@ mod tests {
         assert!(second.as_shm().is_some());
         let expected = encode_batch(2, &[(40_000_000, &items), (60_000_000, &items[..1])]);
         assert_eq!(second.to_bytes().into_owned(), expected);
+    }
+
+    #[test]
+    fn a_first_batch_given_shared_memory_from_the_start_is_written_there() {
+        let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
+        let (items, mut batch) = (odometry(), PendingBatch::default());
+        batch.use_shared_memory(shared);
+        batch.add(10_000_000, &items);
+        let first = batch.take().unwrap();
+        assert!(first.as_shm().is_some(), "room for its first moment and its keys");
+        assert_eq!(first.to_bytes().into_owned(), encode_batch(0, &[(10_000_000, &items)]));
     }
 
     #[test]
