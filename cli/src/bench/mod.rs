@@ -175,6 +175,33 @@ pub struct Report {
     pub cpus: usize,
 }
 
+#[cfg(test)]
+impl Report {
+    /// A report of office-50 fast at `rtf` over `sim_seconds`, with these
+    /// processes and made-up figures for the rest, for tests.
+    pub(crate) fn of_office_50(rtf: f64, sim_seconds: f64, processes: Vec<ProcessReport>) -> Report {
+        Report {
+            scenario: "office-50".into(),
+            clock: "fast".into(),
+            robots: 50,
+            sim_seconds,
+            wall_seconds: sim_seconds / rtf,
+            rtf,
+            laser_shards: 1,
+            beams_per_s: 1e7,
+            beams_per_s_per_core: 2e7,
+            world_memory_per_robot_bytes: 10_000,
+            processes,
+            traffic: vec![],
+            traffic_sim_seconds: 1.0,
+            traffic_wall_seconds: 1.0,
+            latency: None,
+            step_ms: 5.0,
+            cpus: 2,
+        }
+    }
+}
+
 /// Runs `flotilla bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.record_compression.is_some() && !args.record && args.record_cost.is_none() {

@@ -140,28 +140,11 @@ mod tests {
 
     /// A run at `rtf`, its processes' CPU seconds as given.
     fn run(rtf: f64, processes: &[(&str, f64)]) -> Report {
-        Report {
-            scenario: "office-50".into(),
-            clock: "fast".into(),
-            robots: 50,
-            sim_seconds: 60.0,
-            wall_seconds: 60.0 / rtf,
-            rtf,
-            laser_shards: 1,
-            beams_per_s: 1e7,
-            beams_per_s_per_core: 2e7,
-            world_memory_per_robot_bytes: 10_000,
-            processes: processes
-                .iter()
-                .map(|&(name, cpu_s)| ProcessReport { name: name.into(), cpu_s, cores: 0.0, peak_rss_bytes: 0 })
-                .collect(),
-            traffic: vec![],
-            traffic_sim_seconds: 1.0,
-            traffic_wall_seconds: 1.0,
-            latency: None,
-            step_ms: 5.0,
-            cpus: 2,
-        }
+        let processes = processes
+            .iter()
+            .map(|&(name, cpu_s)| ProcessReport { name: name.into(), cpu_s, cores: 0.0, peak_rss_bytes: 0 })
+            .collect();
+        Report::of_office_50(rtf, 60.0, processes)
     }
 
     #[test]

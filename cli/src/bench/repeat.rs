@@ -143,25 +143,7 @@ mod tests {
         if with_sonar {
             processes.push(process("sonar", 0.5));
         }
-        Report {
-            scenario: "office-50".into(),
-            clock: "fast".into(),
-            robots: 50,
-            sim_seconds: 20.0,
-            wall_seconds: 20.0 / rtf,
-            rtf,
-            laser_shards: 1,
-            beams_per_s: 1e7,
-            beams_per_s_per_core: 2e7,
-            world_memory_per_robot_bytes: 10_000,
-            processes,
-            traffic: vec![],
-            traffic_sim_seconds: 1.0,
-            traffic_wall_seconds: 1.0,
-            latency: None,
-            step_ms: 5.0,
-            cpus: 2,
-        }
+        Report::of_office_50(rtf, 20.0, processes)
     }
 
     #[test]
