@@ -285,14 +285,9 @@ impl<'a> BatchReader<'a> {
         if head[0] != MESSAGE_OPCODE {
             return Err(malformed(format!("a record of opcode {:#04x}, not a message", head[0])));
         }
-        let fields = |range: std::ops::Range<usize>| -> [u8; 8] {
-            let mut value = [0; 8];
-            value[..range.len()].copy_from_slice(&head[range]);
-            value
-        };
-        let record_len = u64::from_le_bytes(fields(1..9));
+        let record_len = u64::from_le_bytes(head[1..9].try_into().expect("8 bytes"));
         let key_number = u16::from_le_bytes(head[9..11].try_into().expect("2 bytes"));
-        let time_ns = u64::from_le_bytes(fields(15..23));
+        let time_ns = u64::from_le_bytes(head[15..23].try_into().expect("8 bytes"));
         let payload_len = record_len
             .checked_sub(RECORD_FIELDS_LEN as u64)
             .and_then(|len| usize::try_from(len).ok())

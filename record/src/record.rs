@@ -86,9 +86,6 @@ struct Writer {
     /// comes alone, but a recorder that comes while another records gets
     /// the next batch of twenty steps).
     live_clock_ns: Option<u64>,
-    /// The topics of the batch being written, by key number (kept from
-    /// batch to batch for its allocation).
-    batch_topics: Vec<Option<(TopicId, bool)>>,
 }
 
 /// A topic being recorded.
@@ -180,26 +177,21 @@ impl Writer {
         self.gaps.saw(key, messages.number());
         // The batch's topics, found once, by key number: a batch names
         // each key once (see `flotilla_protocol::recording`).
-        let mut by_number = std::mem::take(&mut self.batch_topics);
-        by_number.clear();
-        for key in messages.keys() {
-            by_number.push(self.topics.get_mut(*key).map(|topic| {
-                if !topic.batched {
-                    topic.batched = true;
-                    first.push(topic.name.clone());
-                }
-                (topic.id, topic.clock)
-            }));
-        }
-        let mut written = Ok(());
+        let by_number: Vec<Option<(TopicId, bool)>> = messages
+            .keys()
+            .iter()
+            .map(|key| {
+                self.topics.get_mut(*key).map(|topic| {
+                    if !topic.batched {
+                        topic.batched = true;
+                        first.push(topic.name.clone());
+                    }
+                    (topic.id, topic.clock)
+                })
+            })
+            .collect();
         for message in messages {
-            let BatchMessage { time_ns, key_number, payload, .. } = match message {
-                Ok(message) => message,
-                Err(e) => {
-                    written = Err(e);
-                    break;
-                }
-            };
+            let BatchMessage { time_ns, key_number, payload, .. } = message?;
             self.now_ns = time_ns;
             // Every key number is one of the batch's: the reader checked.
             let Some((id, clock)) = by_number[usize::from(key_number)] else { continue };
@@ -207,8 +199,6 @@ impl Writer {
                 self.write(id, time_ns, payload);
             }
         }
-        self.batch_topics = by_number;
-        written?;
         if first.iter().any(|topic| topic == CLOCK_TOPIC) {
             // From now on the clock comes in batches only.
             self.live_clock_ns = None;
@@ -265,7 +255,6 @@ pub async fn record(
         topics: FxHashMap::default(),
         gaps: BatchGaps::default(),
         live_clock_ns: None,
-        batch_topics: Vec::new(),
     }));
 
     let description = wait_for_world(session, keys).await;
@@ -482,7 +471,6 @@ mod tests {
             topics: FxHashMap::default(),
             gaps: BatchGaps::default(),
             live_clock_ns: None,
-            batch_topics: Vec::new(),
         };
         writer.add_topic("s/clock".into(), &TopicSpec::publish::<Clock>(CLOCK_TOPIC));
         writer

@@ -231,12 +231,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     // running.
     let mut runs = Vec::new();
     for run in 1..=args.repeat {
-        let report = runtime.block_on(async {
-            tokio::select! {
-                report = measure(&args, clock, &dir, &generated) => report,
-                _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
-            }
-        })?;
+        let report = until_interrupted(&runtime, measure(&args, clock, &dir, &generated))?;
         if args.repeat > 1 && !args.json {
             println!("run {run} of {}: {:.2}× real time", args.repeat, report.rtf);
         }
@@ -275,15 +270,10 @@ fn run_record_cost(
     let with = BenchArgs { record: true, ..args.clone() };
     let mut pairs = Vec::new();
     for round in 1..=rounds {
-        let pair = runtime.block_on(async {
-            tokio::select! {
-                pair = async {
-                    let without = measure(&without, clock, dir, generated).await?;
-                    let with = measure(&with, clock, dir, generated).await?;
-                    anyhow::Ok((without, with))
-                } => pair,
-                _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
-            }
+        let pair = until_interrupted(runtime, async {
+            let without = measure(&without, clock, dir, generated).await?;
+            let with = measure(&with, clock, dir, generated).await?;
+            anyhow::Ok((without, with))
         })?;
         if !args.json {
             let (a, b) = (pair.0.rtf, pair.1.rtf);
@@ -304,6 +294,20 @@ fn run_record_cost(
     Ok(())
 }
 
+/// Runs `work` to its end on `runtime`, unless Ctrl-C or SIGTERM comes
+/// first: then it is dropped, and with it the node processes it started.
+fn until_interrupted<T>(
+    runtime: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    runtime.block_on(async {
+        tokio::select! {
+            done = work => done,
+            _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
+        }
+    })
+}
+
 /// `--soak`: runs, reports, and fails when the soak did not pass.
 fn run_soak(
     args: &BenchArgs,
@@ -319,12 +323,7 @@ fn run_soak(
     if args.scenario == Scenario::Latency {
         bail!("the latency scenario has one robot and measures latency; soak office-N or warehouse-N");
     }
-    let report = runtime.block_on(async {
-        tokio::select! {
-            report = soak::soak(args, clock, dir, generated, Duration::from_secs_f64(wall_s)) => report,
-            _ = flotilla_node_kit::args::shutdown_signal() => bail!("interrupted; every node process stopped"),
-        }
-    })?;
+    let report = until_interrupted(runtime, soak::soak(args, clock, dir, generated, Duration::from_secs_f64(wall_s)))?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
