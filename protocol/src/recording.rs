@@ -77,15 +77,53 @@ pub type Messages = [(String, Vec<u8>)];
 
 /// The keys of a batch being written, numbered in the order of their first
 /// message.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct BatchKeys {
     numbers: FxHashMap<String, u16>,
     keys: Vec<String>,
     /// The bytes they take at the batch's end, with [`BATCH_END_LEN`].
     len: usize,
+    /// Which batch's keys these are, unique in this process: a
+    /// [`KeyNumberCache`] holds a number of this batch only.
+    batch: u64,
 }
 
+impl Default for BatchKeys {
+    fn default() -> BatchKeys {
+        BatchKeys { numbers: FxHashMap::default(), keys: Vec::new(), len: 0, batch: next_batch_serial() }
+    }
+}
+
+/// A serial number no other batch's keys in this process have had.
+fn next_batch_serial() -> u64 {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A key's number in one batch, kept by whoever writes that key again and
+/// again (a robot's odometry, each step): it is found without hashing
+/// and comparing the key's string while the same batch is filled. Those
+/// lookups (two a message) were about 7 % of the odometry node's samples
+/// while recording office-50 (BENCHMARKS.md, "key numbers kept").
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct KeyNumberCache(Option<(u64, u16)>);
+
 impl BatchKeys {
+    /// The number `cache` holds for a key, if it holds one of this batch.
+    pub fn cached(&self, cache: KeyNumberCache) -> Option<u16> {
+        cache.0.filter(|(batch, _)| *batch == self.batch).map(|(_, number)| number)
+    }
+
+    /// [`BatchKeys::number`], kept in `cache` for the rest of this batch.
+    pub fn number_cached(&mut self, key: &str, cache: &mut KeyNumberCache) -> Option<u16> {
+        if let Some(number) = self.cached(*cache) {
+            return Some(number);
+        }
+        let number = self.number(key)?;
+        *cache = KeyNumberCache(Some((self.batch, number)));
+        Some(number)
+    }
+
     /// The number of `key`, given it now if it has none; `None` when the
     /// batch holds [`MAX_BATCH_KEYS`] keys already.
     pub fn number(&mut self, key: &str) -> Option<u16> {
@@ -134,6 +172,7 @@ impl BatchKeys {
         self.numbers.clear();
         self.keys.clear();
         self.len = 0;
+        self.batch = next_batch_serial();
     }
 }
 

@@ -16,6 +16,7 @@ use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{BodyCommand, Promise};
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::{configured, Configured, PluginConfig};
+use flotilla_protocol::recording::KeyNumberCache;
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::{self, RosMessage};
 use flotilla_protocol::world_to_nodes::WorldState;
@@ -312,6 +313,9 @@ const SPARE_PAYLOAD_BYTES: usize = 64 * 1024;
 pub struct Interest {
     generation: Option<u64>,
     flag: Option<Flag>,
+    /// The key's number in the batch for recorders being filled, for
+    /// [`Outbox::put_encoded_cached`].
+    batch_key: KeyNumberCache,
 }
 
 impl Outbox {
@@ -332,7 +336,7 @@ impl Outbox {
     /// while recording (BENCHMARKS.md, "odometry written into the batch").
     pub fn put_encoded<T: RosMessage>(&mut self, key: &str, message: &T) {
         let recorder_only = self.batches_go && self.recording() && !self.subscribed(key);
-        self.put_encoded_where(key, message, recorder_only);
+        self.put_encoded_where(key, message, recorder_only, &mut KeyNumberCache::default());
     }
 
     /// [`Outbox::put_encoded`] for a key whose `interest`
@@ -342,14 +346,20 @@ impl Outbox {
     /// for each message).
     pub fn put_encoded_cached<T: RosMessage>(&mut self, key: &str, interest: &mut Interest, message: &T) {
         let recorder_only = self.batches_go && self.recording() && !self.subscribed_cached(key, interest);
-        self.put_encoded_where(key, message, recorder_only);
+        self.put_encoded_where(key, message, recorder_only, &mut interest.batch_key);
     }
 
     /// Queues `message` for `key`, or writes it into the batch for
     /// recorders when only a recorder wants it and its type can.
-    fn put_encoded_where<T: RosMessage>(&mut self, key: &str, message: &T, recorder_only: bool) {
+    fn put_encoded_where<T: RosMessage>(
+        &mut self,
+        key: &str,
+        message: &T,
+        recorder_only: bool,
+        batch_key: &mut KeyNumberCache,
+    ) {
         if let Some(len) = message.cdr_len().filter(|_| recorder_only) {
-            self.batch.put_in_place(self.moment_ns, key, len, |out| message.write_cdr_into(out));
+            self.batch.put_in_place(self.moment_ns, key, batch_key, len, |out| message.write_cdr_into(out));
             return;
         }
         let payload = ros::encode_in(message, self.payload_buffer());

@@ -35,8 +35,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flotilla_protocol::recording::{
-    record_len, set_batch_number, write_batch_start, write_record_head, BatchKeys, Messages, BATCH_END_LEN,
-    BATCH_START_LEN,
+    record_len, set_batch_number, write_batch_start, write_record_head, BatchKeys, KeyNumberCache, Messages,
+    BATCH_END_LEN, BATCH_START_LEN,
 };
 use zenoh::shm::{GarbageCollect, OwnedShmBuf, PosixShmProviderBackend, ShmProvider, ZShmMut};
 use zenoh::Wait;
@@ -178,7 +178,7 @@ impl PendingBatch {
         }
         self.make_room(len);
         for (key, payload) in messages {
-            if let Some(number) = self.key_number(key) {
+            if let Some(number) = self.key_number(key, &mut KeyNumberCache::default()) {
                 self.write(|pieces| {
                     write_record_head(number, time_ns, payload.len(), &mut *pieces);
                     pieces(payload);
@@ -196,8 +196,19 @@ impl PendingBatch {
     /// is neither written in a buffer of its own nor copied. It joins the
     /// moment open at that time, or opens one; [`PendingBatch::add`]
     /// closes it with the moment's other messages.
-    pub(crate) fn put_in_place(&mut self, time_ns: u64, key: &str, len: usize, write: impl FnOnce(&mut [u8])) {
-        let message = record_len(len) + self.keys.len_if_new(key);
+    ///
+    /// `cache` keeps the key's number in this batch for the key's next
+    /// message (see [`KeyNumberCache`]).
+    pub(crate) fn put_in_place(
+        &mut self,
+        time_ns: u64,
+        key: &str,
+        cache: &mut KeyNumberCache,
+        len: usize,
+        write: impl FnOnce(&mut [u8]),
+    ) {
+        let new_key = if self.keys.cached(*cache).is_some() { 0 } else { self.keys.len_if_new(key) };
+        let message = record_len(len) + new_key;
         if !self.open_at(time_ns) {
             // A moment of another time is done.
             self.close_moment();
@@ -206,7 +217,7 @@ impl PendingBatch {
             self.moments += 1;
         }
         self.make_room(message);
-        let Some(number) = self.key_number(key) else { return };
+        let Some(number) = self.key_number(key, cache) else { return };
         self.write(|pieces| write_record_head(number, time_ns, len, pieces));
         write(self.extend(len));
     }
@@ -215,8 +226,8 @@ impl PendingBatch {
     /// batch has numbered as many keys as it holds (see
     /// [`flotilla_protocol::recording::MAX_BATCH_KEYS`]: an MCAP file holds
     /// no more channels either), and the message is left out.
-    fn key_number(&mut self, key: &str) -> Option<u16> {
-        let number = self.keys.number(key);
+    fn key_number(&mut self, key: &str, cache: &mut KeyNumberCache) -> Option<u16> {
+        let number = self.keys.number_cached(key, cache);
         if number.is_none() && !std::mem::replace(&mut self.warned_keys, true) {
             tracing::warn!("a batch for recorders holds 65,536 keys already: messages on more keys are not recorded");
         }
@@ -502,8 +513,32 @@ mod tests {
     /// `put_in_place` for `messages`, each payload written by copying it.
     fn put_each_in_place(batch: &mut PendingBatch, time_ns: u64, messages: &[(String, Vec<u8>)]) {
         for (key, payload) in messages {
-            batch.put_in_place(time_ns, key, payload.len(), |out| out.copy_from_slice(payload));
+            batch.put_in_place(time_ns, key, &mut KeyNumberCache::default(), payload.len(), |out| {
+                out.copy_from_slice(payload)
+            });
         }
+    }
+
+    #[test]
+    fn a_key_number_kept_for_a_batch_numbers_its_messages_until_the_batch_goes() {
+        let (items, mut batch) = (odometry(), PendingBatch::default());
+        let mut caches = [KeyNumberCache::default(); 2];
+        let put = |batch: &mut PendingBatch, caches: &mut [KeyNumberCache; 2], time_ns: u64, which: &[usize]| {
+            for &i in which {
+                let (key, payload) = &items[i];
+                batch.put_in_place(time_ns, key, &mut caches[i], payload.len(), |out| out.copy_from_slice(payload));
+            }
+        };
+        put(&mut batch, &mut caches, 1, &[0, 1]);
+        put(&mut batch, &mut caches, 2, &[1, 0]);
+        let sent = batch.take().unwrap().to_bytes().into_owned();
+        let swapped = [items[1].clone(), items[0].clone()];
+        assert_eq!(sent, encode_batch(0, &[(1, &items[..]), (2, &swapped[..])]), "numbered once, kept");
+        // The next batch numbers its keys afresh: tf first, so number 0;
+        // the kept numbers are of the batch that went.
+        put(&mut batch, &mut caches, 3, &[1, 0]);
+        let sent = batch.take().unwrap().to_bytes().into_owned();
+        assert_eq!(sent, encode_batch(1, &[(3, &swapped[..])]), "the kept numbers were not used");
     }
 
     #[test]
