@@ -308,7 +308,10 @@ const SPARE_MESSAGES: usize = 8192;
 const SPARE_PAYLOAD_BYTES: usize = 64 * 1024;
 
 /// Where [`Outbox::wants_cached`] and [`Outbox::nobody_under_cached`]
-/// keep the flag of one key or folder between calls.
+/// keep the flag of one key or folder between calls, and
+/// [`Outbox::put_encoded_cached`] the key's number in the batch for
+/// recorders: each `Interest` is for one key, always the same (a new key,
+/// after a rebuild, gets a new `Interest`).
 #[derive(Debug, Default, Clone)]
 pub struct Interest {
     generation: Option<u64>,
