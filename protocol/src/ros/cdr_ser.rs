@@ -71,11 +71,17 @@ impl CdrWriter<'_> {
     }
 
     /// Zero padding up to a multiple of `size` bytes after the header.
+    /// Most fields need none: a fill of a length not known at compile
+    /// time is a call to `memset`, 3 % of the odometry node's samples
+    /// while it wrote office-50's odometry for a recorder, nearly all of
+    /// them of no bytes.
     fn align(&mut self, size: usize) {
         let start = self.at - ENCAPSULATION.len();
         let padding = start.next_multiple_of(size) - start;
-        self.out[self.at..self.at + padding].fill(0);
-        self.at += padding;
+        if padding > 0 {
+            self.out[self.at..self.at + padding].fill(0);
+            self.at += padding;
+        }
     }
 
     fn u32(&mut self, value: u32) {
