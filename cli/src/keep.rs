@@ -22,10 +22,11 @@ pub struct RecordArgs {
     /// Stop after this many wall seconds (default: until Ctrl-C / SIGTERM).
     #[arg(long = "for", value_name = "SECONDS")]
     pub for_s: Option<f64>,
-    /// How the file's chunks are compressed: `lz4`, `none` (the least CPU,
-    /// files about 2.5 times as large) or `zstd` (the smallest files, the
-    /// most CPU).
-    #[arg(long, value_name = "NAME", default_value = "lz4")]
+    /// How the file's chunks are compressed: `none` (the least CPU: a
+    /// node's batch goes to the disk without being read), `lz4` (files
+    /// about 2.5 times smaller, the recorder's CPU about half again) or
+    /// `zstd` (the smallest files, the most CPU).
+    #[arg(long, value_name = "NAME", default_value = "none")]
     pub compression: ChunkCompression,
     /// Prefix of the world's ROS-facing keys, if it has one.
     #[arg(long, default_value = "")]

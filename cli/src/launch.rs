@@ -71,7 +71,7 @@ pub struct RunArgs {
     record: Option<PathBuf>,
     /// How `--record` compresses the file's chunks: none, lz4 or zstd
     /// (`flotilla record --compression`).
-    #[arg(long, value_name = "NAME", default_value = "lz4", requires = "record")]
+    #[arg(long, value_name = "NAME", default_value = "none", requires = "record")]
     record_compression: ChunkCompression,
     /// Make every robot an emulated Pioneer on a TCP port (8101 and up), as
     /// AMRISim does: `flotilla-pioneer --every-robot`. Robots whose model

@@ -21,7 +21,7 @@ import sys
 
 import zenoh
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def world_step(payload: bytes) -> tuple[int, int]:

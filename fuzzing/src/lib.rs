@@ -122,7 +122,8 @@ pub fn wire_codec(data: &[u8]) {
         8 => drop(lockstep::decode_step_done(bytes)),
         _ => {
             if let Ok(batch) = flotilla_protocol::recording::read_batch(bytes) {
-                batch.for_each(drop);
+                batch.index().for_each(drop);
+                batch.messages().for_each(drop);
             }
         }
     }

@@ -41,6 +41,10 @@ pub struct WorldDescription {
     /// Where robots change maps (a Flat world file's transitions), for the
     /// map-transition manager; empty when the world names none.
     pub transitions: Vec<MapTransition>,
+    /// Every topic recorders record, by MCAP channel id: `channels[i]` is
+    /// channel `i + 1` in every recording of this world, never another
+    /// topic's while it runs (see [`crate::channels`]).
+    pub channels: Vec<String>,
 }
 
 impl WireMessage for WorldDescription {
@@ -62,6 +66,7 @@ impl WorldDescription {
             georeference: None,
             maps: vec![],
             transitions: vec![],
+            channels: vec![],
             models,
         }
     }

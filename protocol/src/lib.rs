@@ -13,7 +13,8 @@
 //! * [`config`] and [`plugins`]: the Flatland YAML reader and the typed parameter
 //!   sets of the plugin types Flotilla implements, shared by the nodes that serve
 //!   them and by `flotilla check`;
-//! * [`recording`]: the batches nodes send recorders;
+//! * [`recording`]: the batches nodes send recorders, and [`channels`]: the
+//!   topics recordings hold, numbered by the world;
 //! * [`lockstep`]: the barrier handshake's message; [`delivery`]: how
 //!   urgently and reliably messages travel in each clock mode;
 //! * [`claim_book`], [`selection`] and [`world_tracker`]: the pure state
@@ -28,6 +29,7 @@
 //! that carry data, `globset` for `--models` globs, `tracing` (the facade
 //! only) for the warnings of the pure state machines.
 
+pub mod channels;
 pub mod claim_book;
 pub mod codec;
 pub mod config;

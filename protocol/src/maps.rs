@@ -2,7 +2,7 @@
 //! each robot on a map: its current map's name and the map itself, both
 //! latched, and the topic it takes map commands on (Flat's `t` command).
 
-use crate::description::WorldDescription;
+use crate::description::{ModelDescription, WorldDescription};
 use crate::names::resolve_topic;
 use crate::plugins::registry::{Durability, TopicSpec};
 use crate::ros::nav_msgs::OccupancyGrid;
@@ -27,13 +27,19 @@ pub fn topic(namespace: &str, topic: &str) -> String {
 /// The topics the manager publishes and takes in, for every model on a
 /// map (none in a world of one map).
 pub fn topics(description: &WorldDescription) -> Vec<TopicSpec> {
-    let latched = |spec: TopicSpec| TopicSpec { durability: Durability::TransientLocal, depth: 1, ..spec };
-    let mut out = Vec::new();
-    for model in description.models.iter().filter(|m| !m.map.is_empty()) {
-        let ns = model.namespace.as_str();
-        out.push(latched(TopicSpec::publish::<StdString>(topic(ns, MAP_NAME_TOPIC))));
-        out.push(latched(TopicSpec::publish::<OccupancyGrid>(topic(ns, MAP_TOPIC))));
-        out.push(TopicSpec::subscribe::<StdString>(topic(ns, MAP_COMMAND_TOPIC)));
+    description.models.iter().flat_map(topics_of_model).collect()
+}
+
+/// [`topics`] for one model: none unless it is on a map.
+pub fn topics_of_model(model: &ModelDescription) -> Vec<TopicSpec> {
+    if model.map.is_empty() {
+        return Vec::new();
     }
-    out
+    let latched = |spec: TopicSpec| TopicSpec { durability: Durability::TransientLocal, depth: 1, ..spec };
+    let ns = model.namespace.as_str();
+    vec![
+        latched(TopicSpec::publish::<StdString>(topic(ns, MAP_NAME_TOPIC))),
+        latched(TopicSpec::publish::<OccupancyGrid>(topic(ns, MAP_TOPIC))),
+        TopicSpec::subscribe::<StdString>(topic(ns, MAP_COMMAND_TOPIC)),
+    ]
 }

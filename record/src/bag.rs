@@ -9,7 +9,9 @@ use std::path::Path;
 
 use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
 
-use crate::direct_file::DirectFile;
+use flotilla_protocol::recording::IndexEntry;
+
+use crate::direct_file::{DirectFile, Lent};
 use crate::mcap_file::{McapWriter, Rewritable};
 use crate::schemas::{schema, SCHEMA_ENCODING};
 
@@ -40,6 +42,9 @@ pub enum BagError {
     /// A message on a topic not added to this bag.
     #[error("topic #{0} was not added to this recording")]
     UnknownTopic(usize),
+    /// More topics than an MCAP file has channel ids.
+    #[error("more than 65,535 topics: an MCAP file has no more channel ids")]
+    TooManyTopics,
 }
 
 /// A topic added to a bag, as [`Bag::write`] takes it: looked up once,
@@ -68,11 +73,13 @@ pub struct Bag<W: Rewritable> {
 /// read all three.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ChunkCompression {
-    /// Not compressed: files about 2.5 times lz4's (BENCHMARKS.md).
-    None,
-    /// lz4 (fast mode): a quarter of zstd's CPU, for a recorder that must
-    /// keep up with a fast simulation.
+    /// Not compressed, the default: files about 2.5 times lz4's, and a
+    /// node's batch written without being read (BENCHMARKS.md, "a
+    /// recorder that never reads the payloads"), so that recording slows
+    /// a fast simulation least.
     #[default]
+    None,
+    /// lz4 (fast mode): a quarter of zstd's CPU.
     Lz4,
     /// zstd: the smallest files, the most CPU.
     Zstd,
@@ -128,12 +135,19 @@ impl<W: Rewritable> Bag<W> {
         Ok(Bag { writer, schemas: HashMap::new(), ids: HashMap::new(), channels: Vec::new() })
     }
 
-    /// Adds a topic (its ROS name, type and QoS); adding it again gives
-    /// the same id.
-    pub fn add_topic(&mut self, topic: &TopicSpec) -> Result<TopicId, BagError> {
+    /// Adds a topic (its ROS name, type and QoS) as channel `channel` if
+    /// no other has it, or else as the highest free one; adding it again
+    /// gives the same id.
+    pub fn add_topic(&mut self, topic: &TopicSpec, channel: u16) -> Result<TopicId, BagError> {
         if let Some(&id) = self.ids.get(&topic.name) {
             return Ok(id);
         }
+        let channel = if channel != 0 && !self.writer.has_channel(channel) {
+            channel
+        } else {
+            // Far from the world's numbers, which count up from 1.
+            (1..=u16::MAX).rev().find(|&id| !self.writer.has_channel(id)).ok_or(BagError::TooManyTopics)?
+        };
         let schema_id = match self.schemas.get(topic.ros_type) {
             Some(&id) => id,
             None => {
@@ -148,19 +162,45 @@ impl<W: Rewritable> Bag<W> {
             }
         };
         let qos = qos_profile_yaml(topic);
-        let id = self.writer.add_channel(schema_id, &topic.name, "cdr", &[("offered_qos_profiles", &qos)])?;
+        self.writer.add_channel(channel, schema_id, &topic.name, "cdr", &[("offered_qos_profiles", &qos)])?;
         let topic_id = TopicId(self.channels.len());
-        self.channels.push(Channel { topic: topic.name.clone(), id, sequence: 0 });
+        self.channels.push(Channel { topic: topic.name.clone(), id: channel, sequence: 0 });
         self.ids.insert(topic.name.clone(), topic_id);
         Ok(topic_id)
     }
 
+    /// The channel id of a topic added.
+    pub fn channel(&self, topic: TopicId) -> Option<u16> {
+        self.channels.get(topic.0).map(|channel| channel.id)
+    }
+
     /// Writes one message of a topic at sim time `time_ns` (log and publish
-    /// time alike).
+    /// time alike), numbered by the bag.
     pub fn write(&mut self, topic: TopicId, time_ns: u64, payload: &[u8]) -> Result<(), BagError> {
         let channel = self.channels.get_mut(topic.0).ok_or(BagError::UnknownTopic(topic.0))?;
         channel.sequence = channel.sequence.wrapping_add(1);
         self.writer.write(channel.id, channel.sequence, time_ns, time_ns, payload)?;
+        Ok(())
+    }
+
+    /// [`Bag::write`] for a message its sender numbered `sequence`.
+    pub fn write_numbered(
+        &mut self,
+        topic: TopicId,
+        sequence: u32,
+        time_ns: u64,
+        payload: &[u8],
+    ) -> Result<(), BagError> {
+        let channel = self.channels.get(topic.0).ok_or(BagError::UnknownTopic(topic.0))?;
+        self.writer.write(channel.id, sequence, time_ns, time_ns, payload)?;
+        Ok(())
+    }
+
+    /// Writes a node's batch of records as they are, a chunk of their own
+    /// (see [`McapWriter::write_lent_chunk`]): each of a channel this bag
+    /// has, as `index` says.
+    pub fn write_lent(&mut self, lent: Lent, index: impl Iterator<Item = IndexEntry>) -> Result<(), BagError> {
+        self.writer.write_lent_chunk(lent, index)?;
         Ok(())
     }
 
@@ -197,7 +237,9 @@ fn qos_profile_yaml(topic: &TopicSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flotilla_protocol::recording::{encode_batch, read_batch, ChannelMessage};
     use flotilla_protocol::ros::{self, std_msgs::StdString};
+    use std::sync::Arc;
 
     #[test]
     fn a_bag_reads_back_with_its_schemas_channels_and_times() {
@@ -217,13 +259,51 @@ mod tests {
     /// last) and odometry that does, interleaved, over several of the
     /// file's blocks; every message found again through the summary's
     /// chunk indexes and each chunk's message indexes.
+    /// Bytes at the start of a page of their own, as a node's batch in
+    /// shared memory lies.
+    struct PageAligned(memmap2::MmapMut);
+
+    impl PageAligned {
+        fn of(bytes: &[u8]) -> PageAligned {
+            let mut memory = memmap2::MmapMut::map_anon(bytes.len()).unwrap();
+            memory.copy_from_slice(bytes);
+            PageAligned(memory)
+        }
+    }
+
+    impl AsRef<[u8]> for PageAligned {
+        fn as_ref(&self) -> &[u8] {
+            &self.0
+        }
+    }
+
     fn large_bag_reads_back(compression: ChunkCompression) {
         let path = std::env::temp_dir().join(format!("flotilla-bag-large-{}-{compression:?}.mcap", std::process::id()));
         let mut bag = Bag::create(&path, compression).unwrap();
-        let scan = bag.add_topic(&TopicSpec::publish::<StdString>("/r/scan")).unwrap();
-        let odom = bag.add_topic(&TopicSpec::publish::<StdString>("/r/odom")).unwrap();
+        let scan = bag.add_topic(&TopicSpec::publish::<StdString>("/r/scan"), 0).unwrap();
+        let odom = bag.add_topic(&TopicSpec::publish::<StdString>("/r/odom"), 0).unwrap();
+        let pose = bag.add_topic(&TopicSpec::publish::<StdString>("/r/pose"), 9).unwrap();
+        assert_eq!(bag.channel(pose), Some(9), "the world's channel id, free in the bag");
         let (mut written, mut state) = (Vec::new(), 0x9e37_79b9_7f4a_7c15_u64);
         for step in 0..800u64 {
+            if step % 100 == 50 {
+                // A node's batch, lent: its records go in as they are.
+                let payloads: Vec<ChannelMessage> = (0..30u32)
+                    .map(|k| (9, k, ros::encode(&StdString { data: format!("{step}.{k}").repeat(200) })))
+                    .collect();
+                let moments: Vec<(u64, &[ChannelMessage])> = payloads
+                    .chunks(3)
+                    .enumerate()
+                    .map(|(i, m)| (step * 1_000_000 + 1000 * i as u64 + 500, m))
+                    .collect();
+                for (time, messages) in &moments {
+                    written.extend(messages.iter().map(|(_, _, payload)| ("/r/pose", *time, payload.clone())));
+                }
+                let batch = Arc::new(PageAligned::of(&encode_batch(step, &moments)));
+                let records = read_batch(&batch.0).unwrap().records().len();
+                let lent = Lent::new(batch.clone(), 0, records);
+                bag.write_lent(lent, read_batch(&batch.0).unwrap().index()).unwrap();
+            }
             // Scans as noise (xorshift), which lz4 cannot compress.
             let noise: Vec<u8> = (0..20_000)
                 .map(|_| {
@@ -259,6 +339,7 @@ mod tests {
         found.sort_by_key(|(_, time, _)| *time);
         let found: Vec<(&str, u64, Vec<u8>)> =
             found.iter().map(|(t, time, d)| (t.as_str(), *time, d.clone())).collect();
+        written.sort_by_key(|(_, time, _)| *time);
         assert_eq!(found, written, "{compression:?}");
         let streamed = mcap::MessageStream::new(&bytes).unwrap().map(Result::unwrap).count();
         assert_eq!(streamed, written.len(), "{compression:?}: read in file order too");
@@ -272,10 +353,11 @@ mod tests {
             depth: 1,
             ..TopicSpec::publish::<StdString>("/r/map_name")
         };
-        let map_name = bag.add_topic(&latched).unwrap();
-        assert_eq!(bag.add_topic(&latched).unwrap(), map_name, "added once");
-        let other = bag.add_topic(&TopicSpec::publish::<StdString>("/r/other")).unwrap();
+        let map_name = bag.add_topic(&latched, 5).unwrap();
+        assert_eq!(bag.add_topic(&latched, 6).unwrap(), map_name, "added once");
+        let other = bag.add_topic(&TopicSpec::publish::<StdString>("/r/other"), 5).unwrap();
         assert_ne!(other, map_name);
+        assert_eq!((bag.channel(map_name), bag.channel(other)), (Some(5), Some(u16::MAX)), "5 taken: the highest free");
         let payload = ros::encode(&StdString { data: "floor-2".into() });
         bag.write(map_name, 1_500_000_000, &payload).unwrap();
         bag.write(map_name, 2_000_000_000, &payload).unwrap();
@@ -309,7 +391,8 @@ mod tests {
 
     #[test]
     fn compression_names_parse_and_typos_are_refused() {
-        assert_eq!("lz4".parse(), Ok(ChunkCompression::default()));
+        assert_eq!("none".parse(), Ok(ChunkCompression::default()));
+        assert_eq!("lz4".parse(), Ok(ChunkCompression::Lz4));
         assert_eq!("none".parse(), Ok(ChunkCompression::None));
         for compression in ChunkCompression::ALL {
             assert_eq!(compression.to_string().parse(), Ok(compression), "a name round-trips");

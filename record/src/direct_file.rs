@@ -18,12 +18,21 @@
 //! being filled, padded to the alignment, and cuts the file back to the
 //! bytes written; later writes go on filling that block and write it
 //! again whole.
+//!
+//! Bytes of another owner — a node's batch in Zenoh's shared memory — go
+//! to the device from where they lie ([`DirectFile::write_lent`]): the
+//! recorder writes them without reading them, the block being filled
+//! ending where they start.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+#[cfg(not(target_os = "linux"))]
+use std::os::unix::fs::FileExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// Direct I/O's alignment of buffers, file offsets and lengths, bytes:
@@ -41,6 +50,17 @@ const HUGE_PAGE: usize = 2 << 20;
 /// or waiting to be. A recorder that outruns the disk waits for a block
 /// to come back, and its senders for it.
 const BLOCKS: usize = 4;
+
+/// Lent pieces (a node's batch each) held for the writing thread at most:
+/// the bytes of more are copied. A
+/// node's batches come from its pool of shared memory (4 MiB, see
+/// `flotilla_node_kit::args`), which it needs back for its next batch:
+/// holding three of a node's batches of a megabyte while the disk lagged
+/// sent its next ones through process memory and the socket, and took
+/// the odometry node's CPU and the recorder's from 0.18 to 0.35 s per 60
+/// sim s of office-50 in a third of the rounds (BENCHMARKS.md, "a
+/// recorder that never reads the payloads").
+const LENT_IN_FLIGHT: usize = 2;
 
 #[cfg(target_os = "linux")]
 const O_DIRECT: i32 = libc::O_DIRECT;
@@ -66,6 +86,9 @@ pub struct DirectFile {
     thread: Option<JoinHandle<io::Result<()>>>,
     /// Why writing stopped, once it has: every later call fails with it.
     failed: Option<String>,
+    /// Lent pieces handed to the thread and not written yet (see
+    /// [`LENT_IN_FLIGHT`]).
+    lent_in_flight: Arc<AtomicUsize>,
 }
 
 /// A buffer of [`BLOCK_BYTES`] at an aligned address, and where in the
@@ -74,7 +97,7 @@ struct Block {
     bytes: memmap2::MmapMut,
     /// Where the aligned part of `bytes` starts.
     start: usize,
-    /// Its position in the file, bytes: a multiple of [`BLOCK_BYTES`].
+    /// Its position in the file, bytes: a multiple of [`ALIGN`].
     offset: u64,
     /// Bytes filled.
     len: usize,
@@ -104,12 +127,124 @@ impl Block {
     }
 }
 
+/// Bytes another owner keeps in memory as long as it is held (a batch in
+/// shared memory, which its sender reuses once every holder let it go).
+pub struct Lent {
+    owner: Arc<dyn AsRef<[u8]> + Send + Sync>,
+    start: usize,
+    len: usize,
+}
+
+impl Lent {
+    /// `owner`'s bytes from `start`, `len` of them (all it has when they
+    /// are fewer).
+    pub fn new(owner: Arc<dyn AsRef<[u8]> + Send + Sync>, start: usize, len: usize) -> Lent {
+        let have = (*owner).as_ref().len();
+        let start = start.min(have);
+        Lent { len: len.min(have - start), owner, start }
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &(*self.owner).as_ref()[self.start..self.start + self.len]
+    }
+}
+
 /// What the writing thread is given.
 enum Job {
-    /// A full block.
+    /// A block, filled or ended early (at an aligned length).
     Write(Block),
+    /// Lent bytes, written from where they lie at `offset`, after the
+    /// block that ends there, if one does.
+    Lent { block: Option<Block>, lent: Lent, offset: u64 },
     /// The block being filled, padded; then the file's length is set.
     Flush { block: Block, file_len: u64, done: Sender<io::Result<()>> },
+}
+
+impl Job {
+    /// Where its bytes go in the file (none for a flush).
+    fn offset(&self) -> Option<u64> {
+        match self {
+            Job::Write(block) => Some(block.offset),
+            Job::Lent { block: Some(block), .. } => Some(block.offset),
+            Job::Lent { offset, .. } => Some(*offset),
+            Job::Flush { .. } => None,
+        }
+    }
+
+    /// Where its bytes end in the file.
+    fn end(&self) -> u64 {
+        match self {
+            Job::Write(block) => block.offset + block.len as u64,
+            Job::Lent { lent, offset, .. } => offset + lent.len as u64,
+            Job::Flush { block, .. } => block.offset + block.len as u64,
+        }
+    }
+
+    /// Its bytes, in file order.
+    fn pieces(&self) -> impl Iterator<Item = &[u8]> {
+        let (block, lent) = match self {
+            Job::Write(block) => (Some(block), None),
+            Job::Lent { block, lent, .. } => (block.as_ref(), Some(lent)),
+            Job::Flush { block, .. } => (Some(block), None),
+        };
+        block.map(Block::filled).into_iter().chain(lent.map(Lent::bytes))
+    }
+}
+
+/// Jobs written at once at most.
+const RUN_JOBS: usize = 16;
+
+/// Writes `pieces`, one after the other, at `offset` in `file`: in one
+/// `pwritev` call where nothing goes wrong.
+fn write_all_vectored_at(file: &File, mut pieces: &[&[u8]], mut offset: u64) -> io::Result<()> {
+    // Bytes of the first piece written already.
+    let mut done = 0;
+    loop {
+        while pieces.first().is_some_and(|first| first.len() == done) {
+            (pieces, done) = (&pieces[1..], 0);
+        }
+        let Some(first) = pieces.first() else { return Ok(()) };
+        let slices: Vec<io::IoSlice<'_>> =
+            std::iter::once(&first[done..]).chain(pieces[1..].iter().copied()).map(io::IoSlice::new).collect();
+        let mut written = positioned_write(file, &slices, offset)?;
+        if written == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        offset += written as u64;
+        while written > 0 {
+            let left = pieces[0].len() - done;
+            if written < left {
+                done += written;
+                break;
+            }
+            written -= left;
+            (pieces, done) = (&pieces[1..], 0);
+        }
+    }
+}
+
+/// One `pwritev` of `slices` at `offset`; the bytes written.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // std's positioned vectored write is not stable yet (`unix_file_vectored_at`)
+fn positioned_write(file: &File, slices: &[io::IoSlice<'_>], offset: u64) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let count = slices.len().min(1024) as libc::c_int; // IOV_MAX
+    let offset = libc::off_t::try_from(offset).map_err(|_| io::Error::other("an offset past what off_t holds"))?;
+    // SAFETY: `IoSlice` is ABI-compatible with `iovec` on Unix (std's
+    // documented guarantee), the slices outlive the call, and `count`
+    // of them are there.
+    let written = unsafe { libc::pwritev(file.as_raw_fd(), slices.as_ptr().cast::<libc::iovec>(), count, offset) };
+    if written < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(written as usize)
+}
+
+/// The first slice's `write_at`, where `pwritev` is not at hand.
+#[cfg(not(target_os = "linux"))]
+fn positioned_write(file: &File, slices: &[io::IoSlice<'_>], offset: u64) -> io::Result<usize> {
+    file.write_at(slices.first().map_or(&[][..], |s| &s[..]), offset)
 }
 
 impl DirectFile {
@@ -126,7 +261,8 @@ impl DirectFile {
         }
         let (jobs, queued) = mpsc::sync_channel(BLOCKS);
         let (freed, free) = mpsc::channel();
-        let writer = BlockWriter { file, path: path.to_path_buf(), direct };
+        let lent_in_flight = Arc::new(AtomicUsize::new(0));
+        let writer = BlockWriter { file, path: path.to_path_buf(), direct, lent_in_flight: lent_in_flight.clone() };
         let thread =
             std::thread::Builder::new().name("recording-file".into()).spawn(move || writer.run(queued, freed))?;
         Ok(DirectFile {
@@ -139,6 +275,7 @@ impl DirectFile {
             free,
             thread: Some(thread),
             failed: None,
+            lent_in_flight,
         })
     }
 
@@ -169,11 +306,12 @@ impl DirectFile {
         }
     }
 
-    /// Hands the full block to the thread, or keeps it back while bytes in
-    /// it are held, and starts the next one.
+    /// Hands the block being filled (full, or ended at an aligned length)
+    /// to the thread, or keeps it back while bytes in it are held, and
+    /// starts the next one.
     fn submit(&mut self) -> io::Result<()> {
         let mut next = self.free_block()?;
-        next.offset = self.block.offset + BLOCK_BYTES as u64;
+        next.offset = self.position();
         next.len = 0;
         let full = std::mem::replace(&mut self.block, next);
         if self.hold_from.is_some() {
@@ -235,6 +373,41 @@ impl DirectFile {
             self.send(Job::Write(block))?;
         }
         Ok(())
+    }
+
+    /// Writes `lent` as [`Write::write_all`] would, but the whole blocks
+    /// of its bytes from where they lie (when they and the file's end are
+    /// on the alignment, nothing is held for a rewrite, and fewer than
+    /// `LENT_IN_FLIGHT` lent pieces wait for the disk): the block being
+    /// filled goes with them, and the rest of them (less than a block)
+    /// starts the next. The writing thread holds `lent` until its bytes
+    /// are in the file.
+    pub fn write_lent(&mut self, lent: Lent) -> io::Result<()> {
+        self.check()?;
+        let bytes = lent.bytes();
+        let aligned = self.lent_in_flight.load(Ordering::Acquire) < LENT_IN_FLIGHT
+            && self.hold_from.is_none()
+            && self.position().is_multiple_of(ALIGN as u64)
+            && (bytes.as_ptr() as usize).is_multiple_of(ALIGN);
+        let whole = if aligned { bytes.len() / ALIGN * ALIGN } else { 0 };
+        if whole == 0 {
+            return self.write_all(bytes);
+        }
+        let at = self.position();
+        // The block being filled goes with the lent bytes, in one write.
+        let block = if self.block.len > 0 {
+            let mut next = self.free_block()?;
+            (next.offset, next.len) = (at, 0);
+            Some(std::mem::replace(&mut self.block, next))
+        } else {
+            None
+        };
+        self.block.offset = at + whole as u64;
+        self.lent_in_flight.fetch_add(1, Ordering::AcqRel);
+        let rest = Lent { owner: lent.owner.clone(), start: lent.start + whole, len: lent.len - whole };
+        self.send(Job::Lent { block, lent: Lent { len: whole, ..lent }, offset: at })?;
+        self.dirty = true;
+        self.write_all(rest.bytes())
     }
 
     /// The error the thread stopped with (it stops at its first).
@@ -303,6 +476,14 @@ impl crate::mcap_file::Rewritable for DirectFile {
         DirectFile::rewrite(self, position, bytes)
     }
 
+    fn alignment(&self) -> usize {
+        ALIGN
+    }
+
+    fn write_lent(&mut self, lent: Lent) -> io::Result<()> {
+        DirectFile::write_lent(self, lent)
+    }
+
     fn written_since(&self, position: u64, each: &mut dyn FnMut(&[u8])) {
         for block in self.held.iter().chain(std::iter::once(&self.block)) {
             let filled = block.filled();
@@ -344,38 +525,77 @@ struct BlockWriter {
     file: File,
     path: PathBuf,
     direct: bool,
+    /// Lent pieces given and not written yet, counted down as written.
+    lent_in_flight: Arc<AtomicUsize>,
 }
 
 impl BlockWriter {
-    /// Writes the blocks it is given until the sender is dropped or a
-    /// write fails, giving each block back once written.
+    /// Writes the blocks and lent bytes it is given until the sender is
+    /// dropped or a write fails, giving each block back once written. A
+    /// job and those queued after it that go on where it ends are written
+    /// at once: on the virtual machines this project runs on, each write
+    /// to the disk costs an exit to the host, and the lent bytes of a
+    /// node's batch and the few before them were two (BENCHMARKS.md, "a
+    /// recorder that never reads the payloads").
     fn run(mut self, jobs: Receiver<Job>, freed: Sender<Block>) -> io::Result<()> {
-        for job in jobs {
-            match job {
-                Job::Write(block) => {
-                    self.write(&block)?;
-                    let _ = freed.send(block);
-                }
-                Job::Flush { block, file_len, done } => {
-                    let written = self.write(&block).and_then(|()| self.file.set_len(file_len));
-                    let _ = freed.send(block);
-                    if let Err(e) = written {
-                        let why = e.to_string();
-                        let _ = done.send(Err(e));
-                        return Err(io::Error::other(why));
+        let mut next = None;
+        loop {
+            let job = match next.take() {
+                Some(job) => job,
+                None => match jobs.recv() {
+                    Ok(job) => job,
+                    Err(_) => return Ok(()),
+                },
+            };
+            if let Job::Flush { .. } = job {
+                self.flush(job, &freed)?;
+                continue;
+            }
+            let mut run = vec![job];
+            while run.len() < RUN_JOBS {
+                match jobs.try_recv() {
+                    Ok(job) if job.offset() == run.last().map(Job::end) => run.push(job),
+                    Ok(job) => {
+                        next = Some(job);
+                        break;
                     }
-                    let _ = done.send(Ok(()));
+                    Err(_) => break,
+                }
+            }
+            let pieces: Vec<&[u8]> = run.iter().flat_map(Job::pieces).collect();
+            let offset = run[0].offset().expect("a write");
+            self.write(&pieces, offset)?;
+            for job in run {
+                if let Job::Lent { .. } = job {
+                    self.lent_in_flight.fetch_sub(1, Ordering::AcqRel);
+                }
+                if let Job::Write(block) | Job::Lent { block: Some(block), .. } = job {
+                    let _ = freed.send(block);
                 }
             }
         }
+    }
+
+    /// Writes a flush's block, sets the file's length and says how it
+    /// went; gives the block back.
+    fn flush(&mut self, job: Job, freed: &Sender<Block>) -> io::Result<()> {
+        let Job::Flush { block, file_len, done } = job else { return Ok(()) };
+        let written = self.write(&[block.filled()], block.offset).and_then(|()| self.file.set_len(file_len));
+        let _ = freed.send(block);
+        if let Err(e) = written {
+            let why = e.to_string();
+            let _ = done.send(Err(e));
+            return Err(io::Error::other(why));
+        }
+        let _ = done.send(Ok(()));
         Ok(())
     }
 
-    /// Writes a block where it belongs. A file system that took `O_DIRECT`
-    /// at the open but refuses a direct write gets the file reopened
-    /// through the page cache.
-    fn write(&mut self, block: &Block) -> io::Result<()> {
-        match self.file.write_all_at(block.filled(), block.offset) {
+    /// Writes `pieces`, one after the other, at `offset`. A file system
+    /// that took `O_DIRECT` at the open but refuses a direct write gets
+    /// the file reopened through the page cache.
+    fn write(&mut self, pieces: &[&[u8]], offset: u64) -> io::Result<()> {
+        match write_all_vectored_at(&self.file, pieces, offset) {
             Err(e) if self.direct && e.raw_os_error() == Some(EINVAL) => {
                 tracing::debug!(
                     "{} refused a direct write: written through the page cache from now on",
@@ -383,7 +603,7 @@ impl BlockWriter {
                 );
                 self.file = OpenOptions::new().write(true).open(&self.path)?;
                 self.direct = false;
-                self.file.write_all_at(block.filled(), block.offset)
+                write_all_vectored_at(&self.file, pieces, offset)
             }
             written => written,
         }
@@ -424,6 +644,54 @@ mod tests {
         expected.extend_from_slice(&pattern(9000, 5));
         drop(file);
         assert_eq!(std::fs::read(&path).unwrap(), expected, "dropping the file flushes it");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// `bytes` at the start of a page of their own, lent.
+    fn lent(bytes: &[u8]) -> Lent {
+        struct Page(memmap2::MmapMut);
+        impl AsRef<[u8]> for Page {
+            fn as_ref(&self) -> &[u8] {
+                &self.0
+            }
+        }
+        let mut page = memmap2::MmapMut::map_anon(bytes.len() + 1).unwrap();
+        page[..bytes.len()].copy_from_slice(bytes);
+        Lent::new(std::sync::Arc::new(Page(page)), 0, bytes.len())
+    }
+
+    #[test]
+    fn lent_bytes_go_from_where_they_lie_when_aligned_and_are_copied_otherwise() {
+        let path = temp_path("lent");
+        let mut file = DirectFile::create(&path).unwrap();
+        let mut expected = pattern(2 * ALIGN, 1);
+        file.write_all(&expected).unwrap();
+        // On the alignment: the block being filled goes as it is, the
+        // lent bytes' whole blocks after it, the rest starts the next.
+        let first = pattern(3 * ALIGN + 100, 2);
+        file.write_lent(lent(&first)).unwrap();
+        expected.extend_from_slice(&first);
+        assert_eq!((file.block.offset, file.block.len), (5 * ALIGN as u64, 100), "written from the page");
+        // Off the alignment (100 bytes into a block): copied.
+        let second = pattern(2 * ALIGN, 3);
+        file.write_lent(lent(&second)).unwrap();
+        expected.extend_from_slice(&second);
+        assert_eq!((file.block.offset, file.block.len), (5 * ALIGN as u64, 100 + 2 * ALIGN), "copied");
+        file.flush().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), expected, "a flush leaves exactly the bytes written");
+        // A lent run of whole blocks right after a flush, on the alignment
+        // again once 100 bytes more fill the block to it.
+        let pad = pattern(ALIGN - 100, 4);
+        file.write_all(&pad).unwrap();
+        expected.extend_from_slice(&pad);
+        let third = pattern(BLOCK_BYTES + ALIGN, 5);
+        file.write_lent(lent(&third)).unwrap();
+        expected.extend_from_slice(&third);
+        assert_eq!(file.block.len, 0, "no rest");
+        file.write_all(&pattern(7, 6)).unwrap();
+        expected.extend_from_slice(&pattern(7, 6));
+        drop(file);
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
         std::fs::remove_file(&path).unwrap();
     }
 

@@ -30,8 +30,12 @@
 use std::io::{self, Write};
 
 use crate::bag::ChunkCompression;
+use crate::direct_file::Lent;
 use crate::lz4_frame::lz4_frame;
-use crate::mcap_records::{chunk_head, message_head, opcode, too_large, Records, MAGIC, STORED_HEAD_LEN};
+use crate::mcap_records::{
+    chunk_head, message_head, opcode, too_large, Records, MAGIC, PADDING_HEAD_LEN, STORED_HEAD_LEN,
+};
+use flotilla_protocol::recording::IndexEntry;
 
 /// Uncompressed bytes in a chunk before it is written: the `mcap` crate's
 /// default, 768 KiB.
@@ -99,6 +103,19 @@ pub trait Rewritable: Write {
     /// Visits the bytes written from `position` (held) to the end, in
     /// order, in as few pieces as they lie in.
     fn written_since(&self, position: u64, each: &mut dyn FnMut(&[u8]));
+
+    /// The alignment at which [`Rewritable::write_lent`] writes lent bytes
+    /// from where they lie: their address and the position they go to
+    /// both on it (1: any).
+    fn alignment(&self) -> usize {
+        1
+    }
+
+    /// Writes bytes lent by another owner: as `write_all` does, unless
+    /// the output writes them from where they lie.
+    fn write_lent(&mut self, lent: Lent) -> io::Result<()> {
+        self.write_all(lent.bytes())
+    }
 }
 
 impl Rewritable for Vec<u8> {
@@ -142,8 +159,9 @@ pub struct McapWriter<W: Rewritable> {
     chunks: [Chunk; 2],
     /// The stored chunk whose records are going to `out`, if one is open.
     streamed: Option<Streamed>,
-    /// Per channel (id − 1), whether its messages compress.
-    compressibility: Vec<Compressibility>,
+    /// Per channel id, whether its messages compress (`None` for an id
+    /// of no channel).
+    compressibility: Vec<Option<Compressibility>>,
     /// The compressed chunk (its first bytes, as many as `compress`
     /// said); its allocation (and, for lz4, its length) kept from chunk to
     /// chunk.
@@ -152,8 +170,11 @@ pub struct McapWriter<W: Rewritable> {
     schemas: Records,
     channels: Records,
     schema_count: u16,
-    /// Per channel (id − 1), its messages.
-    message_counts: Vec<u64>,
+    /// Per channel id, its messages (`None` for an id of no channel).
+    message_counts: Vec<Option<u64>>,
+    /// The message indexes of the lent chunk being written (see
+    /// [`McapWriter::write_lent_chunk`]), their allocations kept.
+    lent_index: Chunk,
     /// The chunk index records, for the summary.
     chunk_indexes: Records,
     chunk_count: u32,
@@ -176,6 +197,7 @@ impl<W: Rewritable> McapWriter<W> {
             channels: Records(Vec::new()),
             schema_count: 0,
             message_counts: Vec::new(),
+            lent_index: Chunk::default(),
             chunk_indexes: Records(Vec::new()),
             chunk_count: 0,
             times: None,
@@ -208,15 +230,20 @@ impl<W: Rewritable> McapWriter<W> {
         Ok(id)
     }
 
-    /// Adds a channel of schema `schema_id`; returns its id (from 1).
+    /// Adds channel `id` (not 0, and none's already), of schema
+    /// `schema_id`.
     pub fn add_channel(
         &mut self,
+        id: u16,
         schema_id: u16,
         topic: &str,
         message_encoding: &str,
         metadata: &[(&str, &str)],
-    ) -> io::Result<u16> {
-        let id = u16::try_from(self.message_counts.len() + 1).map_err(|_| too_large("a 65,536th channel", 0))?;
+    ) -> io::Result<()> {
+        if id == 0 || self.has_channel(id) {
+            let why = format!("channel {id} of {topic}: 0 or another channel's");
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+        }
         let mut record = Records(Vec::new());
         let at = record.open(opcode::CHANNEL);
         record.u16(id);
@@ -233,21 +260,30 @@ impl<W: Rewritable> McapWriter<W> {
         self.end_streamed()?;
         self.put(&record.0)?;
         self.channels.0.extend_from_slice(&record.0);
-        self.message_counts.push(0);
+        let at = usize::from(id);
+        if self.message_counts.len() <= at {
+            self.message_counts.resize(at + 1, None);
+            self.compressibility.resize_with(at + 1, || None);
+        }
+        self.message_counts[at] = Some(0);
         let probed = if self.compression == ChunkCompression::None {
             Compressibility::Compresses // nothing is compressed: one group
         } else {
             Compressibility::Probing(Vec::new())
         };
-        self.compressibility.push(probed);
-        Ok(id)
+        self.compressibility[at] = Some(probed);
+        Ok(())
+    }
+
+    /// Whether channel `id` was added.
+    pub fn has_channel(&self, id: u16) -> bool {
+        self.message_counts.get(usize::from(id)).is_some_and(Option::is_some)
     }
 
     /// Messages written so far on channel `channel_id` (0 for no such
     /// channel).
     pub fn message_count(&self, channel_id: u16) -> u64 {
-        let index = usize::from(channel_id).wrapping_sub(1);
-        self.message_counts.get(index).copied().unwrap_or(0)
+        self.message_counts.get(usize::from(channel_id)).copied().flatten().unwrap_or(0)
     }
 
     /// Writes a message of channel `channel_id` (as [`Self::add_channel`]
@@ -261,10 +297,10 @@ impl<W: Rewritable> McapWriter<W> {
         publish_time: u64,
         data: &[u8],
     ) -> io::Result<()> {
-        let counted = usize::from(channel_id).wrapping_sub(1);
-        if counted >= self.message_counts.len() {
+        if !self.has_channel(channel_id) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("no channel {channel_id}")));
         }
+        let counted = usize::from(channel_id);
         let group = self.group_of(counted, data)?;
         let streams = self.streams(group);
         let filled = if streams {
@@ -275,7 +311,7 @@ impl<W: Rewritable> McapWriter<W> {
         if filled >= CHUNK_BYTES {
             self.write_chunk(group)?;
         }
-        self.message_counts[counted] += 1;
+        self.count(channel_id, 1);
         let head = message_head(channel_id, sequence, log_time, publish_time, data.len());
         let offset = if streams {
             if self.streamed.is_none() {
@@ -306,6 +342,75 @@ impl<W: Rewritable> McapWriter<W> {
         Ok(())
     }
 
+    /// Writes records lent by another owner — a node's batch for recorders,
+    /// MCAP Message records of channels this file has, which `index`
+    /// lists (each record's offset, channel and log time) — as a stored
+    /// chunk of their own, without reading them. Its CRC is 0, which MCAP
+    /// defines as not computed: computing one would read every byte. A
+    /// private record before the chunk (opcode 0x80, which
+    /// readers skip) brings its records to the output's alignment, where
+    /// the output writes them from where they lie.
+    pub fn write_lent_chunk(&mut self, lent: Lent, index: impl Iterator<Item = IndexEntry>) -> io::Result<()> {
+        let mut chunk = std::mem::take(&mut self.lent_index);
+        let indexed = self.index_lent(&mut chunk, index);
+        let written = indexed.and_then(|()| self.write_indexed_lent(&mut chunk, lent));
+        chunk.records.clear();
+        for entries in &mut chunk.index {
+            entries.clear();
+        }
+        self.lent_index = chunk;
+        written
+    }
+
+    /// Fills `chunk`'s times and message indexes from a lent chunk's
+    /// `index`.
+    fn index_lent(&mut self, chunk: &mut Chunk, index: impl Iterator<Item = IndexEntry>) -> io::Result<()> {
+        for entry in index {
+            if !self.has_channel(entry.channel) {
+                let why = format!("a lent record of channel {}, which this file has not", entry.channel);
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+            }
+            let channel = usize::from(entry.channel);
+            if chunk.index.len() <= channel {
+                chunk.index.resize_with(channel + 1, Vec::new);
+            }
+            chunk.index[channel].push((entry.time_ns, u64::from(entry.offset)));
+            chunk.times = Some(widen(chunk.times, entry.time_ns));
+        }
+        Ok(())
+    }
+
+    /// Writes a lent chunk whose `chunk` is indexed: padding, head,
+    /// records, message indexes; counts its messages.
+    fn write_indexed_lent(&mut self, chunk: &mut Chunk, lent: Lent) -> io::Result<()> {
+        let Some(times) = chunk.times.take() else { return Ok(()) };
+        self.end_streamed()?;
+        let align = self.out.alignment() as u64;
+        let mut pad = (align - (self.position + STORED_HEAD_LEN as u64) % align) % align;
+        if pad > 0 && pad < PADDING_HEAD_LEN as u64 {
+            pad += align;
+        }
+        if pad > 0 {
+            let mut padding = Records(Vec::with_capacity(pad as usize));
+            let at = padding.open(opcode::PADDING);
+            padding.0.resize(pad as usize, 0);
+            padding.close(at);
+            self.put(&padding.0)?;
+        }
+        let len = lent.bytes().len();
+        let head = chunk_head(times, len, 0, "", len)?;
+        let start = self.position;
+        self.put(&head.0)?;
+        self.out.write_lent(lent)?;
+        self.position += len as u64;
+        for (channel, entries) in chunk.index.iter().enumerate() {
+            self.count(channel as u16, entries.len() as u64);
+        }
+        self.times = Some(widen(Some(widen(self.times, times.0)), times.1));
+        let indexes = self.index_chunk(chunk, start, (STORED_HEAD_LEN + len) as u64, times, "", len, len)?;
+        self.put(&indexes.0)
+    }
+
     /// Whether chunk group `group` is stored as it is, its records going
     /// straight to the output.
     fn streams(&self, group: usize) -> bool {
@@ -332,22 +437,29 @@ impl<W: Rewritable> McapWriter<W> {
         self.write_chunk(group)
     }
 
-    /// Which chunk group a message of channel `counted` (id − 1) goes to;
+    /// Counts `messages` more on channel `id` (one that was added).
+    fn count(&mut self, id: u16, messages: u64) {
+        if let Some(Some(count)) = self.message_counts.get_mut(usize::from(id)) {
+            *count += messages;
+        }
+    }
+
+    /// Which chunk group a message of channel `counted` (its id) goes to;
     /// while the channel is probed, `data` adds to its probe, and a full
     /// probe decides.
     fn group_of(&mut self, counted: usize, data: &[u8]) -> io::Result<usize> {
-        let Compressibility::Probing(probe) = &mut self.compressibility[counted] else {
-            return Ok(self.compressibility[counted].group());
+        let Some(Compressibility::Probing(probe)) = &mut self.compressibility[counted] else {
+            return Ok(self.compressibility[counted].as_ref().map_or(COMPRESSED, Compressibility::group));
         };
         probe.extend_from_slice(data);
         if probe.len() >= PROBE_BYTES {
             let probe = std::mem::take(probe);
             let compressed = self.compress(self.compression, &probe)?;
-            self.compressibility[counted] = if compressed as f64 > STORED_ABOVE * probe.len() as f64 {
+            self.compressibility[counted] = Some(if compressed as f64 > STORED_ABOVE * probe.len() as f64 {
                 Compressibility::DoesNotCompress
             } else {
                 Compressibility::Compresses
-            };
+            });
         }
         Ok(COMPRESSED)
     }
@@ -504,18 +616,20 @@ impl<W: Rewritable> McapWriter<W> {
         let (start_time, end_time) = self.times.unwrap_or((0, 0));
         let mut statistics = Records(Vec::new());
         let at = statistics.open(opcode::STATISTICS);
-        statistics.u64(self.message_counts.iter().sum());
+        let counts: Vec<(u16, u64)> = (self.message_counts.iter().enumerate())
+            .filter_map(|(id, count)| count.map(|count| (id as u16, count)))
+            .collect();
+        statistics.u64(counts.iter().map(|(_, count)| count).sum());
         statistics.u16(self.schema_count);
-        statistics.u32(self.message_counts.len() as u32);
+        statistics.u32(counts.len() as u32);
         statistics.u32(0); // attachments
         statistics.u32(0); // metadata
         statistics.u32(self.chunk_count);
         statistics.u64(start_time);
         statistics.u64(end_time);
-        let counts = &self.message_counts;
         statistics.sized(|map| {
-            for (index, &count) in counts.iter().enumerate() {
-                map.u16(index as u16 + 1);
+            for &(id, count) in &counts {
+                map.u16(id);
                 map.u64(count);
             }
             Ok(())
@@ -569,191 +683,4 @@ fn widen(bounds: Option<(u64, u64)>, time: u64) -> (u64, u64) {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::lz4_frame::tests::noise;
-    use mcap::sans_io::linear_reader::{LinearReadEvent, LinearReader, LinearReaderOptions};
-
-    /// A message as written: channel, sequence, log time, data.
-    type Written = (u16, u32, u64, Vec<u8>);
-
-    /// A file of three channels (two of one schema) over several chunks,
-    /// log times not in order across channels, and the messages in it.
-    fn sample(compression: ChunkCompression) -> (Vec<u8>, Vec<Written>) {
-        let mut writer = McapWriter::new(Vec::new(), compression, "ros2", "test").unwrap();
-        let odometry = writer.add_schema("nav_msgs/msg/Odometry", "ros2msg", b"# odometry").unwrap();
-        let scan = writer.add_schema("sensor_msgs/msg/LaserScan", "ros2msg", b"# scan").unwrap();
-        let channels = [
-            writer.add_channel(odometry, "/r1/odom", "cdr", &[("offered_qos_profiles", "- depth: 1\n")]).unwrap(),
-            writer.add_channel(odometry, "/r2/odom", "cdr", &[]).unwrap(),
-            writer.add_channel(scan, "/r1/scan", "cdr", &[]).unwrap(),
-        ];
-        let mut written = Vec::new();
-        for step in 0..400u32 {
-            let channel = channels[step as usize % 3];
-            // Scans large and incompressible enough to fill several chunks.
-            let len = if channel == channels[2] { 20_000 + step as usize } else { 40 };
-            let data: Vec<u8> = (0..len).map(|i| ((i as u32).wrapping_mul(2_654_435_761) ^ step) as u8).collect();
-            let log_time = 1_000_000 * u64::from(step) + if channel == channels[1] { 500_000 } else { 0 };
-            writer.write(channel, step + 1, log_time, log_time + 7, &data).unwrap();
-            written.push((channel, step + 1, log_time, data));
-        }
-        (writer.finish().unwrap(), written)
-    }
-
-    /// Every record of `file`, read linearly with every CRC checked:
-    /// (opcode, count).
-    pub(crate) fn records_checked(file: &[u8]) -> std::collections::BTreeMap<u8, usize> {
-        let options = LinearReaderOptions::default()
-            .with_validate_chunk_crcs(true)
-            .with_validate_data_section_crc(true)
-            .with_validate_summary_section_crc(true)
-            .with_check_finishes_after_end_magic(true)
-            .with_emit_chunks(true);
-        let mut reader = LinearReader::new_with_options(options);
-        let mut counts = std::collections::BTreeMap::new();
-        let mut rest = file;
-        while let Some(event) = reader.next_event() {
-            match event.expect("a valid file") {
-                LinearReadEvent::ReadRequest(need) => {
-                    let n = need.min(rest.len());
-                    reader.insert(n).copy_from_slice(&rest[..n]);
-                    rest = &rest[n..];
-                    reader.notify_read(n);
-                }
-                LinearReadEvent::Record { opcode, .. } => *counts.entry(opcode).or_default() += 1,
-            }
-        }
-        counts
-    }
-
-    #[test]
-    fn a_file_reads_back_whole_with_every_crc_checked() {
-        for compression in ChunkCompression::ALL {
-            let (file, written) = sample(compression);
-            let records = records_checked(&file);
-            let chunks = records[&opcode::CHUNK];
-            assert!(chunks >= 4, "{compression:?}: {chunks} chunks");
-            assert_eq!(records[&opcode::SCHEMA], 2 + 2, "in the data section and the summary");
-            assert_eq!(records[&opcode::CHANNEL], 3 + 3);
-            assert_eq!(records[&opcode::MESSAGE_INDEX], 3 * chunks, "each channel has messages in every chunk");
-
-            let read: Vec<mcap::Message> = mcap::MessageStream::new(&file).unwrap().map(Result::unwrap).collect();
-            assert_eq!(read.len(), written.len());
-            for (message, (channel, sequence, log_time, data)) in read.iter().zip(&written) {
-                assert_eq!(message.channel.id, *channel);
-                assert_eq!(
-                    (message.sequence, message.log_time, message.publish_time),
-                    (*sequence, *log_time, log_time + 7)
-                );
-                assert_eq!(message.data.as_ref(), data.as_slice());
-            }
-            let odom = &read[0].channel;
-            assert_eq!((odom.topic.as_str(), odom.message_encoding.as_str()), ("/r1/odom", "cdr"));
-            assert_eq!(odom.metadata["offered_qos_profiles"], "- depth: 1\n");
-            let schema = odom.schema.as_ref().unwrap();
-            assert_eq!((schema.name.as_str(), schema.encoding.as_str()), ("nav_msgs/msg/Odometry", "ros2msg"));
-            assert_eq!(schema.data.as_ref(), b"# odometry");
-        }
-    }
-
-    #[test]
-    fn the_summary_counts_and_indexes_every_message() {
-        for compression in ChunkCompression::ALL {
-            let (file, written) = sample(compression);
-            let summary = mcap::Summary::read(&file).unwrap().expect("a summary");
-            let stats = summary.stats.as_ref().unwrap();
-            assert_eq!((stats.message_count, stats.schema_count, stats.channel_count), (400, 2, 3));
-            assert_eq!(stats.channel_message_counts.values().copied().collect::<Vec<_>>(), [134, 133, 133]);
-            assert_eq!((stats.message_start_time, stats.message_end_time), (0, 399_000_000));
-            assert_eq!(stats.chunk_count as usize, summary.chunk_indexes.len());
-            assert_eq!(summary.channels.len(), 3);
-
-            // Every message found through the chunk and message indexes.
-            let mut found = Vec::new();
-            for chunk in &summary.chunk_indexes {
-                assert_eq!(chunk.compression, compression_name(compression));
-                for (channel, entries) in summary.read_message_indexes(&file, chunk).unwrap() {
-                    for entry in entries {
-                        let message = summary.seek_message(&file, chunk, &entry).unwrap();
-                        assert_eq!((message.channel.id, message.log_time), (channel.id, entry.log_time));
-                        assert!((chunk.message_start_time..=chunk.message_end_time).contains(&entry.log_time));
-                        found.push((message.channel.id, message.sequence, message.log_time, message.data.to_vec()));
-                    }
-                }
-            }
-            found.sort_by_key(|(_, sequence, ..)| *sequence);
-            assert_eq!(found, written, "{compression:?}");
-        }
-    }
-
-    #[test]
-    fn a_channel_whose_messages_do_not_compress_goes_to_chunks_stored_as_they_are() {
-        for compression in [ChunkCompression::Lz4, ChunkCompression::Zstd] {
-            let mut writer = McapWriter::new(Vec::new(), compression, "ros2", "test").unwrap();
-            let schema = writer.add_schema("sensor_msgs/msg/LaserScan", "ros2msg", b"# scan").unwrap();
-            let (plain, noisy) = (
-                writer.add_channel(schema, "/r1/scan", "cdr", &[]).unwrap(),
-                writer.add_channel(schema, "/r2/scan", "cdr", &[]).unwrap(),
-            );
-            let mut state = 0x2545_f491_4f6c_dd1du64;
-            let mut written = Vec::new();
-            for step in 0..600u32 {
-                let (channel, data) = if step % 2 == 0 {
-                    (plain, vec![(step % 7) as u8; 4000])
-                } else {
-                    (noisy, noise(&mut state, 4000))
-                };
-                writer.write(channel, step + 1, u64::from(step), u64::from(step), &data).unwrap();
-                written.push((channel, step + 1, u64::from(step), data));
-            }
-            let file = writer.finish().unwrap();
-            records_checked(&file);
-
-            let summary = mcap::Summary::read(&file).unwrap().unwrap();
-            let mut kinds = std::collections::BTreeSet::new();
-            for chunk in &summary.chunk_indexes {
-                let channels: Vec<u16> = chunk.message_index_offsets.keys().copied().collect();
-                kinds.insert((chunk.compression.clone(), channels.clone()));
-                if chunk.compression.is_empty() {
-                    assert_eq!(channels, [noisy], "only the noise is stored as it is");
-                    assert_eq!(chunk.compressed_size, chunk.uncompressed_size);
-                }
-            }
-            let name = compression_name(compression).to_string();
-            assert!(kinds.contains(&(name, vec![plain, noisy])), "the noise's first 64 KiB, while probed: {kinds:?}");
-            assert!(kinds.contains(&(String::new(), vec![noisy])), "{kinds:?}");
-
-            // Every message read back, in log-time order across the groups.
-            let read: Vec<Written> = mcap::MessageStream::new(&file)
-                .unwrap()
-                .map(|m| m.unwrap())
-                .map(|m| (m.channel.id, m.sequence, m.log_time, m.data.to_vec()))
-                .collect();
-            let mut sorted = read.clone();
-            sorted.sort_by_key(|(_, sequence, ..)| *sequence);
-            assert_eq!(sorted, written, "{compression:?}");
-        }
-    }
-
-    #[test]
-    fn an_empty_file_is_still_a_valid_file() {
-        let file = McapWriter::new(Vec::new(), ChunkCompression::Lz4, "ros2", "test").unwrap().finish().unwrap();
-        let records = records_checked(&file);
-        assert_eq!(records.get(&opcode::CHUNK), None);
-        let summary = mcap::Summary::read(&file).unwrap().unwrap();
-        assert_eq!(summary.stats.unwrap().message_count, 0);
-    }
-
-    #[test]
-    fn a_message_of_a_channel_never_added_is_refused() {
-        let mut writer = McapWriter::new(Vec::new(), ChunkCompression::None, "ros2", "test").unwrap();
-        let schema = writer.add_schema("std_msgs/msg/String", "ros2msg", b"string data").unwrap();
-        let channel = writer.add_channel(schema, "/name", "cdr", &[]).unwrap();
-        writer.write(channel, 1, 0, 0, b"x").unwrap();
-        for unknown in [0, channel + 1] {
-            let error = writer.write(unknown, 1, 0, 0, b"x").unwrap_err();
-            assert!(error.to_string().contains(&format!("no channel {unknown}")), "{error}");
-        }
-    }
-}
+pub(crate) mod tests;

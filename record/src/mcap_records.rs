@@ -24,6 +24,11 @@ pub(crate) mod opcode {
     pub const STATISTICS: u8 = 0x0B;
     pub const SUMMARY_OFFSET: u8 = 0x0E;
     pub const DATA_END: u8 = 0x0F;
+    /// A private record (MCAP gives opcodes 0x80 and up to private
+    /// records, which readers skip) of nothing but zeros: Flotilla's
+    /// padding before a chunk whose records must start on a block
+    /// boundary.
+    pub const PADDING: u8 = 0x80;
 }
 
 /// A message record's fields before its data: channel (u16), sequence
@@ -125,6 +130,9 @@ pub(crate) fn chunk_head(
 pub(crate) fn too_large(what: &str, bytes: usize) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("{what} of {bytes} bytes is too large for MCAP"))
 }
+
+/// Bytes of the shortest padding record: its opcode and length.
+pub(crate) const PADDING_HEAD_LEN: usize = 1 + 8;
 
 /// A stored chunk's header: opcode, length, start and end time,
 /// uncompressed size, CRC, compression (the empty string) and compressed

@@ -21,32 +21,26 @@ use std::time::Duration;
 
 use flotilla_node_kit::client::{fetch_description, wait_for_world};
 use flotilla_node_kit::runtime::recorder_batch::BATCH_AGE;
+use flotilla_protocol::channels::{channel_ids, recorded_topics};
 use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::plugins::registry::{self, Durability, TopicSpec};
-use flotilla_protocol::recording::{read_batch, BatchMessage};
+use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
+use flotilla_protocol::recording::{read_batch, Batch, BatchMessage};
 use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
 use flotilla_protocol::world_to_nodes::WorldEvent;
+use flotilla_protocol::DecodeError;
 use flotilla_protocol::Keys;
 use rustc_hash::FxHashMap;
 use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
 
 use crate::bag::{Bag, BagError, ChunkCompression, TopicId};
+use crate::direct_file::Lent;
 
-/// The ROS name of the clock, whose messages set the log time.
-pub const CLOCK_TOPIC: &str = "/clock";
+pub use flotilla_protocol::channels::CLOCK_TOPIC;
 
-/// Every ROS-facing topic of a description: both directions, deduplicated
-/// by name, those whose name matches `keep` (all with `None`).
+/// Every ROS-facing topic of a description: both directions, each name
+/// once, those whose name matches `keep` (all with `None`).
 pub fn topics_of(description: &WorldDescription, keep: Option<&regex::Regex>) -> Vec<TopicSpec> {
-    let always = [TopicSpec::publish::<Clock>(CLOCK_TOPIC), TopicSpec::tf(), TopicSpec::tf_static()];
-    let mut seen = BTreeSet::new();
-    always
-        .into_iter()
-        .chain(registry::topics_of(description))
-        .chain(flotilla_protocol::maps::topics(description))
-        .filter(|t| keep.is_none_or(|re| re.is_match(&t.name)))
-        .filter(|t| seen.insert(t.name.clone()))
-        .collect()
+    recorded_topics(description).into_iter().filter(|t| keep.is_none_or(|re| re.is_match(&t.name))).collect()
 }
 
 /// What a recording wrote.
@@ -69,15 +63,24 @@ pub struct Summary {
 /// office-50's 35× real time).
 struct Writer {
     bag: Bag<crate::direct_file::DirectFile>,
+    /// How the bag's chunks are compressed: only stored chunks take a
+    /// node's batch as it is.
+    compression: ChunkCompression,
     /// The latest sim time known, ns, from the latest `clock` or batch:
     /// the log time of what comes on its key.
     now_ns: u64,
     /// The first error, after which nothing more is written.
     failed: Option<BagError>,
-    /// Per recorded topic's key, the topic: one lookup a message, hashed
-    /// with the Fx hash (SipHash, the standard one, was 3.5 % of the
-    /// recorder's samples; these keys come from the simulation's nodes).
-    topics: FxHashMap<String, Recorded>,
+    /// The topics recorded.
+    recorded: Vec<Recorded>,
+    /// Per recorded topic's key, its place in `recorded`: one lookup a
+    /// message, hashed with the Fx hash (SipHash, the standard one, was
+    /// 3.5 % of the recorder's samples; these keys come from the
+    /// simulation's nodes).
+    topics: FxHashMap<String, usize>,
+    /// Per channel id the world gives a topic (see
+    /// [`flotilla_protocol::channels`]), the recorded topic of that name.
+    by_channel: Vec<Option<usize>>,
     /// The nodes' batches that never arrived.
     gaps: BatchGaps,
     /// The time of the latest `clock` written as it came on its key, until
@@ -94,10 +97,27 @@ struct Recorded {
     name: String,
     /// Its channel in the bag.
     id: TopicId,
+    /// Its channel id in the bag.
+    channel: u16,
     /// Whether it is `/clock`, whose messages set the log time.
     clock: bool,
     /// Whether it now comes in nodes' batches (and no longer on its key).
     batched: bool,
+}
+
+/// Records in a batch below which it is copied rather than lent to the
+/// file (see [`Writer::write_batch`]): a chunk of its own each would make
+/// the world's batches of twenty clocks twenty-message chunks.
+const LENT_FROM_BYTES: usize = 64 * 1024;
+
+/// A batch as Zenoh delivered it, in one piece of shared memory: lent to
+/// the file's writing thread, which holds it until its bytes are written.
+struct Received(zenoh::bytes::ZBytes);
+
+impl AsRef<[u8]> for Received {
+    fn as_ref(&self) -> &[u8] {
+        self.0.slices().next().unwrap_or_default()
+    }
 }
 
 /// Batches that never arrived, told by the numbers of those that did.
@@ -139,71 +159,131 @@ fn lock(writer: &Shared) -> std::sync::MutexGuard<'_, Writer> {
 }
 
 impl Writer {
-    fn add_topic(&mut self, key: String, topic: &TopicSpec) {
+    fn new(bag: Bag<crate::direct_file::DirectFile>, compression: ChunkCompression) -> Writer {
+        Writer {
+            bag,
+            compression,
+            now_ns: 0,
+            failed: None,
+            recorded: Vec::new(),
+            topics: FxHashMap::default(),
+            by_channel: Vec::new(),
+            gaps: BatchGaps::default(),
+            live_clock_ns: None,
+        }
+    }
+
+    /// Records `topic` on `key`, as the world's channel `channel` where
+    /// the bag has it free.
+    fn add_topic(&mut self, key: String, topic: &TopicSpec, channel: u16) {
         if self.failed.is_some() {
             return;
         }
-        match self.bag.add_topic(topic) {
+        match self.bag.add_topic(topic, channel) {
             Ok(id) => {
                 let clock = topic.name == CLOCK_TOPIC;
-                self.topics.insert(key, Recorded { name: topic.name.clone(), id, clock, batched: false });
+                let channel = self.bag.channel(id).unwrap_or_default();
+                self.topics.insert(key, self.recorded.len());
+                self.recorded.push(Recorded { name: topic.name.clone(), id, channel, clock, batched: false });
             }
             Err(e) => self.failed = Some(e),
+        }
+    }
+
+    /// Follows the world's channel numbers (a description's `channels`),
+    /// its topics' keys made by `keys`.
+    fn follow_channels(&mut self, channels: &[String], keys: &Keys) {
+        self.by_channel.clear();
+        self.by_channel.resize(channels.len() + 1, None);
+        for (name, id) in channel_ids(channels) {
+            self.by_channel[usize::from(id)] = self.topics.get(&keys.ros(name)).copied();
         }
     }
 
     /// Writes a message that arrived on its topic's key, unless the topic
     /// comes in batches.
     fn write_arrived(&mut self, key: &str, payload: &[u8]) {
-        match self.topics.get(key) {
-            Some(topic) if !topic.batched => {
-                let (id, clock) = (topic.id, topic.clock);
-                self.write_now(id, clock, payload);
-            }
-            _ => {}
+        let Some(&at) = self.topics.get(key) else { return };
+        let topic = &self.recorded[at];
+        if !topic.batched {
+            let (id, clock) = (topic.id, topic.clock);
+            self.write_now(id, clock, payload);
         }
     }
 
-    /// Writes the recorded topics of a node's batch, which came on `key`;
-    /// returns the topics it brought for the first time.
+    /// Writes the recorded messages of a node's batch, which came on
+    /// `key`; returns the topics it brought for the first time.
     ///
     /// Each message is logged at the sim time of its moment: the state a
     /// node answered, or a `clock`'s own time (the world sends each step's
     /// clock as a moment of its own). The latest sets the time of what
     /// comes on keys next.
-    fn write_batch(&mut self, key: &str, batch: &[u8]) -> Result<Vec<String>, flotilla_protocol::DecodeError> {
+    ///
+    /// A large batch in shared memory whose every message is of a topic
+    /// the bag has under the world's channel id (the clock's aside) goes
+    /// into the file as it is, a stored chunk of its own, without being
+    /// read (see [`flotilla_protocol::recording`]); any other is copied
+    /// message by message.
+    fn write_batch(&mut self, key: &str, payload: &zenoh::bytes::ZBytes) -> Result<Vec<String>, DecodeError> {
+        let bytes = payload.to_bytes();
+        let batch = read_batch(&bytes)?;
+        self.gaps.saw(key, batch.number());
         let mut first = Vec::new();
-        let messages = read_batch(batch)?;
-        self.gaps.saw(key, messages.number());
-        // The batch's topics, found once, by key number: a batch names
-        // each key once (see `flotilla_protocol::recording`).
-        let by_number: Vec<Option<(TopicId, bool)>> = messages
-            .keys()
-            .iter()
-            .map(|key| {
-                self.topics.get_mut(*key).map(|topic| {
-                    if !topic.batched {
-                        topic.batched = true;
-                        first.push(topic.name.clone());
-                    }
-                    (topic.id, topic.clock)
-                })
-            })
-            .collect();
-        for message in messages {
-            let BatchMessage { time_ns, key_number, payload, .. } = message?;
-            self.now_ns = time_ns;
-            // Every key number is one of the batch's: the reader checked.
-            let Some((id, clock)) = by_number[usize::from(key_number)] else { continue };
-            if !clock || self.live_clock_ns.is_none_or(|live| time_ns > live) {
-                self.write(id, time_ns, payload);
+        let mut as_it_is = self.compression == ChunkCompression::None && batch.records().len() >= LENT_FROM_BYTES;
+        let mut last_ns = None;
+        for entry in batch.index() {
+            last_ns = Some(entry.time_ns);
+            let Some(topic) = self.by_channel.get(usize::from(entry.channel)).copied().flatten() else {
+                as_it_is = false;
+                continue;
+            };
+            let topic = &mut self.recorded[topic];
+            if !topic.batched {
+                topic.batched = true;
+                first.push(topic.name.clone());
             }
+            as_it_is &= !topic.clock && topic.channel == entry.channel;
+        }
+        // In one piece of shared memory, which the file's writing thread can
+        // hold: a batch that came through a socket lies in a buffer of
+        // Zenoh's, which it reuses.
+        as_it_is &= payload.as_shm().is_some() && payload.slices().count() == 1;
+        if as_it_is {
+            let start = batch.records().as_ptr() as usize - bytes.as_ptr() as usize;
+            let lent = Lent::new(Arc::new(Received(payload.clone())), start, batch.records().len());
+            self.now_ns = last_ns.unwrap_or(self.now_ns);
+            if self.failed.is_none() {
+                if let Err(e) = self.bag.write_lent(lent, batch.index()) {
+                    self.failed = Some(e);
+                }
+            }
+        } else {
+            self.copy_batch(&batch)?;
         }
         if first.iter().any(|topic| topic == CLOCK_TOPIC) {
             // From now on the clock comes in batches only.
             self.live_clock_ns = None;
         }
         Ok(first)
+    }
+
+    /// Writes the recorded messages of `batch` one by one.
+    fn copy_batch(&mut self, batch: &Batch<'_>) -> Result<(), DecodeError> {
+        for message in batch.messages() {
+            let BatchMessage { time_ns, channel, sequence, payload, .. } = message?;
+            self.now_ns = time_ns;
+            let Some(topic) = self.by_channel.get(usize::from(channel)).copied().flatten() else { continue };
+            let topic = &self.recorded[topic];
+            if !topic.clock || self.live_clock_ns.is_none_or(|live| time_ns > live) {
+                let id = topic.id;
+                if self.failed.is_none() {
+                    if let Err(e) = self.bag.write_numbered(id, sequence, time_ns, payload) {
+                        self.failed = Some(e);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The sim time a `clock` message says, or the latest known if it
@@ -248,14 +328,7 @@ pub async fn record(
     compression: ChunkCompression,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<Summary> {
-    let writer: Shared = Arc::new(Mutex::new(Writer {
-        bag: Bag::create(path, compression)?,
-        now_ns: 0,
-        failed: None,
-        topics: FxHashMap::default(),
-        gaps: BatchGaps::default(),
-        live_clock_ns: None,
-    }));
+    let writer: Shared = Arc::new(Mutex::new(Writer::new(Bag::create(path, compression)?, compression)));
 
     let description = wait_for_world(session, keys).await;
     let mut subscriptions = Subscriptions::default();
@@ -273,7 +346,7 @@ pub async fn record(
             if !writer.gaps.knows(key) {
                 let _ = senders_tx.send(key.to_string());
             }
-            match writer.write_batch(key, &sample.payload().to_bytes()) {
+            match writer.write_batch(key, sample.payload()) {
                 Ok(first) => first.into_iter().for_each(|topic| {
                     let _ = batched_tx.send(topic);
                 }),
@@ -321,7 +394,7 @@ pub async fn record(
     ask_for_the_clocks_batched(session, keys).await;
     drop(subscriptions);
     drop(batches);
-    let Writer { bag, now_ns, failed, topics, gaps, .. } = match sole_owner(writer).await {
+    let Writer { bag, now_ns, failed, recorded, gaps, .. } = match sole_owner(writer).await {
         Ok(writer) => writer.into_inner().unwrap_or_else(|e| e.into_inner()),
         Err(_) => anyhow::bail!("a subscriber still holds the recording {SUBSCRIBERS_LET_GO:?} after it was dropped"),
     };
@@ -333,7 +406,7 @@ pub async fn record(
     Ok(Summary {
         counts,
         end_ns: now_ns,
-        batched: topics.into_values().filter(|t| t.batched).map(|t| t.name).collect(),
+        batched: recorded.into_iter().filter(|t| t.batched).map(|t| t.name).collect(),
         lost_batches: gaps.lost,
     })
 }
@@ -399,12 +472,14 @@ impl Subscriptions {
         keep: Option<&regex::Regex>,
         writer: &Shared,
     ) -> anyhow::Result<()> {
+        let channels: HashMap<&str, u16> = channel_ids(&description.channels).collect();
         for topic in topics_of(description, keep) {
             if !self.names.insert(topic.name.clone()) {
                 continue;
             }
             let key = keys.ros(&topic.name);
-            lock(writer).add_topic(key.clone(), &topic);
+            let channel = channels.get(topic.name.as_str()).copied().unwrap_or(0);
+            lock(writer).add_topic(key.clone(), &topic, channel);
             let (into, on) = (writer.clone(), key.clone());
             let forward = move |sample: zenoh::sample::Sample| {
                 let payload = sample.payload().to_bytes();
@@ -429,6 +504,7 @@ impl Subscriptions {
             }
             tracing::debug!("recording {} ({})", topic.name, topic.ros_type);
         }
+        lock(writer).follow_channels(&description.channels, keys);
         Ok(())
     }
 }
@@ -446,7 +522,8 @@ impl Subscriptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::recording::{encode_batch, Messages};
+    use flotilla_protocol::channels::CLOCK_CHANNEL;
+    use flotilla_protocol::recording::{encode_batch, ChannelMessage};
 
     #[test]
     fn batches_missing_from_a_node_s_numbering_are_counted_as_lost() {
@@ -464,15 +541,9 @@ mod tests {
 
     /// A recorder's writer on a file of its own, recording `/clock`.
     fn clock_writer(path: &Path) -> Writer {
-        let mut writer = Writer {
-            bag: Bag::create(path, ChunkCompression::None).unwrap(),
-            now_ns: 0,
-            failed: None,
-            topics: FxHashMap::default(),
-            gaps: BatchGaps::default(),
-            live_clock_ns: None,
-        };
-        writer.add_topic("s/clock".into(), &TopicSpec::publish::<Clock>(CLOCK_TOPIC));
+        let mut writer = Writer::new(Bag::create(path, ChunkCompression::None).unwrap(), ChunkCompression::None);
+        writer.add_topic(Keys::new("s").ros(CLOCK_TOPIC), &TopicSpec::publish::<Clock>(CLOCK_TOPIC), CLOCK_CHANNEL);
+        writer.follow_channels(&[CLOCK_TOPIC.to_string()], &Keys::new("s"));
         writer
     }
 
@@ -491,17 +562,18 @@ mod tests {
         let path = std::env::temp_dir().join(format!("flotilla-record-clock-{}.mcap", std::process::id()));
         let mut writer = clock_writer(&path);
         for ms in [5, 10, 15] {
-            writer.write_arrived("s/clock", &clock_at(ms));
+            writer.write_arrived("clock", &clock_at(ms));
         }
         // The world's batch of twenty steps that another recorder's
         // presence had started: 5 to 25 ms, the first three already here.
-        let clocks: Vec<(String, Vec<u8>)> = (1..=5).map(|k| ("s/clock".to_string(), clock_at(5 * k))).collect();
-        let moments: Vec<(u64, &Messages)> =
+        let clocks: Vec<ChannelMessage> = (1..=5).map(|k| (CLOCK_CHANNEL, k as u32, clock_at(5 * k))).collect();
+        let moments: Vec<(u64, &[ChannelMessage])> =
             clocks.iter().zip(1..).map(|(clock, k)| (5_000_000 * k, std::slice::from_ref(clock))).collect();
-        assert_eq!(writer.write_batch("s/recording/world", &encode_batch(7, &moments)).unwrap(), [CLOCK_TOPIC]);
-        writer.write_arrived("s/clock", &clock_at(30)); // the same clock's copy on its key: taken from batches now
-        let next = encode_batch(8, &[(30_000_000, &[("s/clock".to_string(), clock_at(30))])]);
-        writer.write_batch("s/recording/world", &next).unwrap();
+        let first = zenoh::bytes::ZBytes::from(encode_batch(7, &moments));
+        assert_eq!(writer.write_batch("s/recording/world", &first).unwrap(), [CLOCK_TOPIC]);
+        writer.write_arrived("clock", &clock_at(30)); // the same clock's copy on its key: taken from batches now
+        let next = encode_batch(8, &[(30_000_000, &[(CLOCK_CHANNEL, 6, clock_at(30))])]);
+        writer.write_batch("s/recording/world", &zenoh::bytes::ZBytes::from(next)).unwrap();
         assert_eq!(writer.now_ns, 30_000_000, "the latest time known");
         writer.bag.finish().unwrap();
         assert_eq!(clock_times(&path), [5, 10, 15, 20, 25, 30], "each clock once, at its own time");

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use flotilla_protocol::channels::numbered_channels;
 use flotilla_protocol::config::{FromYaml, LoadError, Reader};
 use flotilla_protocol::description::{
     assign_map, every_layer, layer_bits, LayerDescription, MapDescription, MapTransition, ModelDescription,
@@ -69,7 +70,7 @@ impl WorldSpec {
                 model
             })
             .collect();
-        Ok(WorldDescription {
+        let mut description = WorldDescription {
             revision: 1,
             step_ns,
             seed: self.settings.seed,
@@ -80,7 +81,10 @@ impl WorldSpec {
             georeference: self.georeference,
             maps: self.maps.clone(),
             transitions: self.transitions.iter().flat_map(|(_, t)| t.clone()).collect(),
-        })
+            channels: Vec::new(),
+        };
+        description.channels = numbered_channels(&description);
+        Ok(description)
     }
 }
 

@@ -83,7 +83,7 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u64).range(1..=100))]
     record_cost: Option<u64>,
     /// How `--record` (or `--record-cost`) compresses the file's chunks:
-    /// none, lz4 or zstd (`flotilla record --compression`; lz4 when not
+    /// none, lz4 or zstd (`flotilla record --compression`; none when not
     /// given).
     #[arg(long, value_name = "NAME")]
     record_compression: Option<ChunkCompression>,
@@ -252,7 +252,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
 impl BenchArgs {
     /// The chunk compression of `--record` and `--record-cost`.
     fn compression(&self) -> ChunkCompression {
-        self.record_compression.unwrap_or(ChunkCompression::Lz4)
+        self.record_compression.unwrap_or_default()
     }
 }
 

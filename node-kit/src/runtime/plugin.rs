@@ -9,14 +9,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::flags::{Flag, Flags};
-use super::recorder_batch::PendingBatch;
+use super::recorder_batch::{ChannelCache, PendingBatch};
 
 use flotilla_protocol::control::ClockMode;
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::drive_to_world::{BodyCommand, Promise};
 use flotilla_protocol::plugins::registry::Role;
 use flotilla_protocol::plugins::{configured, Configured, PluginConfig};
-use flotilla_protocol::recording::KeyNumberCache;
 use flotilla_protocol::ros::geometry_msgs::TransformStamped;
 use flotilla_protocol::ros::{self, RosMessage};
 use flotilla_protocol::world_to_nodes::WorldState;
@@ -309,16 +308,16 @@ const SPARE_PAYLOAD_BYTES: usize = 64 * 1024;
 
 /// Where [`Outbox::wants_cached`] and [`Outbox::nobody_under_cached`]
 /// keep the flag of one key or folder between calls, and
-/// [`Outbox::put_encoded_cached`] the key's number in the batch for
-/// recorders: each `Interest` is for one key, always the same (a new key,
+/// [`Outbox::put_encoded_cached`] the key's channel id in the batches
+/// for recorders: each `Interest` is for one key, always the same (a new key,
 /// after a rebuild, gets a new `Interest`).
 #[derive(Debug, Default, Clone)]
 pub struct Interest {
     generation: Option<u64>,
     flag: Option<Flag>,
-    /// The key's number in the batch for recorders being filled, for
+    /// The key's channel id in the batches for recorders, for
     /// [`Outbox::put_encoded_cached`].
-    batch_key: KeyNumberCache,
+    channel: ChannelCache,
 }
 
 impl Outbox {
@@ -339,7 +338,7 @@ impl Outbox {
     /// while recording (BENCHMARKS.md, "odometry written into the batch").
     pub fn put_encoded<T: RosMessage>(&mut self, key: &str, message: &T) {
         let recorder_only = self.batches_go && self.recording() && !self.subscribed(key);
-        self.put_encoded_where(key, message, recorder_only, &mut KeyNumberCache::default());
+        self.put_encoded_where(key, message, recorder_only, &mut ChannelCache::default());
     }
 
     /// [`Outbox::put_encoded`] for a key whose `interest`
@@ -349,7 +348,7 @@ impl Outbox {
     /// for each message).
     pub fn put_encoded_cached<T: RosMessage>(&mut self, key: &str, interest: &mut Interest, message: &T) {
         let recorder_only = self.batches_go && self.recording() && !self.subscribed_cached(key, interest);
-        self.put_encoded_where(key, message, recorder_only, &mut interest.batch_key);
+        self.put_encoded_where(key, message, recorder_only, &mut interest.channel);
     }
 
     /// Queues `message` for `key`, or writes it into the batch for
@@ -359,10 +358,10 @@ impl Outbox {
         key: &str,
         message: &T,
         recorder_only: bool,
-        batch_key: &mut KeyNumberCache,
+        channel: &mut ChannelCache,
     ) {
         if let Some(len) = message.cdr_len().filter(|_| recorder_only) {
-            self.batch.put_in_place(self.moment_ns, key, batch_key, len, |out| message.write_cdr_into(out));
+            self.batch.put_in_place(self.moment_ns, key, channel, len, |out| message.write_cdr_into(out));
             return;
         }
         let payload = ros::encode_in(message, self.payload_buffer());
@@ -716,10 +715,11 @@ mod tests {
 
     #[test]
     fn messages_only_a_recorder_wants_are_written_straight_into_its_batch() {
-        use flotilla_protocol::recording::encode_batch;
+        use super::super::recorder_batch::tests::{numbered, Expected};
         use flotilla_protocol::ros::geometry_msgs::Twist;
         use flotilla_protocol::ros::nav_msgs::Odometry;
         let mut out = Outbox::default();
+        numbered(&mut out.batch);
         let odometry = Odometry { child_frame_id: "robot1/base_link".into(), ..Default::default() };
         let (nobody, watched) = (out.subscribed_flag("robot1/odom"), out.subscribed_flag("robot1/watched"));
         nobody.set(false);
@@ -754,7 +754,8 @@ mod tests {
         let in_place = vec![("robot1/odom".to_string(), ros::encode(&odometry)); 2];
         let expected: Vec<(String, Vec<u8>)> = in_place.into_iter().chain(items).collect();
         let batch = out.batch.take().unwrap().to_bytes().into_owned();
-        assert_eq!(batch, encode_batch(0, &[(20_000_000, &expected)]), "one moment: in place first, then the rest");
+        let expected = Expected::default().batch(0, &[(20_000_000, &expected)]);
+        assert_eq!(batch, expected, "one moment: in place first, then the rest");
     }
 
     #[test]

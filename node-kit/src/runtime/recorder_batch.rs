@@ -29,15 +29,25 @@
 //! memory of its exact size (odometry, twists, transforms: see
 //! `Outbox::put_encoded`) is written straight into the batch, in a moment
 //! left open until the answer's other messages join it and close it.
+//!
+//! Each message's record carries its topic's channel id, the world's
+//! number for it ([`flotilla_protocol::channels`]), and the node's
+//! sequence number on that channel; a message on a key the world numbers
+//! no topic for is no recorder's, and stays out. In shared memory a
+//! batch's records start on a boundary of [`BATCH_ALIGN`] bytes, so that
+//! a recorder can write them to its file with direct I/O straight from
+//! there.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use flotilla_protocol::channels::channel_ids;
 use flotilla_protocol::recording::{
-    record_len, set_batch_number, write_batch_start, write_record_head, BatchKeys, KeyNumberCache, Messages,
-    BATCH_END_LEN, BATCH_START_LEN,
+    batch_end_len, message_len, write_batch_end, write_record_head, IndexEntry, BATCH_END_LEN,
 };
+use flotilla_protocol::Keys;
+use rustc_hash::FxHashMap;
 use zenoh::shm::{GarbageCollect, OwnedShmBuf, PosixShmProviderBackend, ShmProvider, ZShmMut};
 use zenoh::Wait;
 
@@ -58,12 +68,92 @@ pub(crate) const BATCH_BYTES: usize = 1 << 20;
 /// clocks.
 pub const BATCH_AGE: Duration = Duration::from_millis(50);
 
+/// Where a batch's records start in shared memory: on a multiple of 4096
+/// bytes, the largest logical block size of common disks, as direct I/O
+/// wants.
+pub const BATCH_ALIGN: usize = 4096;
+
+/// A moment's messages: key and payload each.
+pub type Messages = [(String, Vec<u8>)];
+
+/// The channel ids of the keys a node publishes on, from the world's
+/// description, and its sequence number on each channel.
+#[derive(Debug, Default)]
+pub(crate) struct BatchChannels {
+    /// The description's `channels` these are made from.
+    names: Vec<String>,
+    /// Per key, its topic's channel id.
+    ids: FxHashMap<String, u16>,
+    /// Per channel id, the sequence number of its next message.
+    sequences: Vec<u32>,
+    /// Bumped whenever a key's id changes (another world), so that a
+    /// [`ChannelCache`] taken earlier is looked up again.
+    generation: u64,
+}
+
+/// A key's channel id, kept by whoever writes that key again and again (a
+/// robot's odometry, each step): found without hashing the key's string.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelCache(Option<(u64, u16)>);
+
+impl BatchChannels {
+    /// Follows the world's `channels` (a description's), its topics' keys
+    /// made by `keys`. A list that only grew (models spawned) keeps every
+    /// id; another (a new world) numbers afresh.
+    pub(crate) fn follow(&mut self, channels: &[String], keys: &Keys) {
+        if channels.starts_with(&self.names) {
+            if channels.len() == self.names.len() {
+                return;
+            }
+        } else {
+            self.names.clear();
+            self.ids.clear();
+            self.sequences.clear();
+            self.generation += 1;
+        }
+        for (name, id) in channel_ids(channels).skip(self.names.len()) {
+            self.ids.insert(keys.ros(name), id);
+        }
+        self.names = channels.to_vec();
+    }
+
+    /// The channel id of `key`, if its topic has one.
+    fn id(&self, key: &str) -> Option<u16> {
+        self.ids.get(key).copied()
+    }
+
+    /// [`BatchChannels::id`], kept in `cache`.
+    fn id_cached(&self, key: &str, cache: &mut ChannelCache) -> Option<u16> {
+        if let Some((generation, id)) = cache.0 {
+            if generation == self.generation {
+                return Some(id);
+            }
+        }
+        let id = self.id(key)?;
+        *cache = ChannelCache(Some((self.generation, id)));
+        Some(id)
+    }
+
+    /// The next sequence number on channel `id`.
+    fn next_sequence(&mut self, id: u16) -> u32 {
+        let at = usize::from(id);
+        if self.sequences.len() <= at {
+            self.sequences.resize(at + 1, 0);
+        }
+        let sequence = self.sequences[at];
+        self.sequences[at] = sequence.wrapping_add(1);
+        sequence
+    }
+}
+
 /// Where the batch being filled is written.
 enum Memory {
     /// The process memory of [`PendingBatch::heap`].
     Heap,
-    /// A buffer of Zenoh's shared memory, its first `len` bytes written.
-    Shared { buffer: ZShmMut, len: usize },
+    /// A buffer of Zenoh's shared memory, its records starting `at` bytes
+    /// in (on a boundary of [`BATCH_ALIGN`]), its first `len` bytes
+    /// written.
+    Shared { buffer: ZShmMut, at: usize, len: usize },
 }
 
 /// A moment still taking messages written in place (see
@@ -97,10 +187,10 @@ pub(crate) struct PendingBatch {
     /// Whether a batch started since [`PendingBatch::take_started`] last
     /// said so.
     started: bool,
-    /// The keys of the batch being filled, written at its end.
-    keys: BatchKeys,
-    /// Whether a message was left out for want of a key number (said once).
-    warned_keys: bool,
+    /// The index of the batch being filled, written at its end.
+    index: Vec<IndexEntry>,
+    /// The keys' channel ids and sequences.
+    pub(crate) channels: BatchChannels,
 }
 
 impl Default for PendingBatch {
@@ -116,8 +206,8 @@ impl Default for PendingBatch {
             sent: 0,
             open: None,
             started: false,
-            keys: BatchKeys::default(),
-            warned_keys: false,
+            index: Vec::new(),
+            channels: BatchChannels::default(),
         }
     }
 }
@@ -135,11 +225,11 @@ impl PendingBatch {
         self.shared.is_none()
     }
 
-    /// The bytes written so far.
+    /// The bytes of records written so far.
     fn len(&self) -> usize {
         match &self.memory {
             Memory::Heap => self.heap.len(),
-            Memory::Shared { len, .. } => *len,
+            Memory::Shared { at, len, .. } => len - at,
         }
     }
 
@@ -148,16 +238,19 @@ impl PendingBatch {
     /// filling the batch, so that nothing is sent.
     pub(crate) fn takes_without_sending(&self, time_ns: u64, messages: &Messages) -> bool {
         let moments = if self.open_at(time_ns) { self.moments } else { self.moments + 1 };
-        let added = self.records_len(messages);
-        moments < BATCH_MOMENTS
-            && self.len().max(BATCH_START_LEN) + added + self.keys.end_len() < BATCH_BYTES
-            && messages.iter().all(|(key, _)| self.keys.takes(key))
+        moments < BATCH_MOMENTS && self.bytes() + self.messages_len(messages) < BATCH_BYTES
     }
 
-    /// The bytes `messages` add to the batch: their records, and the keys
-    /// it has no number for yet (a key twice among them counted twice).
-    fn records_len(&self, messages: &Messages) -> usize {
-        messages.iter().map(|(key, payload)| record_len(payload.len()) + self.keys.len_if_new(key)).sum()
+    /// The bytes of the batch as it would go now: its records, index and
+    /// end.
+    fn bytes(&self) -> usize {
+        self.len() + batch_end_len(self.index.len())
+    }
+
+    /// The bytes `messages` add to the batch: the records and index
+    /// entries of those on a numbered topic.
+    fn messages_len(&self, messages: &Messages) -> usize {
+        messages.iter().filter(|(key, _)| self.channels.id(key).is_some()).map(|(_, p)| message_len(p.len())).sum()
     }
 
     /// Adds `messages` as a moment of sim time `time_ns`, to the one open
@@ -170,7 +263,7 @@ impl PendingBatch {
                 return;
             }
         }
-        let len = self.records_len(messages);
+        let len = self.messages_len(messages);
         if !joins {
             self.largest_moment = self.largest_moment.max(len);
             self.start_if_empty(len);
@@ -178,12 +271,9 @@ impl PendingBatch {
         }
         self.make_room(len);
         for (key, payload) in messages {
-            if let Some(number) = self.key_number(key, &mut KeyNumberCache::default()) {
-                self.write(|pieces| {
-                    write_record_head(number, time_ns, payload.len(), &mut *pieces);
-                    pieces(payload);
-                });
-            }
+            let Some(channel) = self.channels.id(key) else { continue };
+            self.write_head(channel, time_ns, payload.len());
+            self.write(|pieces| pieces(payload));
         }
         if joins {
             self.close_moment();
@@ -195,20 +285,20 @@ impl PendingBatch {
     /// goes from (Zenoh's shared memory, most often), so that the payload
     /// is neither written in a buffer of its own nor copied. It joins the
     /// moment open at that time, or opens one; [`PendingBatch::add`]
-    /// closes it with the moment's other messages.
+    /// closes it with the moment's other messages. A key of no numbered
+    /// topic writes nothing.
     ///
-    /// `cache` keeps the key's number in this batch for the key's next
-    /// message (see [`KeyNumberCache`]).
+    /// `cache` keeps the key's channel id for the key's next message.
     pub(crate) fn put_in_place(
         &mut self,
         time_ns: u64,
         key: &str,
-        cache: &mut KeyNumberCache,
+        cache: &mut ChannelCache,
         len: usize,
         write: impl FnOnce(&mut [u8]),
     ) {
-        let new_key = if self.keys.cached(*cache).is_some() { 0 } else { self.keys.len_if_new(key) };
-        let message = record_len(len) + new_key;
+        let Some(channel) = self.channels.id_cached(key, cache) else { return };
+        let message = message_len(len);
         if !self.open_at(time_ns) {
             // A moment of another time is done.
             self.close_moment();
@@ -217,21 +307,18 @@ impl PendingBatch {
             self.moments += 1;
         }
         self.make_room(message);
-        let Some(number) = self.key_number(key, cache) else { return };
-        self.write(|pieces| write_record_head(number, time_ns, len, pieces));
+        self.write_head(channel, time_ns, len);
         write(self.extend(len));
     }
 
-    /// The number of `key` in this batch; `None`, said once, when the
-    /// batch has numbered as many keys as it holds (see
-    /// [`flotilla_protocol::recording::MAX_BATCH_KEYS`]: an MCAP file holds
-    /// no more channels either), and the message is left out.
-    fn key_number(&mut self, key: &str, cache: &mut KeyNumberCache) -> Option<u16> {
-        let number = self.keys.number_cached(key, cache);
-        if number.is_none() && !std::mem::replace(&mut self.warned_keys, true) {
-            tracing::warn!("a batch for recorders holds 65,536 keys already: messages on more keys are not recorded");
-        }
-        number
+    /// Writes the head of a record on `channel` at `time_ns` whose
+    /// payload of `len` bytes follows, and its index entry.
+    fn write_head(&mut self, channel: u16, time_ns: u64, len: usize) {
+        // Under 4 GiB: a batch goes at a megabyte.
+        let offset = u32::try_from(self.len()).expect("a batch under 4 GiB");
+        self.index.push(IndexEntry { offset, channel, time_ns });
+        let sequence = self.channels.next_sequence(channel);
+        self.write(|pieces| write_record_head(channel, sequence, time_ns, len, pieces));
     }
 
     /// Whether a moment is open for messages written in place.
@@ -258,7 +345,6 @@ impl PendingBatch {
             return;
         }
         self.start(first_moment);
-        self.write(|write| write_batch_start(0, write));
         self.since = Some(Instant::now());
         self.started = true;
     }
@@ -277,7 +363,7 @@ impl PendingBatch {
                 self.heap.resize(start + len, 0);
                 &mut self.heap[start..]
             }
-            Memory::Shared { buffer, len: used } => {
+            Memory::Shared { buffer, len: used, .. } => {
                 let start = *used;
                 *used += len;
                 &mut buffer[start..start + len]
@@ -286,36 +372,41 @@ impl PendingBatch {
     }
 
     /// Starts a batch whose first moment is `first_moment` bytes: in a
-    /// buffer of shared memory with room for as much as the last batch (at
+    /// buffer of shared memory, its records from a boundary of
+    /// [`BATCH_ALIGN`] bytes, with room for as much as the last batch (at
     /// most a full one) and one more moment as large as any so far (a
-    /// first batch: its start, its first moment and its end), or else in
-    /// process memory.
+    /// first batch: its first moment and its end), or else in process
+    /// memory. (The session's pool gives no buffer aligned so far, so the
+    /// bytes before the boundary are skipped.)
     fn start(&mut self, first_moment: usize) {
-        let room = self.last_len.min(BATCH_START_LEN + BATCH_BYTES) + self.largest_moment.max(first_moment);
-        let room = room.max(BATCH_START_LEN + first_moment + BATCH_END_LEN);
+        let room = self.last_len.min(BATCH_BYTES) + self.largest_moment.max(first_moment);
+        let room = room.max(first_moment + BATCH_END_LEN) + BATCH_ALIGN - 1;
         let allocated = self.shared.as_ref().map(|shared| shared.alloc(room).with_policy::<GarbageCollect>().wait());
         self.memory = match allocated {
-            Some(Ok(buffer)) => Memory::Shared { buffer, len: 0 },
+            Some(Ok(buffer)) => {
+                let at = buffer.as_ptr().align_offset(BATCH_ALIGN).min(BATCH_ALIGN - 1);
+                Memory::Shared { buffer, at, len: at }
+            }
             _ => {
                 self.heap.clear();
                 // Reclaims the whole buffer when the last batch's payload is gone.
-                self.heap.reserve(self.last_len.max(BATCH_START_LEN + first_moment));
+                self.heap.reserve(self.last_len.max(first_moment + BATCH_END_LEN));
                 Memory::Heap
             }
         };
     }
 
-    /// Makes room for `len` more bytes, and the batch's keys after them
-    /// (`len` counting those not numbered yet): a batch in shared memory
+    /// Makes room for `len` more bytes (records and their index entries),
+    /// and the batch's index and end after them: a batch in shared memory
     /// without it goes on in process memory.
     fn make_room(&mut self, len: usize) {
-        let len = len + self.keys.end_len();
+        let len = len + batch_end_len(self.index.len());
         match &self.memory {
             Memory::Heap => self.heap.reserve(len),
-            Memory::Shared { buffer, len: used } if buffer.len() - used < len => {
+            Memory::Shared { buffer, at, len: used } if buffer.len() - used < len => {
                 self.heap.clear();
-                self.heap.reserve(used + len);
-                self.heap.extend_from_slice(&buffer[..*used]);
+                self.heap.reserve(used - at + len);
+                self.heap.extend_from_slice(&buffer[*at..*used]);
                 self.memory = Memory::Heap;
             }
             Memory::Shared { .. } => {}
@@ -326,7 +417,7 @@ impl PendingBatch {
     fn write(&mut self, pieces: impl FnOnce(&mut dyn FnMut(&[u8]))) {
         match &mut self.memory {
             Memory::Heap => pieces(&mut |piece| self.heap.extend_from_slice(piece)),
-            Memory::Shared { buffer, len } => pieces(&mut |piece| {
+            Memory::Shared { buffer, len, .. } => pieces(&mut |piece| {
                 buffer[*len..*len + piece.len()].copy_from_slice(piece);
                 *len += piece.len();
             }),
@@ -335,7 +426,7 @@ impl PendingBatch {
 
     /// Whether it must go now for its size.
     pub(crate) fn is_full(&self) -> bool {
-        self.moments >= BATCH_MOMENTS || self.len() >= BATCH_BYTES
+        self.moments >= BATCH_MOMENTS || self.bytes() >= BATCH_BYTES
     }
 
     /// When it must go for its age; `None` while it is empty.
@@ -350,22 +441,22 @@ impl PendingBatch {
         if self.moments == 0 {
             return None;
         }
-        // The keys, at the end: room was made for them with every message.
-        let mut keys = std::mem::take(&mut self.keys);
-        let keys_at = self.len();
-        self.write(|pieces| keys.write_end(keys_at, pieces));
-        self.keys = keys;
-        let (number, len) = (self.sent, self.len());
+        // The index and end: room was made for them with every message.
+        let (index, number) = (std::mem::take(&mut self.index), self.sent);
+        let records_at = match &self.memory {
+            Memory::Heap => 0,
+            Memory::Shared { at, .. } => *at,
+        };
+        self.write(|pieces| write_batch_end(&index, records_at, number, pieces));
+        self.index = index;
+        self.index.clear();
+        let len = self.len();
         self.sent += 1;
         (self.moments, self.since, self.last_len) = (0, None, len);
         match std::mem::replace(&mut self.memory, Memory::Heap) {
-            Memory::Heap => {
-                set_batch_number(&mut self.heap, number);
-                Some(zenoh::bytes::ZBytes::from(self.heap.split().freeze()))
-            }
-            Memory::Shared { mut buffer, len } => {
-                set_batch_number(&mut buffer[..len], number);
-                // Shrinking always fits; a batch holds at least its start.
+            Memory::Heap => Some(zenoh::bytes::ZBytes::from(self.heap.split().freeze())),
+            Memory::Shared { mut buffer, len, .. } => {
+                // Shrinking always fits; a batch holds at least its end.
                 let _ = NonZeroUsize::new(len).and_then(|len| buffer.try_resize(len));
                 Some(zenoh::bytes::ZBytes::from(buffer))
             }
@@ -374,9 +465,73 @@ impl PendingBatch {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use flotilla_protocol::recording::{encode_batch, read_batch};
+    use flotilla_protocol::channels::{ChannelNumbers, CLOCK_CHANNEL};
+    use flotilla_protocol::plugins::registry::TopicSpec;
+    use flotilla_protocol::recording::{encode_batch, read_batch, ChannelMessage};
+
+    /// Gives `batch` the world's channels with [`TOPICS`] numbered after
+    /// `/clock`, `/tf` and `/tf_static`, their keys those of sim `s`.
+    pub(crate) fn numbered(batch: &mut PendingBatch) {
+        let mut numbers = ChannelNumbers::new();
+        let topics: Vec<TopicSpec> =
+            TOPICS.iter().map(|name| TopicSpec { name: name.to_string(), ..TopicSpec::tf() }).collect();
+        numbers.add(&topics);
+        batch.channels.follow(numbers.names(), &Keys::new("s"));
+    }
+
+    /// The channels [`numbered`] gives the topics of these tests: `/tf` 2,
+    /// then `/robot1/odom` 4, `/robot1/scan` 5, … in the order given.
+    const TOPICS: [&str; 5] = ["/robot1/odom", "/robot1/scan", "/robot1/watched", "/robot1/cmd", "/robot2/odom"];
+
+    /// What a node's batches must be: [`encode_batch`] of their moments,
+    /// each key's topic numbered as [`numbered`] numbers [`TOPICS`], each
+    /// channel's sequence going on from batch to batch.
+    #[derive(Default)]
+    pub(crate) struct Expected {
+        sequences: std::collections::HashMap<u16, u32>,
+    }
+
+    impl Expected {
+        pub(crate) fn batch(&mut self, number: u64, moments: &[(u64, &Messages)]) -> Vec<u8> {
+            let channel = |key: &str| match key {
+                "tf" => 2,
+                key => TOPICS.iter().position(|t| &t[1..] == key).map(|i| i as u16 + 4).expect("a test topic"),
+            };
+            let moments: Vec<(u64, Vec<ChannelMessage>)> = moments
+                .iter()
+                .map(|(time_ns, messages)| {
+                    let messages = messages
+                        .iter()
+                        .map(|(key, payload)| {
+                            let id = channel(key);
+                            let sequence = self.sequences.entry(id).or_default();
+                            *sequence += 1;
+                            (id, *sequence - 1, payload.clone())
+                        })
+                        .collect();
+                    (*time_ns, messages)
+                })
+                .collect();
+            let borrowed: Vec<(u64, &[ChannelMessage])> = moments.iter().map(|(t, m)| (*t, &m[..])).collect();
+            encode_batch(number, &borrowed)
+        }
+    }
+
+    /// What a batch holds: its number, index and records (not the bytes
+    /// skipped before the records).
+    fn content(bytes: &[u8]) -> (u64, Vec<IndexEntry>, Vec<u8>) {
+        let batch = read_batch(bytes).unwrap();
+        (batch.number(), batch.index().collect(), batch.records().to_vec())
+    }
+
+    /// A batch of the test topics.
+    fn batch_of_test_topics() -> PendingBatch {
+        let mut batch = PendingBatch::default();
+        numbered(&mut batch);
+        batch
+    }
 
     fn odometry() -> Vec<(String, Vec<u8>)> {
         vec![("robot1/odom".to_string(), vec![1; 700]), ("tf".to_string(), vec![2; 90])]
@@ -384,7 +539,7 @@ mod tests {
 
     #[test]
     fn moments_added_go_as_one_numbered_batch_of_what_encode_batch_writes() {
-        let (items, mut batch) = (odometry(), PendingBatch::default());
+        let (items, mut batch, mut expected) = (odometry(), batch_of_test_topics(), Expected::default());
         assert!(batch.take().is_none() && batch.due_at().is_none(), "nothing to send");
         batch.add(20_000_000, &items);
         assert!(batch.take_started(), "the first moment starts the batch");
@@ -393,15 +548,52 @@ mod tests {
         let due = batch.due_at().expect("a batch with moments is due");
         assert!(due > Instant::now() && due <= Instant::now() + BATCH_AGE);
         let first = batch.take().unwrap().to_bytes().into_owned();
-        assert_eq!(first, encode_batch(0, &[(20_000_000, &items), (40_000_000, &items[..1])]));
+        assert_eq!(first, expected.batch(0, &[(20_000_000, &items), (40_000_000, &items[..1])]));
         assert!(batch.due_at().is_none(), "sent: nothing waits");
         batch.add(60_000_000, &items);
-        assert_eq!(read_batch(&batch.take().unwrap().to_bytes()).unwrap().number(), 1, "numbered as sent");
+        let second = batch.take().unwrap().to_bytes().into_owned();
+        assert_eq!(read_batch(&second).unwrap().number(), 1, "numbered as sent");
+        assert_eq!(second, expected.batch(1, &[(60_000_000, &items)]), "sequences go on from batch to batch");
+    }
+
+    #[test]
+    fn a_message_on_a_topic_the_world_numbers_not_stays_out() {
+        let mut batch = batch_of_test_topics();
+        let items = vec![("robot1/odom".to_string(), vec![1; 7]), ("robot9/odom".to_string(), vec![2; 9])];
+        assert!(batch.takes_without_sending(5, &items));
+        batch.add(5, &items);
+        let sent = batch.take().unwrap().to_bytes().into_owned();
+        assert_eq!(sent, Expected::default().batch(0, &[(5, &items[..1])]));
+        let mut cache = ChannelCache::default();
+        batch.put_in_place(6, "robot9/scan", &mut cache, 3, |_| panic!("nothing is written for it"));
+        assert_eq!(cache, ChannelCache::default());
+    }
+
+    #[test]
+    fn channels_follow_the_world_and_start_again_with_another() {
+        let mut channels = BatchChannels::default();
+        let keys = Keys::new("s");
+        let mut names: Vec<String> = ["/clock", "/tf", "/tf_static", "/robot1/odom"].map(String::from).to_vec();
+        channels.follow(&names, &keys);
+        let mut cache = ChannelCache::default();
+        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(4));
+        assert_eq!((channels.next_sequence(4), channels.next_sequence(4)), (0, 1));
+        assert_eq!(channels.id("clock"), Some(CLOCK_CHANNEL));
+        names.push("/robot2/odom".into());
+        channels.follow(&names, &keys);
+        assert_eq!(channels.id("robot2/odom"), Some(5), "a model spawned: its topics numbered after");
+        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(4));
+        assert_eq!(channels.next_sequence(4), 2, "the same channel goes on");
+        // Another world: the same names in another order.
+        names.swap(3, 4);
+        channels.follow(&names, &keys);
+        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(5), "the cached id is looked up again");
+        assert_eq!(channels.next_sequence(5), 0, "a new world's channels start their sequences");
     }
 
     #[test]
     fn a_batch_is_full_at_its_moments_or_its_bytes() {
-        let (items, mut batch) = (odometry(), PendingBatch::default());
+        let (items, mut batch) = (odometry(), batch_of_test_topics());
         for moment in 1..BATCH_MOMENTS {
             assert!(batch.takes_without_sending(moment as u64, &items), "moment {moment}");
             batch.add(moment as u64, &items);
@@ -432,45 +624,44 @@ mod tests {
     #[test]
     fn with_shared_memory_a_batch_is_written_there_and_sent_as_it_is() {
         let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
-        let (items, mut batch) = (odometry(), PendingBatch::default());
+        let (items, mut batch, mut want) = (odometry(), batch_of_test_topics(), Expected::default());
         batch.add(10_000_000, &items);
         assert!(batch.wants_shared_memory());
         batch.use_shared_memory(shared);
         assert!(!batch.wants_shared_memory(), "it has some");
         let started_before = batch.take().unwrap();
         assert!(started_before.as_shm().is_none(), "a batch started in process memory stays there");
+        want.batch(0, &[(10_000_000, &items)]);
         batch.add(20_000_000, &items);
         let first = batch.take().unwrap();
         assert!(first.as_shm().is_some(), "in shared memory, which Zenoh sends without a copy");
-        assert_eq!(
-            first.to_bytes().into_owned(),
-            encode_batch(1, &[(20_000_000, &items)]),
-            "no more bytes than written"
-        );
+        let records = read_batch(&first.to_bytes()).unwrap().records().as_ptr();
+        assert_eq!(records as usize % BATCH_ALIGN, 0, "its records on a boundary direct I/O takes");
+        assert_eq!(content(&first.to_bytes()), content(&want.batch(1, &[(20_000_000, &items)])));
         // Room for as much as the last batch and one more moment.
         batch.add(40_000_000, &items);
         batch.add(60_000_000, &items[..1]);
         let second = batch.take().unwrap();
         assert!(second.as_shm().is_some());
-        let expected = encode_batch(2, &[(40_000_000, &items), (60_000_000, &items[..1])]);
-        assert_eq!(second.to_bytes().into_owned(), expected);
+        let expected = want.batch(2, &[(40_000_000, &items), (60_000_000, &items[..1])]);
+        assert_eq!(content(&second.to_bytes()), content(&expected));
     }
 
     #[test]
     fn a_first_batch_given_shared_memory_from_the_start_is_written_there() {
         let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
-        let (items, mut batch) = (odometry(), PendingBatch::default());
+        let (items, mut batch) = (odometry(), batch_of_test_topics());
         batch.use_shared_memory(shared);
         batch.add(10_000_000, &items);
         let first = batch.take().unwrap();
-        assert!(first.as_shm().is_some(), "room for its first moment and its keys");
-        assert_eq!(first.to_bytes().into_owned(), encode_batch(0, &[(10_000_000, &items)]));
+        assert!(first.as_shm().is_some(), "room for its first moment and its end");
+        assert_eq!(content(&first.to_bytes()), content(&Expected::default().batch(0, &[(10_000_000, &items)])));
     }
 
     #[test]
     fn a_batch_goes_on_in_process_memory_when_shared_memory_has_no_room() {
         let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
-        let (small, mut batch) = (odometry(), PendingBatch::default());
+        let (small, mut batch, mut want) = (odometry(), batch_of_test_topics(), Expected::default());
         batch.use_shared_memory(shared);
         // Room for one moment in the first batch: a second moves it.
         batch.add(1, &small);
@@ -478,7 +669,7 @@ mod tests {
         batch.add(3, &small);
         let sent = batch.take().unwrap();
         assert!(sent.as_shm().is_none(), "moved to process memory");
-        assert_eq!(sent.to_bytes().into_owned(), encode_batch(0, &[(1, &small), (2, &small), (3, &small)]));
+        assert_eq!(sent.to_bytes().into_owned(), want.batch(0, &[(1, &small), (2, &small), (3, &small)]));
         // The pool exhausted by batches of a megabyte the recorder still holds.
         let large = vec![("robot1/scan".to_string(), vec![7; BATCH_BYTES])];
         let mut held = Vec::new();
@@ -488,14 +679,16 @@ mod tests {
         }
         assert!(held.iter().any(|b| b.as_shm().is_some()) && held.iter().any(|b| b.as_shm().is_none()));
         for (number, sent) in held.iter().enumerate() {
-            let expected = encode_batch(number as u64 + 1, &[(number as u64, &large)]);
-            assert_eq!(sent.to_bytes().into_owned(), expected, "batch {number}");
+            let expected = want.batch(number as u64 + 1, &[(number as u64, &large)]);
+            assert_eq!(content(&sent.to_bytes()), content(&expected), "batch {number}");
         }
     }
 
     #[test]
     fn the_next_batch_reuses_the_memory_once_zenoh_let_the_last_go() {
-        let (items, mut batch) = (odometry(), PendingBatch::default());
+        let (items, mut batch, mut want) = (odometry(), batch_of_test_topics(), Expected::default());
+        want.batch(0, &[(1, &items)]);
+        want.batch(1, &[(2, &items)]);
         batch.add(1, &items);
         let first = batch.take().unwrap();
         let memory = first.to_bytes().as_ptr();
@@ -507,23 +700,23 @@ mod tests {
         batch.add(3, &items);
         let third = batch.take().unwrap();
         assert_ne!(third.to_bytes().as_ptr(), second.to_bytes().as_ptr());
-        assert_eq!(third.to_bytes().into_owned(), encode_batch(2, &[(3, &items)]));
+        assert_eq!(third.to_bytes().into_owned(), want.batch(2, &[(3, &items)]));
     }
 
     /// `put_in_place` for `messages`, each payload written by copying it.
     fn put_each_in_place(batch: &mut PendingBatch, time_ns: u64, messages: &[(String, Vec<u8>)]) {
         for (key, payload) in messages {
-            batch.put_in_place(time_ns, key, &mut KeyNumberCache::default(), payload.len(), |out| {
+            batch.put_in_place(time_ns, key, &mut ChannelCache::default(), payload.len(), |out| {
                 out.copy_from_slice(payload)
             });
         }
     }
 
     #[test]
-    fn a_key_number_kept_for_a_batch_numbers_its_messages_until_the_batch_goes() {
-        let (items, mut batch) = (odometry(), PendingBatch::default());
-        let mut caches = [KeyNumberCache::default(); 2];
-        let put = |batch: &mut PendingBatch, caches: &mut [KeyNumberCache; 2], time_ns: u64, which: &[usize]| {
+    fn a_channel_id_kept_numbers_a_key_s_messages_batch_after_batch() {
+        let (items, mut batch, mut want) = (odometry(), batch_of_test_topics(), Expected::default());
+        let mut caches = [ChannelCache::default(); 2];
+        let put = |batch: &mut PendingBatch, caches: &mut [ChannelCache; 2], time_ns: u64, which: &[usize]| {
             for &i in which {
                 let (key, payload) = &items[i];
                 batch.put_in_place(time_ns, key, &mut caches[i], payload.len(), |out| out.copy_from_slice(payload));
@@ -533,17 +726,15 @@ mod tests {
         put(&mut batch, &mut caches, 2, &[1, 0]);
         let sent = batch.take().unwrap().to_bytes().into_owned();
         let swapped = [items[1].clone(), items[0].clone()];
-        assert_eq!(sent, encode_batch(0, &[(1, &items[..]), (2, &swapped[..])]), "numbered once, kept");
-        // The next batch numbers its keys afresh: tf first, so number 0;
-        // the kept numbers are of the batch that went.
+        assert_eq!(sent, want.batch(0, &[(1, &items[..]), (2, &swapped[..])]));
         put(&mut batch, &mut caches, 3, &[1, 0]);
         let sent = batch.take().unwrap().to_bytes().into_owned();
-        assert_eq!(sent, encode_batch(1, &[(3, &swapped[..])]), "the kept numbers were not used");
+        assert_eq!(sent, want.batch(1, &[(3, &swapped[..])]), "the same ids in the next batch");
     }
 
     #[test]
     fn messages_written_in_place_make_the_moment_they_would_have_made_added() {
-        let (items, mut batch) = (odometry(), PendingBatch::default());
+        let (items, mut batch) = (odometry(), batch_of_test_topics());
         // All of a moment in place, then closed by an add of nothing.
         put_each_in_place(&mut batch, 20_000_000, &items);
         assert!(batch.has_open_moment() && batch.take_started(), "the first message starts the batch");
@@ -560,13 +751,14 @@ mod tests {
         let sent = batch.take().unwrap().to_bytes().into_owned();
         let expected =
             [(20_000_000, &items[..]), (40_000_000, &items[..]), (60_000_000, &items[..1]), (80_000_000, &items[1..])];
-        assert_eq!(sent, encode_batch(0, &expected), "the open moment is closed when the batch goes");
+        let expected = Expected::default().batch(0, &expected);
+        assert_eq!(sent, expected, "the open moment is closed when the batch goes");
         assert!(!batch.has_open_moment() && batch.due_at().is_none(), "nothing waits");
     }
 
     #[test]
     fn an_open_moment_counts_toward_a_full_batch() {
-        let (items, mut batch) = (odometry(), PendingBatch::default());
+        let (items, mut batch) = (odometry(), batch_of_test_topics());
         for moment in 1..BATCH_MOMENTS as u64 {
             put_each_in_place(&mut batch, moment, &items);
             batch.add(moment, &[]);
@@ -579,7 +771,10 @@ mod tests {
     #[test]
     fn in_shared_memory_messages_written_in_place_go_on_in_process_memory_past_the_room() {
         let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
-        let (small, mut batch) = (odometry(), PendingBatch::default());
+        // Larger than the bytes a buffer may have beyond its room, for the
+        // skip to the records' boundary.
+        let small = vec![("robot1/odom".to_string(), vec![1; 5000]), ("tf".to_string(), vec![2; 900])];
+        let (mut batch, mut want) = (batch_of_test_topics(), Expected::default());
         batch.use_shared_memory(shared);
         // The first batch has room for its first message only.
         put_each_in_place(&mut batch, 1, &small);
@@ -587,7 +782,7 @@ mod tests {
         put_each_in_place(&mut batch, 2, &small);
         let moved = batch.take().unwrap();
         assert!(moved.as_shm().is_none(), "moved to process memory");
-        assert_eq!(moved.to_bytes().into_owned(), encode_batch(0, &[(1, &small), (2, &small)]));
+        assert_eq!(moved.to_bytes().into_owned(), want.batch(0, &[(1, &small), (2, &small)]));
         // The next has room for as much, and goes from shared memory.
         put_each_in_place(&mut batch, 3, &small);
         batch.add(3, &small[..1]);
@@ -595,6 +790,6 @@ mod tests {
         assert!(in_place.as_shm().is_some(), "written where it is sent from");
         let mut both = small.clone();
         both.push(small[0].clone());
-        assert_eq!(in_place.to_bytes().into_owned(), encode_batch(1, &[(3, &both)]));
+        assert_eq!(content(&in_place.to_bytes()), content(&want.batch(1, &[(3, &both)])));
     }
 }

@@ -474,6 +474,7 @@ impl<P: NodePlugin> MainLoop<'_, P> {
             }
             locked.core.plugin.rebuild(&mut rebuild);
             locked.core.revision = self.description.revision;
+            locked.core.outbox.batch.channels.follow(&self.description.channels, &shared.keys);
             shared.commands_nothing.store(silent, Ordering::Relaxed);
             (locked.core.plugin.static_transforms(), locked.core.plugin.latched())
         };

@@ -15,7 +15,7 @@ use super::{entry_of, PluginConfig, PluginContext};
 use std::collections::BTreeSet;
 
 use crate::config::LoadError;
-use crate::description::WorldDescription;
+use crate::description::{ModelDescription, WorldDescription};
 use crate::ros::RosMessage;
 
 /// A process that serves one side of a plugin type.
@@ -299,15 +299,22 @@ pub fn commands_nothing(
 pub fn topics_of(description: &WorldDescription) -> Vec<TopicSpec> {
     let mut topics = Vec::new();
     for model in &description.models {
-        let ctx = PluginContext::of(model, &description.layer_names);
-        for plugin in &model.plugins {
-            let Some(registered) = plugin_type(&plugin.plugin_type) else { continue };
-            match entry_of(plugin, ctx.model_file)
-                .and_then(|entry| registered.topics(&entry, &plugin.name, &ctx, &model.namespace))
-            {
-                Ok(found) => topics.extend(found),
-                Err(e) => tracing::error!("leaving out the topics of {}/{}: {e}", model.name, plugin.name),
-            }
+        topics.extend(topics_of_model(model, &description.layer_names));
+    }
+    topics
+}
+
+/// [`topics_of`] for one model of a world whose layers are `layer_names`.
+pub fn topics_of_model(model: &ModelDescription, layer_names: &[String]) -> Vec<TopicSpec> {
+    let mut topics = Vec::new();
+    let ctx = PluginContext::of(model, layer_names);
+    for plugin in &model.plugins {
+        let Some(registered) = plugin_type(&plugin.plugin_type) else { continue };
+        match entry_of(plugin, ctx.model_file)
+            .and_then(|entry| registered.topics(&entry, &plugin.name, &ctx, &model.namespace))
+        {
+            Ok(found) => topics.extend(found),
+            Err(e) => tracing::error!("leaving out the topics of {}/{}: {e}", model.name, plugin.name),
         }
     }
     topics

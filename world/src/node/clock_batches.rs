@@ -22,7 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_node_kit::recorders::declare_batch_publisher;
-use flotilla_protocol::recording::{encode_batch, Messages};
+use flotilla_protocol::channels::CLOCK_CHANNEL;
+use flotilla_protocol::recording::{encode_batch, ChannelMessage};
 use flotilla_protocol::Keys;
 
 /// Steps whose clocks go in one batch.
@@ -37,8 +38,6 @@ pub struct ClockBatches {
     publisher: zenoh::pubsub::Publisher<'static>,
     /// Whether a recorder listens, as the publisher's matching listener says.
     listening: Arc<AtomicBool>,
-    /// The clock's key.
-    key: String,
     /// Held while a batch is sent, so that batches go in their numbers'
     /// order whichever task sends them.
     pending: tokio::sync::Mutex<Pending>,
@@ -46,9 +45,11 @@ pub struct ClockBatches {
 
 #[derive(Default)]
 struct Pending {
-    /// Each clock's sim time (ns; a clock is a moment of its own), key and
-    /// payload.
-    clocks: Vec<(u64, (String, Vec<u8>))>,
+    /// Each clock's sim time (ns; a clock is a moment of its own), its
+    /// channel (`/clock`'s), sequence and payload.
+    clocks: Vec<(u64, ChannelMessage)>,
+    /// The next clock's sequence number.
+    sequence: u32,
     /// The next batch's number.
     number: u64,
     /// Whether the recorders listening have had a batch since they came.
@@ -66,12 +67,7 @@ impl ClockBatches {
     ) -> anyhow::Result<(Arc<ClockBatches>, zenoh::query::Queryable<()>)> {
         let listening = Arc::new(AtomicBool::new(false));
         let publisher = declare_batch_publisher(session, keys.recording(node), listening.clone()).await?;
-        let batches = Arc::new(ClockBatches {
-            publisher,
-            listening,
-            key: keys.ros("/clock"),
-            pending: tokio::sync::Mutex::default(),
-        });
+        let batches = Arc::new(ClockBatches { publisher, listening, pending: tokio::sync::Mutex::default() });
         let (asked, reply_key, runtime) = (batches.clone(), keys.clock_flush(), tokio::runtime::Handle::current());
         let flush = session
             .declare_queryable(keys.clock_flush())
@@ -104,7 +100,9 @@ impl ClockBatches {
             pending.started = false;
             return Ok(());
         }
-        pending.clocks.push((time_ns, (self.key.clone(), payload.to_vec())));
+        let sequence = pending.sequence;
+        pending.sequence = sequence.wrapping_add(1);
+        pending.clocks.push((time_ns, (CLOCK_CHANNEL, sequence, payload.to_vec())));
         let due = !pending.started || pending.clocks.len() >= CLOCK_BATCH_STEPS;
         pending.started = true;
         if due {
@@ -130,7 +128,7 @@ impl ClockBatches {
 impl Pending {
     /// The batch of the clocks pending, which are then gone.
     fn take(&mut self) -> Vec<u8> {
-        let moments: Vec<(u64, &Messages)> =
+        let moments: Vec<(u64, &[ChannelMessage])> =
             self.clocks.iter().map(|(time_ns, clock)| (*time_ns, std::slice::from_ref(clock))).collect();
         let bytes = encode_batch(self.number, &moments);
         self.number += 1;
@@ -148,15 +146,20 @@ mod tests {
     fn batches_are_numbered_and_each_clock_is_a_moment_at_its_own_time() {
         let mut pending = Pending::default();
         for (step, time_ns) in [(1u8, 5_000_000u64), (2, 10_000_000)] {
-            pending.clocks.push((time_ns, ("sim/clock".into(), vec![step])));
+            pending.clocks.push((time_ns, (CLOCK_CHANNEL, u32::from(step), vec![step])));
         }
         let first = pending.take();
         assert!(pending.clocks.is_empty());
         let batch = read_batch(&first).unwrap();
         assert_eq!(batch.number(), 0);
-        let clocks: Vec<_> = batch.map(|m| m.unwrap()).map(|m| (m.time_ns, m.payload.to_vec())).collect();
-        assert_eq!(clocks, [(5_000_000, vec![1]), (10_000_000, vec![2])], "every step's clock, in order");
-        pending.clocks.push((15_000_000, ("sim/clock".into(), vec![3])));
+        let clocks: Vec<_> =
+            batch.messages().map(|m| m.unwrap()).map(|m| (m.time_ns, m.channel, m.payload.to_vec())).collect();
+        assert_eq!(
+            clocks,
+            [(5_000_000, CLOCK_CHANNEL, vec![1]), (10_000_000, CLOCK_CHANNEL, vec![2])],
+            "every step's clock, in order"
+        );
+        pending.clocks.push((15_000_000, (CLOCK_CHANNEL, 3, vec![3])));
         assert_eq!(read_batch(&pending.take()).unwrap().number(), 1);
     }
 }

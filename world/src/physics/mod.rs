@@ -14,6 +14,7 @@ mod error;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use flotilla_protocol::channels::{model_topics, ChannelNumbers};
 use flotilla_protocol::claim_book::instance_id;
 use flotilla_protocol::description::{
     assign_map, every_layer, BodyKind, LayerDescription, MapDescription, MapTransition, ModelDescription,
@@ -89,6 +90,9 @@ pub struct Physics {
     maps: Vec<MapDescription>,
     /// Where robots change maps, for the transition manager.
     transitions: Vec<MapTransition>,
+    /// The recorded topics' channel numbers, kept across a replaced world
+    /// (see `flotilla_protocol::channels`).
+    channels: ChannelNumbers,
 }
 
 /// What a reset puts back (simulation_interfaces' ResetSimulation scopes
@@ -105,11 +109,12 @@ pub struct ResetScope {
 impl Physics {
     /// Builds the physics world of a loaded world, with every model.
     pub fn new(spec: &WorldSpec) -> Result<Physics, PhysicsError> {
-        Physics::build(spec, flotilla_world_file::FIRST_BODY_ID)
+        Physics::build(spec, flotilla_world_file::FIRST_BODY_ID, ChannelNumbers::new())
     }
 
-    /// [`Physics::new`], numbering bodies from `first_body_id`.
-    fn build(spec: &WorldSpec, first_body_id: BodyId) -> Result<Physics, PhysicsError> {
+    /// [`Physics::new`], numbering bodies from `first_body_id` and the
+    /// topics without a channel number after those of `channels`.
+    fn build(spec: &WorldSpec, first_body_id: BodyId, channels: ChannelNumbers) -> Result<Physics, PhysicsError> {
         let step_ns =
             flotilla_protocol::time::step_size_ns(spec.settings.step_size_s).map_err(PhysicsError::StepSize)?;
         let mut world = PhysicsWorld::new();
@@ -139,6 +144,7 @@ impl Physics {
             georeference: spec.georeference,
             maps: spec.maps.clone(),
             transitions: spec.transitions.iter().flat_map(|(_, t)| t.clone()).collect(),
+            channels,
         };
         for model in &spec.models {
             physics.add_model(model.clone())?;
@@ -154,7 +160,7 @@ impl Physics {
     /// an old one. A world with another step size is refused: every node
     /// paces itself by the step it started with.
     pub fn replace_world(&mut self, spec: &WorldSpec) -> Result<(), PhysicsError> {
-        let mut next = Physics::build(spec, self.next_body_id)?;
+        let mut next = Physics::build(spec, self.next_body_id, self.channels.clone())?;
         if next.step_ns != self.step_ns {
             return Err(PhysicsError::StepSize(format!(
                 "the world steps {} s and {} steps {} s; a world's step size cannot change while it runs",
@@ -283,6 +289,7 @@ impl Physics {
                 build::insert_joint(&mut self.world, joint, a, b)
             })
             .collect();
+        self.channels.add(&model_topics(&model, &self.layer_names));
         self.models.push(ModelEntry { description: model, handles, joints, labels: EntityLabels::default() });
         self.revision += 1;
         Ok(())
@@ -579,6 +586,7 @@ impl Physics {
             georeference: self.georeference,
             maps: self.maps.clone(),
             transitions: self.transitions.clone(),
+            channels: self.channels.names().to_vec(),
         }
     }
 
