@@ -54,12 +54,12 @@ const BLOCKS: usize = 4;
 /// Lent pieces (a node's batch each) held for the writing thread at most:
 /// the bytes of more are copied. A
 /// node's batches come from its pool of shared memory (4 MiB, see
-/// `flotilla_node_kit::args`), which it needs back for its next batch:
-/// holding three of a node's batches of a megabyte while the disk lagged
-/// sent its next ones through process memory and the socket, and took
-/// the odometry node's CPU and the recorder's from 0.18 to 0.35 s per 60
-/// sim s of office-50 in a third of the rounds (BENCHMARKS.md, "a
-/// recorder that never reads the payloads").
+/// `flotilla_node_kit::args`), which it needs back for its next batch.
+/// Holding up to four batches of a megabyte, the odometry node's CPU and
+/// the recorder's rose from about 0.18 to 0.35 s per 60 sim s of office-50
+/// in two rounds of eight, as when a node's pool runs out and its batches
+/// go through process memory and the socket (BENCHMARKS.md, "a recorder
+/// that never reads the payloads").
 const LENT_IN_FLIGHT: usize = 2;
 
 #[cfg(target_os = "linux")]
