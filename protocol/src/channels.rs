@@ -135,7 +135,7 @@ mod tests {
     }
 
     #[test]
-    fn recorded_topics_are_the_world_s_and_each_model_s_once() {
+    fn a_world_without_models_records_its_own_topics_only() {
         let description = WorldDescription::of_models(Vec::new());
         let names: Vec<String> = recorded_topics(&description).into_iter().map(|t| t.name).collect();
         assert_eq!(names, ["/clock", "/tf", "/tf_static"]);
