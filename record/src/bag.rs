@@ -239,7 +239,6 @@ mod tests {
     use super::*;
     use flotilla_protocol::recording::{encode_batch, read_batch, ChannelMessage};
     use flotilla_protocol::ros::{self, std_msgs::StdString};
-    use std::sync::Arc;
 
     #[test]
     fn a_bag_reads_back_with_its_schemas_channels_and_times() {
@@ -259,24 +258,6 @@ mod tests {
     /// last) and odometry that does, interleaved, over several of the
     /// file's blocks; every message found again through the summary's
     /// chunk indexes and each chunk's message indexes.
-    /// Bytes at the start of a page of their own, as a node's batch in
-    /// shared memory lies.
-    struct PageAligned(memmap2::MmapMut);
-
-    impl PageAligned {
-        fn of(bytes: &[u8]) -> PageAligned {
-            let mut memory = memmap2::MmapMut::map_anon(bytes.len()).unwrap();
-            memory.copy_from_slice(bytes);
-            PageAligned(memory)
-        }
-    }
-
-    impl AsRef<[u8]> for PageAligned {
-        fn as_ref(&self) -> &[u8] {
-            &self.0
-        }
-    }
-
     fn large_bag_reads_back(compression: ChunkCompression) {
         let path = std::env::temp_dir().join(format!("flotilla-bag-large-{}-{compression:?}.mcap", std::process::id()));
         let mut bag = Bag::create(&path, compression).unwrap();
@@ -299,10 +280,10 @@ mod tests {
                 for (time, messages) in &moments {
                     written.extend(messages.iter().map(|(_, _, payload)| ("/r/pose", *time, payload.clone())));
                 }
-                let batch = Arc::new(PageAligned::of(&encode_batch(step, &moments)));
-                let records = read_batch(&batch.0).unwrap().records().len();
-                let lent = Lent::new(batch.clone(), 0, records);
-                bag.write_lent(lent, read_batch(&batch.0).unwrap().index()).unwrap();
+                let bytes = encode_batch(step, &moments);
+                let batch = read_batch(&bytes).unwrap();
+                let lent = crate::direct_file::tests::lent_from_page(&bytes, batch.records().len());
+                bag.write_lent(lent, batch.index()).unwrap();
             }
             // Scans as noise (xorshift), which lz4 cannot compress.
             let noise: Vec<u8> = (0..20_000)

@@ -611,7 +611,7 @@ impl BlockWriter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn pattern(len: usize, seed: u8) -> Vec<u8> {
@@ -647,8 +647,9 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
     }
 
-    /// `bytes` at the start of a page of their own, lent.
-    fn lent(bytes: &[u8]) -> Lent {
+    /// The first `len` of `bytes`, copied to the start of a page of their
+    /// own (as a node's batch lies in shared memory), lent.
+    pub(crate) fn lent_from_page(bytes: &[u8], len: usize) -> Lent {
         struct Page(memmap2::MmapMut);
         impl AsRef<[u8]> for Page {
             fn as_ref(&self) -> &[u8] {
@@ -657,7 +658,7 @@ mod tests {
         }
         let mut page = memmap2::MmapMut::map_anon(bytes.len() + 1).unwrap();
         page[..bytes.len()].copy_from_slice(bytes);
-        Lent::new(std::sync::Arc::new(Page(page)), 0, bytes.len())
+        Lent::new(std::sync::Arc::new(Page(page)), 0, len)
     }
 
     #[test]
@@ -669,12 +670,12 @@ mod tests {
         // On the alignment: the block being filled goes as it is, the
         // lent bytes' whole blocks after it, the rest starts the next.
         let first = pattern(3 * ALIGN + 100, 2);
-        file.write_lent(lent(&first)).unwrap();
+        file.write_lent(lent_from_page(&first, first.len())).unwrap();
         expected.extend_from_slice(&first);
         assert_eq!((file.block.offset, file.block.len), (5 * ALIGN as u64, 100), "written from the page");
         // Off the alignment (100 bytes into a block): copied.
         let second = pattern(2 * ALIGN, 3);
-        file.write_lent(lent(&second)).unwrap();
+        file.write_lent(lent_from_page(&second, second.len())).unwrap();
         expected.extend_from_slice(&second);
         assert_eq!((file.block.offset, file.block.len), (5 * ALIGN as u64, 100 + 2 * ALIGN), "copied");
         file.flush().unwrap();
@@ -685,7 +686,7 @@ mod tests {
         file.write_all(&pad).unwrap();
         expected.extend_from_slice(&pad);
         let third = pattern(BLOCK_BYTES + ALIGN, 5);
-        file.write_lent(lent(&third)).unwrap();
+        file.write_lent(lent_from_page(&third, third.len())).unwrap();
         expected.extend_from_slice(&third);
         assert_eq!(file.block.len, 0, "no rest");
         file.write_all(&pattern(7, 6)).unwrap();

@@ -77,6 +77,13 @@ impl Compressibility {
     }
 }
 
+/// A channel of the file: its messages so far, and whether they compress.
+#[derive(Debug)]
+struct ChannelState {
+    messages: u64,
+    compressibility: Compressibility,
+}
+
 /// The chunk being filled.
 #[derive(Default)]
 struct Chunk {
@@ -159,9 +166,6 @@ pub struct McapWriter<W: Rewritable> {
     chunks: [Chunk; 2],
     /// The stored chunk whose records are going to `out`, if one is open.
     streamed: Option<Streamed>,
-    /// Per channel id, whether its messages compress (`None` for an id
-    /// of no channel).
-    compressibility: Vec<Option<Compressibility>>,
     /// The compressed chunk (its first bytes, as many as `compress`
     /// said); its allocation (and, for lz4, its length) kept from chunk to
     /// chunk.
@@ -170,8 +174,9 @@ pub struct McapWriter<W: Rewritable> {
     schemas: Records,
     channels: Records,
     schema_count: u16,
-    /// Per channel id, its messages (`None` for an id of no channel).
-    message_counts: Vec<Option<u64>>,
+    /// Per channel id, its messages so far and whether they compress
+    /// (`None` for an id of no channel).
+    channel_states: Vec<Option<ChannelState>>,
     /// The message indexes of the lent chunk being written (see
     /// [`McapWriter::write_lent_chunk`]), their allocations kept.
     lent_index: Chunk,
@@ -191,12 +196,11 @@ impl<W: Rewritable> McapWriter<W> {
             compression,
             chunks: Default::default(),
             streamed: None,
-            compressibility: Vec::new(),
             compressed: Vec::new(),
             schemas: Records(Vec::new()),
             channels: Records(Vec::new()),
             schema_count: 0,
-            message_counts: Vec::new(),
+            channel_states: Vec::new(),
             lent_index: Chunk::default(),
             chunk_indexes: Records(Vec::new()),
             chunk_count: 0,
@@ -261,29 +265,27 @@ impl<W: Rewritable> McapWriter<W> {
         self.put(&record.0)?;
         self.channels.0.extend_from_slice(&record.0);
         let at = usize::from(id);
-        if self.message_counts.len() <= at {
-            self.message_counts.resize(at + 1, None);
-            self.compressibility.resize_with(at + 1, || None);
+        if self.channel_states.len() <= at {
+            self.channel_states.resize_with(at + 1, || None);
         }
-        self.message_counts[at] = Some(0);
-        let probed = if self.compression == ChunkCompression::None {
+        let compressibility = if self.compression == ChunkCompression::None {
             Compressibility::Compresses // nothing is compressed: one group
         } else {
             Compressibility::Probing(Vec::new())
         };
-        self.compressibility[at] = Some(probed);
+        self.channel_states[at] = Some(ChannelState { messages: 0, compressibility });
         Ok(())
     }
 
     /// Whether channel `id` was added.
     pub fn has_channel(&self, id: u16) -> bool {
-        self.message_counts.get(usize::from(id)).is_some_and(Option::is_some)
+        self.channel_states.get(usize::from(id)).is_some_and(Option::is_some)
     }
 
     /// Messages written so far on channel `channel_id` (0 for no such
     /// channel).
     pub fn message_count(&self, channel_id: u16) -> u64 {
-        self.message_counts.get(usize::from(channel_id)).copied().flatten().unwrap_or(0)
+        self.channel_states.get(usize::from(channel_id)).and_then(Option::as_ref).map_or(0, |c| c.messages)
     }
 
     /// Writes a message of channel `channel_id` (as [`Self::add_channel`]
@@ -352,11 +354,11 @@ impl<W: Rewritable> McapWriter<W> {
     /// the output writes them from where they lie.
     pub fn write_lent_chunk(&mut self, lent: Lent, index: impl Iterator<Item = IndexEntry>) -> io::Result<()> {
         let mut chunk = std::mem::take(&mut self.lent_index);
-        let indexed = self.index_lent(&mut chunk, index);
-        let written = indexed.and_then(|()| self.write_indexed_lent(&mut chunk, lent));
-        chunk.records.clear();
-        for entries in &mut chunk.index {
-            entries.clear();
+        let written = self.index_lent(&mut chunk, index).and_then(|()| self.write_indexed_lent(&mut chunk, lent));
+        if written.is_err() {
+            // Written, a chunk's indexes are emptied as they go out.
+            chunk.index.iter_mut().for_each(Vec::clear);
+            chunk.times = None;
         }
         self.lent_index = chunk;
         written
@@ -406,7 +408,9 @@ impl<W: Rewritable> McapWriter<W> {
         for (channel, entries) in chunk.index.iter().enumerate() {
             self.count(channel as u16, entries.len() as u64);
         }
-        self.times = Some(widen(Some(widen(self.times, times.0)), times.1));
+        for time in [times.0, times.1] {
+            self.times = Some(widen(self.times, time));
+        }
         let indexes = self.index_chunk(chunk, start, (STORED_HEAD_LEN + len) as u64, times, "", len, len)?;
         self.put(&indexes.0)
     }
@@ -439,8 +443,8 @@ impl<W: Rewritable> McapWriter<W> {
 
     /// Counts `messages` more on channel `id` (one that was added).
     fn count(&mut self, id: u16, messages: u64) {
-        if let Some(Some(count)) = self.message_counts.get_mut(usize::from(id)) {
-            *count += messages;
+        if let Some(Some(channel)) = self.channel_states.get_mut(usize::from(id)) {
+            channel.messages += messages;
         }
     }
 
@@ -448,18 +452,22 @@ impl<W: Rewritable> McapWriter<W> {
     /// while the channel is probed, `data` adds to its probe, and a full
     /// probe decides.
     fn group_of(&mut self, counted: usize, data: &[u8]) -> io::Result<usize> {
-        let Some(Compressibility::Probing(probe)) = &mut self.compressibility[counted] else {
-            return Ok(self.compressibility[counted].as_ref().map_or(COMPRESSED, Compressibility::group));
+        let Some(channel) = &mut self.channel_states[counted] else { return Ok(COMPRESSED) };
+        let Compressibility::Probing(probe) = &mut channel.compressibility else {
+            return Ok(channel.compressibility.group());
         };
         probe.extend_from_slice(data);
         if probe.len() >= PROBE_BYTES {
             let probe = std::mem::take(probe);
             let compressed = self.compress(self.compression, &probe)?;
-            self.compressibility[counted] = Some(if compressed as f64 > STORED_ABOVE * probe.len() as f64 {
+            let compressibility = if compressed as f64 > STORED_ABOVE * probe.len() as f64 {
                 Compressibility::DoesNotCompress
             } else {
                 Compressibility::Compresses
-            });
+            };
+            if let Some(channel) = &mut self.channel_states[counted] {
+                channel.compressibility = compressibility;
+            }
         }
         Ok(COMPRESSED)
     }
@@ -616,8 +624,8 @@ impl<W: Rewritable> McapWriter<W> {
         let (start_time, end_time) = self.times.unwrap_or((0, 0));
         let mut statistics = Records(Vec::new());
         let at = statistics.open(opcode::STATISTICS);
-        let counts: Vec<(u16, u64)> = (self.message_counts.iter().enumerate())
-            .filter_map(|(id, count)| count.map(|count| (id as u16, count)))
+        let counts: Vec<(u16, u64)> = (self.channel_states.iter().enumerate())
+            .filter_map(|(id, channel)| channel.as_ref().map(|channel| (id as u16, channel.messages)))
             .collect();
         statistics.u64(counts.iter().map(|(_, count)| count).sum());
         statistics.u16(self.schema_count);
