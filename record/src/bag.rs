@@ -282,7 +282,8 @@ mod tests {
                 }
                 let bytes = encode_batch(step, &moments);
                 let batch = read_batch(&bytes).unwrap();
-                let lent = crate::direct_file::tests::lent_from_page(&bytes, batch.records().len());
+                let lent =
+                    crate::direct_file::tests::lent_from_page(&bytes, batch.records().len(), &Default::default());
                 bag.write_lent(lent, batch.index()).unwrap();
             }
             // Scans as noise (xorshift), which lz4 cannot compress.

@@ -23,6 +23,11 @@
 //! to the device from where they lie ([`DirectFile::write_lent`]): the
 //! recorder writes them without reading them, the block being filled
 //! ending where they start.
+//!
+//! The thread gathers what goes on where the last piece ended into one
+//! write of up to 2 MiB (see `gather`): on a virtual machine each write
+//! costs an exit to the host, and a node's batch is a few hundred
+//! kilobytes.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -31,9 +36,10 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// Direct I/O's alignment of buffers, file offsets and lengths, bytes:
 /// the largest logical block size of common devices.
@@ -47,20 +53,39 @@ const BLOCK_BYTES: usize = HUGE_PAGE;
 const HUGE_PAGE: usize = 2 << 20;
 
 /// Blocks in memory at most: one being filled, the others being written
-/// or waiting to be. A recorder that outruns the disk waits for a block
-/// to come back, and its senders for it.
-const BLOCKS: usize = 4;
+/// or waiting to be. Each lent piece takes the block that ends where it
+/// starts (its chunk's head, and the message indexes of the chunk before),
+/// so a run of [`RUN_BYTES`] of a few hundred kilobytes' batches holds
+/// several. A recorder that outruns the disk waits for a block to come
+/// back, and its senders for it.
+const BLOCKS: usize = 12;
 
-/// Lent pieces (a node's batch each) held for the writing thread at most:
-/// the bytes of more are copied. A
-/// node's batches come from its pool of shared memory (4 MiB, see
-/// `flotilla_node_kit::args`), which it needs back for its next batch.
-/// Holding up to four batches of a megabyte, the odometry node's CPU and
-/// the recorder's rose from about 0.18 to 0.35 s per 60 sim s of office-50
-/// in two rounds of eight, as when a node's pool runs out and its batches
-/// go through process memory and the socket (BENCHMARKS.md, "a recorder
-/// that never reads the payloads").
+/// Lent pieces of one [`Lender`] (a node's batches) held for the writing
+/// thread at most: the bytes of more are copied. A node's batches come
+/// from its pool of shared memory (4 MiB, see `flotilla_node_kit::args`),
+/// which it needs back for its next batch. Holding up to four batches of a
+/// megabyte (of any node), the odometry node's CPU and the recorder's rose
+/// from about 0.18 to 0.35 s per 60 sim s of office-50 in two rounds of
+/// eight, as when a node's pool runs out and its batches go through
+/// process memory and the socket (BENCHMARKS.md, "a recorder that never
+/// reads the payloads").
 const LENT_IN_FLIGHT: usize = 2;
+
+/// Bytes the writing thread gathers before it writes, when they come one
+/// after the other: on the virtual machines this project runs on, each
+/// write to the disk costs an exit to the host, and `dd` of 1 GB with
+/// `O_DIRECT` spent 0.21–0.23 s of system time in writes of 256 KiB, 0.09
+/// s in writes of 2 MiB (BENCHMARKS.md, "fewer, larger writes").
+const RUN_BYTES: usize = BLOCK_BYTES;
+
+/// How long the writing thread waits at most, wall time, for a run to grow
+/// to [`RUN_BYTES`]: a recording of a slow simulation still reaches the
+/// disk at once.
+const RUN_WAIT: Duration = Duration::from_millis(10);
+
+/// Jobs written at once at most (two pieces each at most, well within
+/// `pwritev`'s 1024).
+const RUN_JOBS: usize = 64;
 
 #[cfg(target_os = "linux")]
 const O_DIRECT: i32 = libc::O_DIRECT;
@@ -86,9 +111,6 @@ pub struct DirectFile {
     thread: Option<JoinHandle<io::Result<()>>>,
     /// Why writing stopped, once it has: every later call fails with it.
     failed: Option<String>,
-    /// Lent pieces handed to the thread and not written yet (see
-    /// [`LENT_IN_FLIGHT`]).
-    lent_in_flight: Arc<AtomicUsize>,
 }
 
 /// A buffer of [`BLOCK_BYTES`] at an aligned address, and where in the
@@ -133,15 +155,29 @@ pub struct Lent {
     owner: Arc<dyn AsRef<[u8]> + Send + Sync>,
     start: usize,
     len: usize,
+    lender: Lender,
+}
+
+/// Whoever lends pieces (a node, whose batches come from its pool of
+/// shared memory): how many of its pieces wait for the disk, at most
+/// two.
+#[derive(Debug, Clone, Default)]
+pub struct Lender(Arc<AtomicUsize>);
+
+impl Lender {
+    /// Its pieces handed to the writing thread and not written yet.
+    fn waiting(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
 impl Lent {
     /// `owner`'s bytes from `start`, `len` of them (all it has when they
-    /// are fewer).
-    pub fn new(owner: Arc<dyn AsRef<[u8]> + Send + Sync>, start: usize, len: usize) -> Lent {
+    /// are fewer), lent by `lender`.
+    pub fn new(owner: Arc<dyn AsRef<[u8]> + Send + Sync>, start: usize, len: usize, lender: &Lender) -> Lent {
         let have = (*owner).as_ref().len();
         let start = start.min(have);
-        Lent { len: len.min(have - start), owner, start }
+        Lent { len: len.min(have - start), owner, start, lender: lender.clone() }
     }
 
     /// The bytes.
@@ -159,6 +195,9 @@ enum Job {
     Lent { block: Option<Block>, lent: Lent, offset: u64 },
     /// The block being filled, padded; then the file's length is set.
     Flush { block: Block, file_len: u64, done: Sender<io::Result<()>> },
+    /// Write what was gathered now: a lender has as many pieces waiting
+    /// as it may, or the recorder has no block left to fill.
+    Now,
 }
 
 impl Job {
@@ -168,17 +207,23 @@ impl Job {
             Job::Write(block) => Some(block.offset),
             Job::Lent { block: Some(block), .. } => Some(block.offset),
             Job::Lent { offset, .. } => Some(*offset),
-            Job::Flush { .. } => None,
+            Job::Flush { .. } | Job::Now => None,
         }
     }
 
-    /// Where its bytes end in the file.
+    /// Where its bytes end in the file (0 for a [`Job::Now`], which is
+    /// never part of a run).
     fn end(&self) -> u64 {
         match self {
-            Job::Write(block) => block.offset + block.len as u64,
+            Job::Write(block) | Job::Flush { block, .. } => block.offset + block.len as u64,
             Job::Lent { lent, offset, .. } => offset + lent.len as u64,
-            Job::Flush { block, .. } => block.offset + block.len as u64,
+            Job::Now => 0,
         }
+    }
+
+    /// Its bytes' count.
+    fn len(&self) -> usize {
+        self.pieces().map(<[u8]>::len).sum()
     }
 
     /// Its bytes, in file order.
@@ -187,13 +232,11 @@ impl Job {
             Job::Write(block) => (Some(block), None),
             Job::Lent { block, lent, .. } => (block.as_ref(), Some(lent)),
             Job::Flush { block, .. } => (Some(block), None),
+            Job::Now => (None, None),
         };
         block.map(Block::filled).into_iter().chain(lent.map(Lent::bytes))
     }
 }
-
-/// Jobs written at once at most.
-const RUN_JOBS: usize = 16;
 
 /// Writes `pieces`, one after the other, at `offset` in `file`: in one
 /// `pwritev` call where nothing goes wrong.
@@ -261,8 +304,7 @@ impl DirectFile {
         }
         let (jobs, queued) = mpsc::sync_channel(BLOCKS);
         let (freed, free) = mpsc::channel();
-        let lent_in_flight = Arc::new(AtomicUsize::new(0));
-        let writer = BlockWriter { file, path: path.to_path_buf(), direct, lent_in_flight: lent_in_flight.clone() };
+        let writer = BlockWriter { file, path: path.to_path_buf(), direct };
         let thread =
             std::thread::Builder::new().name("recording-file".into()).spawn(move || writer.run(queued, freed))?;
         Ok(DirectFile {
@@ -275,12 +317,12 @@ impl DirectFile {
             free,
             thread: Some(thread),
             failed: None,
-            lent_in_flight,
         })
     }
 
     /// A block to fill: one the thread has written, a new one while fewer
-    /// than [`BLOCKS`] exist, or else the next the thread gives back.
+    /// than [`BLOCKS`] exist, or else the next the thread gives back, once
+    /// told to write what it gathered.
     fn free_block(&mut self) -> io::Result<Block> {
         if let Ok(block) = self.free.try_recv() {
             return Ok(block);
@@ -291,18 +333,43 @@ impl DirectFile {
             self.allocated += 1;
             return Block::new();
         }
+        self.send(Job::Now)?;
         match self.free.recv() {
             Ok(block) => Ok(block),
             Err(_) => Err(self.stopped()),
         }
     }
 
+    /// Hands `job` to the thread. While it gathers a run the thread
+    /// sleeps, and a job wakes it only when it is to be written at once
+    /// (or finds the queue full): a wake-up for each of a node's batches
+    /// was 5 % of the recorder's samples while it recorded office-50.
     fn send(&mut self, job: Job) -> io::Result<()> {
-        let sent = self.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
-        if sent {
-            Ok(())
-        } else {
-            Err(self.stopped())
+        let wake = matches!(job, Job::Now | Job::Flush { .. });
+        let sent = match &self.jobs {
+            None => false,
+            Some(jobs) => match jobs.try_send(job) {
+                Ok(()) => true,
+                Err(TrySendError::Full(job)) => {
+                    self.wake_writer();
+                    jobs.send(job).is_ok()
+                }
+                Err(TrySendError::Disconnected(_)) => false,
+            },
+        };
+        if !sent {
+            return Err(self.stopped());
+        }
+        if wake {
+            self.wake_writer();
+        }
+        Ok(())
+    }
+
+    /// Wakes the thread if it sleeps while gathering a run (see [`gather`]).
+    fn wake_writer(&self) {
+        if let Some(thread) = &self.thread {
+            thread.thread().unpark();
         }
     }
 
@@ -378,14 +445,17 @@ impl DirectFile {
     /// Writes `lent` as [`Write::write_all`] would, but the whole blocks
     /// of its bytes from where they lie (when they and the file's end are
     /// on the alignment, nothing is held for a rewrite, and fewer than
-    /// `LENT_IN_FLIGHT` lent pieces wait for the disk): the block being
-    /// filled goes with them, and the rest of them (less than a block)
-    /// starts the next. The writing thread holds `lent` until its bytes
-    /// are in the file.
+    /// `LENT_IN_FLIGHT` pieces of its lender wait for the disk): the
+    /// block being filled goes with them, and the rest of them (less than
+    /// a block) starts the next. The writing thread holds `lent` until its
+    /// bytes are in the file; it writes them with those that follow once
+    /// it has gathered `RUN_BYTES`, or at once when their lender may
+    /// lend no more.
     pub fn write_lent(&mut self, lent: Lent) -> io::Result<()> {
         self.check()?;
         let bytes = lent.bytes();
-        let aligned = self.lent_in_flight.load(Ordering::Acquire) < LENT_IN_FLIGHT
+        let waiting = lent.lender.waiting();
+        let aligned = waiting < LENT_IN_FLIGHT
             && self.hold_from.is_none()
             && self.position().is_multiple_of(ALIGN as u64)
             && (bytes.as_ptr() as usize).is_multiple_of(ALIGN);
@@ -403,9 +473,17 @@ impl DirectFile {
             None
         };
         self.block.offset = at + whole as u64;
-        self.lent_in_flight.fetch_add(1, Ordering::AcqRel);
-        let rest = Lent { owner: lent.owner.clone(), start: lent.start + whole, len: lent.len - whole };
+        lent.lender.0.fetch_add(1, Ordering::AcqRel);
+        let rest = Lent {
+            owner: lent.owner.clone(),
+            start: lent.start + whole,
+            len: lent.len - whole,
+            lender: lent.lender.clone(),
+        };
         self.send(Job::Lent { block, lent: Lent { len: whole, ..lent }, offset: at })?;
+        if waiting + 1 == LENT_IN_FLIGHT {
+            self.send(Job::Now)?;
+        }
         self.dirty = true;
         self.write_all(rest.bytes())
     }
@@ -414,6 +492,7 @@ impl DirectFile {
     fn stopped(&mut self) -> io::Error {
         if self.failed.is_none() {
             self.jobs = None;
+            self.wake_writer();
             let why = match self.thread.take().map(JoinHandle::join) {
                 Some(Ok(Err(e))) => e.to_string(),
                 Some(Err(_)) => "its writing thread panicked".to_string(),
@@ -509,6 +588,7 @@ impl Drop for DirectFile {
             let _ = self.flush();
         }
         self.jobs = None;
+        self.wake_writer();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -520,23 +600,53 @@ const EINVAL: i32 = libc::EINVAL;
 #[cfg(not(target_os = "linux"))]
 const EINVAL: i32 = 22;
 
+/// `first` and the jobs that come after it and go on where it ends, until
+/// they hold [`RUN_BYTES`] or [`RUN_JOBS`] jobs, [`RUN_WAIT`] has passed,
+/// or a job says to write now; and the job of another place that ended
+/// them, if one did. On the virtual machines this project runs on, each
+/// write to the disk costs an exit to the host: a node's batch of a few
+/// hundred kilobytes and the few bytes before it were one write each
+/// (BENCHMARKS.md, "fewer, larger writes"). Between the jobs the thread
+/// sleeps until [`RUN_WAIT`] is over or the sender wakes it (see
+/// [`DirectFile::send`]).
+fn gather(first: Job, jobs: &Receiver<Job>) -> (Vec<Job>, Option<Job>) {
+    let until = Instant::now() + RUN_WAIT;
+    let mut bytes = first.len();
+    let mut run = vec![first];
+    while bytes < RUN_BYTES && run.len() < RUN_JOBS {
+        match jobs.try_recv() {
+            Ok(Job::Now) => break,
+            Ok(job) if job.offset() == run.last().map(Job::end) => {
+                bytes += job.len();
+                run.push(job);
+            }
+            Ok(job) => return (run, Some(job)),
+            Err(TryRecvError::Empty) => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::park_timeout(left);
+            }
+            // The next `recv` sees that the sender is gone.
+            Err(TryRecvError::Disconnected) => break,
+        }
+    }
+    (run, None)
+}
+
 /// The thread's side: the file, and whether it is still written directly.
 struct BlockWriter {
     file: File,
     path: PathBuf,
     direct: bool,
-    /// Lent pieces given and not written yet, counted down as written.
-    lent_in_flight: Arc<AtomicUsize>,
 }
 
 impl BlockWriter {
     /// Writes the blocks and lent bytes it is given until the sender is
     /// dropped or a write fails, giving each block back once written. A
-    /// job and those queued after it that go on where it ends are written
-    /// at once: on the virtual machines this project runs on, each write
-    /// to the disk costs an exit to the host, and the lent bytes of a
-    /// node's batch and the few before them were two (BENCHMARKS.md, "a
-    /// recorder that never reads the payloads").
+    /// job and those after it that go on where it ends are written at once
+    /// (see [`gather`]).
     fn run(mut self, jobs: Receiver<Job>, freed: Sender<Block>) -> io::Result<()> {
         let mut next = None;
         loop {
@@ -547,30 +657,32 @@ impl BlockWriter {
                     Err(_) => return Ok(()),
                 },
             };
-            if let Job::Flush { .. } = job {
-                self.flush(job, &freed)?;
-                continue;
-            }
-            let mut run = vec![job];
-            while run.len() < RUN_JOBS {
-                match jobs.try_recv() {
-                    Ok(job) if job.offset() == run.last().map(Job::end) => run.push(job),
-                    Ok(job) => {
-                        next = Some(job);
-                        break;
-                    }
-                    Err(_) => break,
+            match job {
+                Job::Flush { .. } => {
+                    self.flush(job, &freed)?;
+                    continue;
                 }
+                // Nothing gathered to write.
+                Job::Now => continue,
+                Job::Write(_) | Job::Lent { .. } => {}
             }
+            let run;
+            (run, next) = gather(job, &jobs);
             let pieces: Vec<&[u8]> = run.iter().flat_map(Job::pieces).collect();
             let offset = run[0].offset().expect("a write");
             self.write(&pieces, offset)?;
             for job in run {
-                if let Job::Lent { .. } = job {
-                    self.lent_in_flight.fetch_sub(1, Ordering::AcqRel);
-                }
-                if let Job::Write(block) | Job::Lent { block: Some(block), .. } = job {
-                    let _ = freed.send(block);
+                match job {
+                    Job::Write(block) => {
+                        let _ = freed.send(block);
+                    }
+                    Job::Lent { block, lent, .. } => {
+                        lent.lender.0.fetch_sub(1, Ordering::AcqRel);
+                        if let Some(block) = block {
+                            let _ = freed.send(block);
+                        }
+                    }
+                    Job::Flush { .. } | Job::Now => {}
                 }
             }
         }
@@ -611,175 +723,4 @@ impl BlockWriter {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    fn pattern(len: usize, seed: u8) -> Vec<u8> {
-        (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
-    }
-
-    fn temp_path(name: &str) -> PathBuf {
-        std::env::temp_dir().join(format!("flotilla-direct-file-{name}-{}", std::process::id()))
-    }
-
-    #[test]
-    fn what_is_written_is_what_the_file_holds_across_blocks_and_flushes() {
-        let path = temp_path("blocks");
-        // More than the blocks in memory, in pieces that straddle blocks
-        // and the alignment, with a flush in the middle of a block.
-        let pieces = [pattern(10, 1), pattern(BLOCK_BYTES + 5000, 2), pattern(3 * BLOCK_BYTES, 3), pattern(77, 4)];
-        let mut file = DirectFile::create(&path).unwrap();
-        let mut expected = Vec::new();
-        for (i, piece) in pieces.iter().enumerate() {
-            file.write_all(piece).unwrap();
-            expected.extend_from_slice(piece);
-            if i == 1 {
-                file.flush().unwrap();
-                assert_eq!(std::fs::read(&path).unwrap(), expected, "a flush leaves exactly the bytes written");
-            }
-        }
-        file.flush().unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), expected);
-        file.write_all(&pattern(9000, 5)).unwrap();
-        expected.extend_from_slice(&pattern(9000, 5));
-        drop(file);
-        assert_eq!(std::fs::read(&path).unwrap(), expected, "dropping the file flushes it");
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    /// The first `len` of `bytes`, copied to the start of a page of their
-    /// own (as a node's batch lies in shared memory), lent.
-    pub(crate) fn lent_from_page(bytes: &[u8], len: usize) -> Lent {
-        struct Page(memmap2::MmapMut);
-        impl AsRef<[u8]> for Page {
-            fn as_ref(&self) -> &[u8] {
-                &self.0
-            }
-        }
-        let mut page = memmap2::MmapMut::map_anon(bytes.len() + 1).unwrap();
-        page[..bytes.len()].copy_from_slice(bytes);
-        Lent::new(std::sync::Arc::new(Page(page)), 0, len)
-    }
-
-    #[test]
-    fn lent_bytes_go_from_where_they_lie_when_aligned_and_are_copied_otherwise() {
-        let path = temp_path("lent");
-        let mut file = DirectFile::create(&path).unwrap();
-        let mut expected = pattern(2 * ALIGN, 1);
-        file.write_all(&expected).unwrap();
-        // On the alignment: the block being filled goes as it is, the
-        // lent bytes' whole blocks after it, the rest starts the next.
-        let first = pattern(3 * ALIGN + 100, 2);
-        file.write_lent(lent_from_page(&first, first.len())).unwrap();
-        expected.extend_from_slice(&first);
-        assert_eq!((file.block.offset, file.block.len), (5 * ALIGN as u64, 100), "written from the page");
-        // Off the alignment (100 bytes into a block): copied.
-        let second = pattern(2 * ALIGN, 3);
-        file.write_lent(lent_from_page(&second, second.len())).unwrap();
-        expected.extend_from_slice(&second);
-        assert_eq!((file.block.offset, file.block.len), (5 * ALIGN as u64, 100 + 2 * ALIGN), "copied");
-        file.flush().unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), expected, "a flush leaves exactly the bytes written");
-        // A lent run of whole blocks right after a flush, on the alignment
-        // again once 100 bytes more fill the block to it.
-        let pad = pattern(ALIGN - 100, 4);
-        file.write_all(&pad).unwrap();
-        expected.extend_from_slice(&pad);
-        let third = pattern(BLOCK_BYTES + ALIGN, 5);
-        file.write_lent(lent_from_page(&third, third.len())).unwrap();
-        expected.extend_from_slice(&third);
-        assert_eq!(file.block.len, 0, "no rest");
-        file.write_all(&pattern(7, 6)).unwrap();
-        expected.extend_from_slice(&pattern(7, 6));
-        drop(file);
-        assert_eq!(std::fs::read(&path).unwrap(), expected);
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn a_file_system_in_memory_gets_the_same_bytes() {
-        // tmpfs refuses O_DIRECT on older kernels and takes it on newer
-        // ones: either way the file holds what was written.
-        let shm = Path::new("/dev/shm");
-        if !shm.is_dir() {
-            return;
-        }
-        let path = shm.join(format!("flotilla-direct-file-{}", std::process::id()));
-        let mut file = DirectFile::create(&path).unwrap();
-        let bytes = pattern(BLOCK_BYTES + 123, 6);
-        file.write_all(&bytes).unwrap();
-        drop(file);
-        assert_eq!(std::fs::read(&path).unwrap(), bytes);
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn bytes_held_are_written_over_even_across_blocks_and_reach_the_file_after() {
-        let path = temp_path("rewrite");
-        let mut file = DirectFile::create(&path).unwrap();
-        let mut expected = pattern(BLOCK_BYTES - 20, 1);
-        file.write_all(&expected).unwrap();
-        // A header of 49 bytes across the first block's end, then records
-        // filling two more blocks: the blocks wait for the rewrite.
-        let at = expected.len() as u64;
-        file.hold(at).unwrap();
-        file.write_all(&[0; 49]).unwrap();
-        let records = pattern(2 * BLOCK_BYTES + 300, 2);
-        file.write_all(&records).unwrap();
-        assert!(file.hold(at + 100).is_err(), "one hold at a time");
-        let header = pattern(49, 3);
-        file.rewrite(at, &header).unwrap();
-        expected.extend_from_slice(&header);
-        expected.extend_from_slice(&records);
-        assert!(file.rewrite(at, &header).is_err(), "let go after the rewrite");
-        file.flush().unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), expected);
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn only_bytes_held_and_written_can_be_written_over_and_none_flushed_while_held() {
-        let path = temp_path("rewrite-refused");
-        let mut file = DirectFile::create(&path).unwrap();
-        file.write_all(&pattern(100, 1)).unwrap();
-        assert!(file.rewrite(10, &[1, 2]).is_err(), "nothing held");
-        file.hold(100).unwrap();
-        file.write_all(&[0; 8]).unwrap();
-        assert!(file.rewrite(99, &[1, 2]).is_err(), "before the bytes held");
-        assert!(file.rewrite(104, &[1; 8]).is_err(), "past the bytes written");
-        assert_eq!(
-            file.flush().unwrap_err().kind(),
-            io::ErrorKind::InvalidInput,
-            "a flush would write them unfinished"
-        );
-        file.rewrite(100, &[5; 8]).unwrap();
-        file.flush().unwrap();
-        assert_eq!(std::fs::read(&path).unwrap()[100..], [5; 8]);
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn a_block_is_a_whole_huge_page_aligned_for_direct_writes() {
-        let block = Block::new().unwrap();
-        let aligned = &block.bytes[block.start..block.start + BLOCK_BYTES];
-        assert_eq!(aligned.as_ptr() as usize % HUGE_PAGE, 0, "one huge page, not parts of two");
-        assert!(aligned.iter().all(|&b| b == 0));
-    }
-
-    #[test]
-    fn an_empty_file_stays_empty() {
-        let path = temp_path("empty");
-        let mut file = DirectFile::create(&path).unwrap();
-        file.flush().unwrap();
-        drop(file);
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn a_file_that_cannot_be_created_says_why() {
-        let path = temp_path("missing-dir").join("out.mcap");
-        let error = DirectFile::create(&path).err().expect("no such directory");
-        assert_eq!(error.kind(), io::ErrorKind::NotFound);
-    }
-}
+pub(crate) mod tests;

@@ -33,7 +33,7 @@ use rustc_hash::FxHashMap;
 use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
 
 use crate::bag::{Bag, BagError, ChunkCompression, TopicId};
-use crate::direct_file::Lent;
+use crate::direct_file::{Lender, Lent};
 
 pub use flotilla_protocol::channels::CLOCK_TOPIC;
 
@@ -83,6 +83,9 @@ struct Writer {
     by_channel: Vec<Option<usize>>,
     /// The nodes' batches that never arrived.
     gaps: BatchGaps,
+    /// Per batch key (one per node), what its batches lent to the file
+    /// count in: each node's pool of shared memory is its own.
+    lenders: FxHashMap<String, Lender>,
     /// The time of the latest `clock` written as it came on its key, until
     /// the world's batches bring the clock: a first batch may hold clocks
     /// this recorder already has (it is sent at once to a recorder that
@@ -169,24 +172,31 @@ impl Writer {
             topics: FxHashMap::default(),
             by_channel: Vec::new(),
             gaps: BatchGaps::default(),
+            lenders: FxHashMap::default(),
             live_clock_ns: None,
         }
     }
 
     /// Records `topic` on `key`, as the world's channel `channel` where
-    /// the bag has it free.
-    fn add_topic(&mut self, key: String, topic: &TopicSpec, channel: u16) {
+    /// the bag has it free; its place among the recorded topics, unless
+    /// the recording failed.
+    fn add_topic(&mut self, key: String, topic: &TopicSpec, channel: u16) -> Option<usize> {
         if self.failed.is_some() {
-            return;
+            return None;
         }
         match self.bag.add_topic(topic, channel) {
             Ok(id) => {
                 let clock = topic.name == CLOCK_TOPIC;
                 let channel = self.bag.channel(id).unwrap_or_default();
-                self.topics.insert(key, self.recorded.len());
+                let at = self.recorded.len();
+                self.topics.insert(key, at);
                 self.recorded.push(Recorded { name: topic.name.clone(), id, channel, clock, batched: false });
+                Some(at)
             }
-            Err(e) => self.failed = Some(e),
+            Err(e) => {
+                self.failed = Some(e);
+                None
+            }
         }
     }
 
@@ -200,10 +210,9 @@ impl Writer {
         }
     }
 
-    /// Writes a message that arrived on its topic's key, unless the topic
-    /// comes in batches.
-    fn write_arrived(&mut self, key: &str, payload: &[u8]) {
-        let Some(&at) = self.topics.get(key) else { return };
+    /// Writes a message that arrived on the key of recorded topic `at`,
+    /// unless the topic comes in batches.
+    fn write_arrived(&mut self, at: usize, payload: &[u8]) {
         let topic = &self.recorded[at];
         if !topic.batched {
             let (id, clock) = (topic.id, topic.clock);
@@ -250,7 +259,10 @@ impl Writer {
         as_it_is &= payload.as_shm().is_some() && payload.slices().count() == 1;
         if as_it_is {
             let start = batch.records().as_ptr() as usize - bytes.as_ptr() as usize;
-            let lent = Lent::new(Arc::new(Received(payload.clone())), start, batch.records().len());
+            if !self.lenders.contains_key(key) {
+                self.lenders.insert(key.to_string(), Lender::default());
+            }
+            let lent = Lent::new(Arc::new(Received(payload.clone())), start, batch.records().len(), &self.lenders[key]);
             self.now_ns = last_ns.unwrap_or(self.now_ns);
             if self.failed.is_none() {
                 if let Err(e) = self.bag.write_lent(lent, batch.index()) {
@@ -479,11 +491,17 @@ impl Subscriptions {
             }
             let key = keys.ros(&topic.name);
             let channel = channels.get(topic.name.as_str()).copied().unwrap_or(0);
-            lock(writer).add_topic(key.clone(), &topic, channel);
-            let (into, on) = (writer.clone(), key.clone());
+            let Some(at) = lock(writer).add_topic(key.clone(), &topic, channel) else {
+                // The recording failed: the writer says why at the end.
+                break;
+            };
+            // Each subscription knows its topic: a lookup of the key's
+            // string for each message was 3 % of the recorder's samples
+            // (office-50's 50 `cmd_vel`s come on their keys).
+            let into = writer.clone();
             let forward = move |sample: zenoh::sample::Sample| {
                 let payload = sample.payload().to_bytes();
-                lock(&into).write_arrived(&on, &payload);
+                lock(&into).write_arrived(at, &payload);
             };
             // A latched topic's last message is asked for as it was published.
             if topic.durability == Durability::TransientLocal {
@@ -539,12 +557,14 @@ mod tests {
         assert_eq!(lost, [("flotilla/s/recording/laser-1", 1), ("flotilla/s/recording/odom-1", 4)]);
     }
 
-    /// A recorder's writer on a file of its own, recording `/clock`.
-    fn clock_writer(path: &Path) -> Writer {
+    /// A recorder's writer on a file of its own, recording `/clock`; and
+    /// the clock's place among its topics.
+    fn clock_writer(path: &Path) -> (Writer, usize) {
         let mut writer = Writer::new(Bag::create(path, ChunkCompression::None).unwrap(), ChunkCompression::None);
-        writer.add_topic(Keys::new("s").ros(CLOCK_TOPIC), &TopicSpec::publish::<Clock>(CLOCK_TOPIC), CLOCK_CHANNEL);
+        let clock = Keys::new("s").ros(CLOCK_TOPIC);
+        let at = writer.add_topic(clock, &TopicSpec::publish::<Clock>(CLOCK_TOPIC), CLOCK_CHANNEL).unwrap();
         writer.follow_channels(&[CLOCK_TOPIC.to_string()], &Keys::new("s"));
-        writer
+        (writer, at)
     }
 
     fn clock_at(ms: u64) -> Vec<u8> {
@@ -560,9 +580,9 @@ mod tests {
     #[test]
     fn a_first_batch_of_clocks_the_recorder_already_has_adds_only_the_new_ones() {
         let path = std::env::temp_dir().join(format!("flotilla-record-clock-{}.mcap", std::process::id()));
-        let mut writer = clock_writer(&path);
+        let (mut writer, clock) = clock_writer(&path);
         for ms in [5, 10, 15] {
-            writer.write_arrived("clock", &clock_at(ms));
+            writer.write_arrived(clock, &clock_at(ms));
         }
         // The world's batch of twenty steps that another recorder's
         // presence had started: 5 to 25 ms, the first three already here.
@@ -571,7 +591,7 @@ mod tests {
             clocks.iter().zip(1..).map(|(clock, k)| (5_000_000 * k, std::slice::from_ref(clock))).collect();
         let first = zenoh::bytes::ZBytes::from(encode_batch(7, &moments));
         assert_eq!(writer.write_batch("s/recording/world", &first).unwrap(), [CLOCK_TOPIC]);
-        writer.write_arrived("clock", &clock_at(30)); // the same clock's copy on its key: taken from batches now
+        writer.write_arrived(clock, &clock_at(30)); // the same clock's copy on its key: taken from batches now
         let next = encode_batch(8, &[(30_000_000, &[(CLOCK_CHANNEL, 6, clock_at(30))])]);
         writer.write_batch("s/recording/world", &zenoh::bytes::ZBytes::from(next)).unwrap();
         assert_eq!(writer.now_ns, 30_000_000, "the latest time known");
