@@ -169,6 +169,16 @@ impl Lender {
     fn waiting(&self) -> usize {
         self.0.load(Ordering::Acquire)
     }
+
+    /// One more of its pieces is handed to the writing thread.
+    fn handed(&self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// One of its pieces is in the file.
+    fn written(&self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Lent {
@@ -473,7 +483,7 @@ impl DirectFile {
             None
         };
         self.block.offset = at + whole as u64;
-        lent.lender.0.fetch_add(1, Ordering::AcqRel);
+        lent.lender.handed();
         let rest = Lent {
             owner: lent.owner.clone(),
             start: lent.start + whole,
@@ -677,7 +687,7 @@ impl BlockWriter {
                         let _ = freed.send(block);
                     }
                     Job::Lent { block, lent, .. } => {
-                        lent.lender.0.fetch_sub(1, Ordering::AcqRel);
+                        lent.lender.written();
                         if let Some(block) = block {
                             let _ = freed.send(block);
                         }
