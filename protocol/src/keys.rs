@@ -168,6 +168,26 @@ impl Keys {
     pub fn recording_all(&self) -> String {
         format!("{}/recording/*", self.root)
     }
+    /// `flotilla/<sim>/recorders_on_keys/<recorder>/<key>` — a recorder's
+    /// liveliness token, alive while it takes the messages of ROS-facing
+    /// `key` on that key (not yet from the nodes' batches): until it goes,
+    /// a node sends its batch before any message on `key` (see
+    /// [`crate::recording`]).
+    pub fn recorder_on_key(&self, recorder: &str, key: &str) -> String {
+        format!("{}/recorders_on_keys/{recorder}/{key}", self.root)
+    }
+    /// `flotilla/<sim>/recorders_on_keys/**` — every recorder's
+    /// [`Keys::recorder_on_key`] token.
+    pub fn recorders_on_keys(&self) -> String {
+        format!("{}/recorders_on_keys/**", self.root)
+    }
+    /// The ROS-facing key a [`Keys::recorder_on_key`] token of this
+    /// simulation names.
+    pub fn parse_recorder_on_key<'k>(&self, token: &'k str) -> Option<&'k str> {
+        let tail = token.strip_prefix(&self.root)?.strip_prefix("/recorders_on_keys/")?;
+        let (recorder, key) = tail.split_once('/')?;
+        (!recorder.is_empty() && !key.is_empty()).then_some(key)
+    }
     /// `flotilla/<sim>/status` — ~2 Hz summary for launchers and dashboards.
     pub fn status(&self) -> String {
         format!("{}/status", self.root)
@@ -215,6 +235,11 @@ mod tests {
         assert_eq!(keys.parse_lockstep(&keys.lockstep("drive-1")), Some("drive-1"));
         assert_eq!(keys.parse_control(&keys.control("spawn")), Some("spawn"));
         assert_eq!(keys.parse_control("flotilla/s/controlx/spawn"), None);
+        let on_key = keys.recorder_on_key("1f2e", "robot1/scan");
+        assert_eq!(on_key, "flotilla/s/recorders_on_keys/1f2e/robot1/scan");
+        assert_eq!(keys.parse_recorder_on_key(&on_key), Some("robot1/scan"));
+        assert_eq!(keys.parse_recorder_on_key("flotilla/s/recorders_on_keys/1f2e"), None, "no key");
+        assert_eq!(keys.parse_recorder_on_key("flotilla/t/recorders_on_keys/1f2e/robot1/scan"), None, "another sim");
     }
 
     #[test]

@@ -14,6 +14,13 @@
 //! world sends its `clock`, one message a step, in batches of several
 //! steps.
 //!
+//! A recorder takes a topic on its key until the first batch that holds
+//! it, and from the batches only after that. While it does, its liveliness
+//! token on [`crate::Keys::recorder_on_key`] names the key, and a node sends
+//! its batch before any message on that key, so that the recorder gets
+//! each message once. A message on a key only other subscribers want goes
+//! there at once, and its batch keeps filling.
+//!
 //! A batch is the one internal payload not encoded by [`crate::codec`]:
 //! bincode writes and reads a byte vector one byte at a time. Its layout
 //! (5), integers little-endian:

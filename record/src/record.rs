@@ -8,9 +8,12 @@
 //! Each topic is subscribed on its key until a batch of a node's messages
 //! (see [`flotilla_protocol::recording`]) brings it: from then on the
 //! topic is taken from the batches only, and its subscription dropped, so
-//! that nodes stop publishing what only the recorder wanted. A node sends
-//! its batch before the same messages on their keys, so nothing is written
-//! twice and nothing is missed at the switch. (A topic published both by
+//! that nodes stop publishing what only the recorder wanted. Until then a
+//! token of the recorder's names the topic's key
+//! ([`Keys::recorder_on_key`]), and a node sends its batch before the same
+//! messages on their keys, so nothing is written twice and nothing is
+//! missed at the switch; once the token goes, a message that another
+//! subscriber wants on its key goes there at once, its batch later. (A topic published both by
 //! Flotilla nodes and by another program, say `/tf`, is then recorded
 //! from the nodes only.)
 
@@ -472,6 +475,11 @@ struct Subscriptions {
     /// Per topic not (yet) taken from batches, its subscriber.
     live: HashMap<String, zenoh::pubsub::Subscriber<()>>,
     latched: Vec<zenoh_ext::AdvancedSubscriber<()>>,
+    /// Per topic not (yet) taken from batches, the token that tells its
+    /// publishers to send their batch before a message on its key
+    /// ([`Keys::recorder_on_key`]): a node then sends its batch at
+    /// every moment with a message for another subscriber of the key.
+    on_keys: HashMap<String, zenoh::liveliness::LivelinessToken>,
 }
 
 impl Subscriptions {
@@ -503,6 +511,15 @@ impl Subscriptions {
                 let payload = sample.payload().to_bytes();
                 lock(&into).write_arrived(at, &payload);
             };
+            // Declared before the subscriber, and so heard of first by the
+            // nodes: none defers a batch past a message this recorder takes.
+            let token = keys.recorder_on_key(&session.zid().to_string(), &key);
+            let token = session
+                .liveliness()
+                .declare_token(&token)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot declare the token {token}: {e}"))?;
+            self.on_keys.insert(topic.name.clone(), token);
             // A latched topic's last message is asked for as it was published.
             if topic.durability == Durability::TransientLocal {
                 let subscriber = session
@@ -529,11 +546,13 @@ impl Subscriptions {
 
 impl Subscriptions {
     /// Drops the subscription of a topic now taken from batches (a latched
-    /// topic keeps its own).
+    /// topic keeps its own), then its token: its nodes may hold its
+    /// messages in their batches from now on.
     fn drop_live(&mut self, topic: &str) {
         if self.live.remove(topic).is_some() {
             tracing::debug!("{topic} now comes in the nodes' batches");
         }
+        self.on_keys.remove(topic);
     }
 }
 

@@ -3,6 +3,7 @@
 //! actuation, and its batches for recorders.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flotilla_protocol::delivery::OutputDelivery;
@@ -14,6 +15,7 @@ use super::flags::Flag;
 use super::plugin::Outbox;
 use super::recorder_batch::PendingBatch;
 use crate::error::{Error, Result};
+use crate::recorders::RecordersOnKeys;
 use crate::step_publisher::{congestion_control, StepPublisher};
 
 /// A node's publishers: one per output key and congestion control (the
@@ -27,6 +29,10 @@ pub(crate) struct Publishers {
     unconfirmed: Vec<Unconfirmed>,
     actuation: Option<StepPublisher>,
     pub(crate) recording: Option<zenoh::pubsub::Publisher<'static>>,
+    /// The keys a recorder still takes on the keys themselves, and the
+    /// watch of its tokens that keeps them.
+    pub(crate) recorders_on_keys: Arc<RecordersOnKeys>,
+    pub(crate) recorders_on_keys_watch: Option<zenoh::pubsub::Subscriber<()>>,
     /// While a recorder listens, per message being published, whether a
     /// subscriber of its key wants it too (kept for its memory).
     on_keys: Vec<bool>,
@@ -53,11 +59,12 @@ impl Publishers {
     /// the main loop, and a Zenoh put completes at once either way.
     /// While a recorder listens, the messages are added to the batch for
     /// recorders as a moment (see `super::recorder_batch`), which goes
-    /// first if any of them also goes on its key; each then goes on its
-    /// key only if a subscriber there wants it: the recorder takes a topic
-    /// from the batches once one has it, and ignores what reaches it on
-    /// the key after (see `flotilla_record`). Returns when the batch must
-    /// go for its age, if this moment started it.
+    /// first if any of them also goes on its key to a recorder that still
+    /// takes that key there (see [`RecordersOnKeys`]); each then goes on
+    /// its key only if a subscriber there wants it: the recorder takes a
+    /// topic from the batches once one has it, and ignores what reaches it
+    /// on the key after (see `flotilla_record`). Returns when the batch
+    /// must go for its age, if this moment started it.
     pub(crate) fn publish(
         &mut self,
         session: &zenoh::Session,
@@ -80,7 +87,7 @@ impl Publishers {
             if outbox.batch.take_started() {
                 started = outbox.batch.due_at();
             }
-            if outbox.batch.is_full() || self.on_keys.contains(&true) {
+            if outbox.batch.is_full() || batch_goes_first(&items, &self.on_keys, &self.recorders_on_keys) {
                 self.send_batch(&mut outbox.batch);
             }
         }
@@ -201,6 +208,16 @@ impl Publishers {
     }
 }
 
+/// Whether the batch for recorders must go before a moment's `items`, of
+/// which those marked in `on_keys` also go on their keys: it must when a
+/// recorder takes one of those keys there, not when only other
+/// subscribers want them.
+fn batch_goes_first(items: &[(String, Vec<u8>)], on_keys: &[bool], recorders: &RecordersOnKeys) -> bool {
+    on_keys.contains(&true)
+        && recorders
+            .takes_any(items.iter().zip(on_keys).filter(|(_, &on_key)| on_key).map(|((key, _), _)| key.as_str()))
+}
+
 /// Declares the publisher of an output key, with a matching listener that
 /// keeps [`Outbox::wants`] true exactly while a subscriber matches it; its
 /// flag starts true, as Zenoh may not know the subscribers of a new key yet
@@ -228,4 +245,28 @@ fn declare_output(
         tracing::warn!("cannot watch subscribers of {key}: {e}");
     }
     Ok((publisher, flag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moment(keys: &[&str]) -> Vec<(String, Vec<u8>)> {
+        keys.iter().map(|key| (key.to_string(), vec![1, 2, 3])).collect()
+    }
+
+    #[test]
+    fn a_batch_goes_first_only_for_a_key_a_recorder_still_takes_there() {
+        let recorders = RecordersOnKeys::default();
+        let items = moment(&["robot1/scan", "robot2/scan"]);
+        // The wander subscribes the scans; no recorder takes them on their keys.
+        assert!(!batch_goes_first(&items, &[true, true], &recorders));
+        // A recorder that has not switched robot2's scans to batches yet.
+        let token = "flotilla/s/recorders_on_keys/1f2e/robot2/scan";
+        recorders.token(token, "robot2/scan", true);
+        assert!(batch_goes_first(&items, &[true, true], &recorders));
+        assert!(!batch_goes_first(&items, &[true, false], &recorders), "robot2's scan stays in the batch only");
+        recorders.token(token, "robot2/scan", false);
+        assert!(!batch_goes_first(&items, &[true, true], &recorders), "switched: the batch keeps filling");
+    }
 }

@@ -10,10 +10,10 @@
 //! batch being filled, on the thread that answered it, and nothing is
 //! sent; the batch goes out, from the main loop, when it holds
 //! `BATCH_MOMENTS` moments or `BATCH_BYTES` bytes, when a moment also
-//! has a message for a subscriber of its key (the batch must reach the
-//! recorder before the same message on its key, which the recorder may
-//! still take there), at most [`BATCH_AGE`] after its first moment (a
-//! paused or slow simulation), and when the node stops.
+//! has a message for a key a recorder still takes there (the batch must
+//! reach the recorder before the same message on its key; see
+//! [`crate::recorders::RecordersOnKeys`]), at most [`BATCH_AGE`] after its
+//! first moment (a paused or slow simulation), and when the node stops.
 //!
 //! Where this process has Zenoh's shared memory, a batch is written
 //! straight into a buffer of it, which Zenoh then sends as it is: a batch

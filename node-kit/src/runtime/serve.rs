@@ -314,8 +314,12 @@ impl<P: NodePlugin> Shared<P> {
 }
 
 /// Declares the publisher of the node's batches for recorders, whose
-/// matching listener tells the outbox whether a recorder listens.
+/// matching listener tells the outbox whether a recorder listens, once the
+/// keys recorders still take on the keys themselves are known.
 async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
+    let on_keys = shared.lock().publishers.recorders_on_keys.clone();
+    let watch = crate::recorders::watch_recorders_on_keys(&shared.session, &shared.keys, on_keys).await?;
+    shared.lock().publishers.recorders_on_keys_watch = Some(watch);
     let flag = shared.lock().core.outbox.recording_flag();
     let key = shared.keys.recording(&shared.node);
     let publisher = crate::recorders::declare_batch_publisher(&shared.session, key, flag).await?;
