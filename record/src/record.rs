@@ -13,9 +13,9 @@
 //! ([`Keys::recorder_on_key`]), and a node sends its batch before the same
 //! messages on their keys, so nothing is written twice and nothing is
 //! missed at the switch; once the token goes, a message that another
-//! subscriber wants on its key goes there at once, its batch later. (A topic published both by
-//! Flotilla nodes and by another program, say `/tf`, is then recorded
-//! from the nodes only.)
+//! subscriber wants on its key goes there at once, its batch later. (A
+//! topic published both by Flotilla nodes and by another program, say
+//! `/tf`, is then recorded from the nodes only.)
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -468,6 +468,18 @@ async fn sole_owner(mut writer: Shared) -> Result<Mutex<Writer>, Shared> {
     }
 }
 
+/// How long a recorder waits between declaring its tokens for new topics
+/// ([`Keys::recorder_on_key`]) and subscribing to their keys. A node must
+/// know of the token before the subscription reaches it, or it may send a
+/// message on the key ahead of the batch that holds it, which the recorder
+/// would then write twice. Declared one after the other, the two can
+/// reach a node in either order (they may travel through the world's
+/// router or straight from peer to peer): recording the room world in fast
+/// mode while another subscriber took the scans, a scan was written twice
+/// in 3 runs of 16 without this wait, and in none of 30 with it
+/// (`tests/tests/record_replay.rs`).
+const TOKENS_SETTLE: Duration = Duration::from_millis(300);
+
 /// The subscriptions of the topics recorded so far.
 #[derive(Default)]
 struct Subscriptions {
@@ -493,6 +505,9 @@ impl Subscriptions {
         writer: &Shared,
     ) -> anyhow::Result<()> {
         let channels: HashMap<&str, u16> = channel_ids(&description.channels).collect();
+        // Each new topic's token first, for all of them (see
+        // [`TOKENS_SETTLE`]), then the subscriptions.
+        let mut new = Vec::new();
         for topic in topics_of(description, keep) {
             if !self.names.insert(topic.name.clone()) {
                 continue;
@@ -503,6 +518,19 @@ impl Subscriptions {
                 // The recording failed: the writer says why at the end.
                 break;
             };
+            let token = keys.recorder_on_key(&session.zid().to_string(), &key);
+            let token = session
+                .liveliness()
+                .declare_token(&token)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot declare the token {token}: {e}"))?;
+            self.on_keys.insert(topic.name.clone(), token);
+            new.push((topic, key, at));
+        }
+        if !new.is_empty() {
+            tokio::time::sleep(TOKENS_SETTLE).await;
+        }
+        for (topic, key, at) in new {
             // Each subscription knows its topic: a lookup of the key's
             // string for each message was 3 % of the recorder's samples
             // (office-50's 50 `cmd_vel`s come on their keys).
@@ -511,15 +539,6 @@ impl Subscriptions {
                 let payload = sample.payload().to_bytes();
                 lock(&into).write_arrived(at, &payload);
             };
-            // Declared before the subscriber, and so heard of first by the
-            // nodes: none defers a batch past a message this recorder takes.
-            let token = keys.recorder_on_key(&session.zid().to_string(), &key);
-            let token = session
-                .liveliness()
-                .declare_token(&token)
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot declare the token {token}: {e}"))?;
-            self.on_keys.insert(topic.name.clone(), token);
             // A latched topic's last message is asked for as it was published.
             if topic.durability == Durability::TransientLocal {
                 let subscriber = session

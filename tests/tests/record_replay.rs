@@ -3,7 +3,9 @@
 //! (`tests/mcap/check_recording.py`: topics, types, rates in sim time,
 //! decoded fields); `flotilla replay` then publishes the recording again,
 //! and a subscriber receives the very bytes it received live. `flotilla run
-//! --record` records with the chunk compression asked for.
+//! --record` records with the chunk compression asked for. A node's batch
+//! waits for more moments when only another subscriber wants a message on
+//! its key, and the recorder still writes each scan once.
 
 mod common;
 
@@ -12,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::Sim;
+use flotilla_protocol::recording::read_batch;
 use flotilla_protocol::ros::geometry_msgs::{Twist, Vector3};
 
 const T: Duration = Duration::from_secs(30);
@@ -88,14 +91,7 @@ async fn a_recording_reads_in_python_and_replays_byte_for_byte() {
         live.len() - start
     );
     // Stamps (sec, nanosec) name the scans in a failure's message.
-    let stamps = |scans: &[Vec<u8>]| -> Vec<(u32, u32)> {
-        scans
-            .iter()
-            .map(|p| {
-                (u32::from_le_bytes(p[4..8].try_into().unwrap()), u32::from_le_bytes(p[8..12].try_into().unwrap()))
-            })
-            .collect()
-    };
+    let stamps = |scans: &[Vec<u8>]| -> Vec<(u32, u32)> { scans.iter().map(|p| scan_stamp(p)).collect() };
     let live = &live[start..start + recorded.len()];
     assert!(
         live == &recorded[..],
@@ -162,6 +158,79 @@ async fn flotilla_run_records_with_the_compression_asked_for() {
     assert_eq!(lines.next(), Some("['zstd']"), "{text}");
     let counts: Vec<u64> = lines.next().unwrap().split(' ').map(|n| n.parse().unwrap()).collect();
     assert!(counts[0] >= 10 && counts[1] >= 100, "scans and clock messages recorded: {counts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scans_another_subscriber_wants_wait_in_their_batch_and_are_recorded_once() {
+    // Fast: many scans a wall second, so that a batch can hold several.
+    let world = common::config("tests/room/world.yaml");
+    let sim = Sim::start("record-wait", &world, &["flotilla-laser"], &["--clock", "fast"]).await;
+    let mcap = sim.logs().join("run.mcap");
+    let (live_scans, live_sub) = collect(&sim.session, sim.keys.ros("/robot/scan")).await;
+    // The batches the recorder gets, seen beside it.
+    let (batches, batches_sub) = collect_keyed(&sim.session, sim.keys.recording_all()).await;
+    let recorder = common::spawn(
+        &common::bin("flotilla"),
+        &["record", mcap.to_str().unwrap(), "--for", "3", "--sim", &sim.sim, "--connect", &sim.endpoint],
+        &sim.logs().join("record.log"),
+    );
+    let status = wait_for_exit(recorder, T).await;
+    assert!(status.success(), "flotilla record failed: {}", sim.log("record"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop((live_sub, batches_sub));
+
+    // Once the recorder took the scans from the laser's batches (its token
+    // for the key gone), a scan went to this subscriber at once and its
+    // batch waited for more. Before, a batch went ahead of every scan that
+    // another subscriber wanted: one scan a batch.
+    let most = batches
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(key, _)| key.rsplit('/').next().is_some_and(|node| node.starts_with("laser")))
+        .map(|(_, bytes)| read_batch(bytes).expect("a batch").index().len())
+        .max();
+    assert!(most >= Some(2), "at most {most:?} scans in one of the laser's batches");
+
+    // And each scan is recorded once: those a subscriber got live from the
+    // first recorded on. (In log-time order, which is not quite the order
+    // they went live: the recorder logs a scan that came on its key, before
+    // it switched to the batches, at the latest sim time it knew then.)
+    let mut recorded: Vec<(u32, u32)> = recorded_payloads(&mcap, "/robot/scan").iter().map(|p| scan_stamp(p)).collect();
+    recorded.sort();
+    let live: Vec<(u32, u32)> = live_scans.lock().unwrap().iter().map(|p| scan_stamp(p)).collect();
+    assert!(recorded.len() >= 10, "{} scans recorded", recorded.len());
+    let twice: Vec<&(u32, u32)> = recorded.windows(2).filter(|w| w[0] == w[1]).map(|w| &w[0]).collect();
+    assert!(twice.is_empty(), "scans recorded twice, by stamp: {twice:?}");
+    let start = live.iter().position(|s| *s == recorded[0]).expect("the first recorded scan was seen live");
+    let missing: Vec<&(u32, u32)> = live[start..]
+        .iter()
+        .filter(|s| **s <= recorded[recorded.len() - 1] && recorded.binary_search(s).is_err())
+        .collect();
+    assert!(missing.is_empty(), "scans seen live but not recorded, by stamp: {missing:?}");
+}
+
+/// A scan's stamp (sec, nanosec): each of the room laser's scans has its own.
+fn scan_stamp(payload: &[u8]) -> (u32, u32) {
+    (u32::from_le_bytes(payload[4..8].try_into().unwrap()), u32::from_le_bytes(payload[8..12].try_into().unwrap()))
+}
+
+/// Samples collected: each one's key and payload.
+type Keyed = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// Collects the key and payload of every sample on `keys` into a shared list.
+async fn collect_keyed(session: &zenoh::Session, keys: String) -> (Keyed, zenoh::pubsub::Subscriber<()>) {
+    let got: Keyed = Arc::default();
+    let into = got.clone();
+    let subscriber = session
+        .declare_subscriber(keys)
+        .callback(move |sample| {
+            let key = sample.key_expr().as_str().to_string();
+            into.lock().unwrap().push((key, sample.payload().to_bytes().into_owned()));
+        })
+        .await
+        .unwrap();
+    (got, subscriber)
 }
 
 /// Waits until a recorder subscribes to the nodes' batches, which it does
