@@ -527,6 +527,9 @@ impl Subscriptions {
             self.on_keys.insert(topic.name.clone(), token);
             new.push((topic, key, at));
         }
+        // The new topics' records in the nodes' batches are written from
+        // now on, while the subscriptions wait.
+        lock(writer).follow_channels(&description.channels, keys);
         if !new.is_empty() {
             tokio::time::sleep(TOKENS_SETTLE).await;
         }
@@ -558,7 +561,6 @@ impl Subscriptions {
             }
             tracing::debug!("recording {} ({})", topic.name, topic.ros_type);
         }
-        lock(writer).follow_channels(&description.channels, keys);
         Ok(())
     }
 }
