@@ -507,6 +507,7 @@ impl Subscriptions {
         let channels: HashMap<&str, u16> = channel_ids(&description.channels).collect();
         // Each new topic's token first, for all of them (see
         // [`TOKENS_SETTLE`]), then the subscriptions.
+        let recorder = session.zid().to_string();
         let mut new = Vec::new();
         for topic in topics_of(description, keep) {
             if !self.names.insert(topic.name.clone()) {
@@ -518,7 +519,7 @@ impl Subscriptions {
                 // The recording failed: the writer says why at the end.
                 break;
             };
-            let token = keys.recorder_on_key(&session.zid().to_string(), &key);
+            let token = keys.recorder_on_key(&recorder, &key);
             let token = session
                 .liveliness()
                 .declare_token(&token)
