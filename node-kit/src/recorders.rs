@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use zenoh::qos::CongestionControl;
-use zenoh::sample::SampleKind;
 
 use crate::{Error, Result};
 
@@ -113,30 +112,25 @@ pub async fn watch_recorders_on_keys(
     let watched = keys.recorders_on_keys();
     let take = {
         let keys = keys.clone();
-        move |sample: &zenoh::sample::Sample, alive: bool| {
-            let token = sample.key_expr().as_str();
+        move |token: &str, alive: bool| {
             if let Some(key) = keys.parse_recorder_on_key(token) {
                 on_keys.token(token, key, alive);
             }
         }
     };
-    let on_change = take.clone();
-    let subscriber = session
-        .liveliness()
-        .declare_subscriber(watched.clone())
-        .history(true)
-        .callback(move |sample| on_change(&sample, sample.kind() == SampleKind::Put))
-        .await
-        .map_err(Error::zenoh("watch", watched.clone()))?;
+    let subscriber = crate::subscribe::watch_tokens(session, watched.clone(), take.clone()).await?;
     // The history above comes when it comes: ask, and wait for the answer.
-    let replies = session.liveliness().get(watched.clone()).await.map_err(Error::zenoh("ask for", watched))?;
-    while let Ok(reply) = replies.recv_async().await {
-        if let Ok(sample) = reply.result() {
-            take(sample, true);
-        }
+    // A query left unanswered costs speed only (the watch brings the
+    // tokens later), never a message recorded twice or lost.
+    match crate::claims::live_tokens(session, watched, TOKENS_QUERY_TIMEOUT).await {
+        Ok(tokens) => tokens.iter().for_each(|token| take(token, true)),
+        Err(e) => tracing::warn!("cannot load the recorders' tokens yet: {e}; going by those the watch brings"),
     }
     Ok(subscriber)
 }
+
+/// How long a node waits for the recorders' tokens at its start.
+const TOKENS_QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[cfg(test)]
 mod tests {
