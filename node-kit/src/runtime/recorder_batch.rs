@@ -42,13 +42,14 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use flotilla_protocol::channels::channel_ids;
 use flotilla_protocol::recording::{
     batch_end_len, message_len, write_batch_end, write_record_head, IndexEntry, BATCH_END_LEN,
 };
+use flotilla_protocol::Keys;
+use rustc_hash::FxHashMap;
 use zenoh::shm::{GarbageCollect, OwnedShmBuf, PosixShmProviderBackend, ShmProvider, ZShmMut};
 use zenoh::Wait;
-
-pub(crate) use super::batch_channels::{BatchChannels, ChannelCache};
 
 /// The shared memory this process's Zenoh session sends from.
 pub(crate) type SharedMemory = Arc<ShmProvider<PosixShmProviderBackend>>;
@@ -74,6 +75,76 @@ pub const BATCH_ALIGN: usize = 4096;
 
 /// A moment's messages: key and payload each.
 pub type Messages = [(String, Vec<u8>)];
+
+/// The channel ids of the keys a node publishes on, from the world's
+/// description, and its sequence number on each channel.
+#[derive(Debug, Default)]
+pub(crate) struct BatchChannels {
+    /// The description's `channels` these are made from.
+    names: Vec<String>,
+    /// Per key, its topic's channel id.
+    ids: FxHashMap<String, u16>,
+    /// Per channel id, the sequence number of its next message.
+    sequences: Vec<u32>,
+    /// Bumped whenever a key's id changes (another world), so that a
+    /// [`ChannelCache`] taken earlier is looked up again.
+    generation: u64,
+}
+
+/// A key's channel id, kept by whoever writes that key again and again (a
+/// robot's odometry, each step): found without hashing the key's string.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelCache(Option<(u64, u16)>);
+
+impl BatchChannels {
+    /// Follows the world's `channels` (a description's), its topics' keys
+    /// made by `keys`. A list that only grew (models spawned) keeps every
+    /// id; another (a new world) numbers afresh.
+    pub(crate) fn follow(&mut self, channels: &[String], keys: &Keys) {
+        if channels.starts_with(&self.names) {
+            if channels.len() == self.names.len() {
+                return;
+            }
+        } else {
+            self.names.clear();
+            self.ids.clear();
+            self.sequences.clear();
+            self.generation += 1;
+        }
+        for (name, id) in channel_ids(channels).skip(self.names.len()) {
+            self.ids.insert(keys.ros(name), id);
+        }
+        self.names = channels.to_vec();
+    }
+
+    /// The channel id of `key`, if its topic has one.
+    fn id(&self, key: &str) -> Option<u16> {
+        self.ids.get(key).copied()
+    }
+
+    /// [`BatchChannels::id`], kept in `cache`.
+    fn id_cached(&self, key: &str, cache: &mut ChannelCache) -> Option<u16> {
+        if let Some((generation, id)) = cache.0 {
+            if generation == self.generation {
+                return Some(id);
+            }
+        }
+        let id = self.id(key)?;
+        *cache = ChannelCache(Some((self.generation, id)));
+        Some(id)
+    }
+
+    /// The next sequence number on channel `id`.
+    fn next_sequence(&mut self, id: u16) -> u32 {
+        let at = usize::from(id);
+        if self.sequences.len() <= at {
+            self.sequences.resize(at + 1, 0);
+        }
+        let sequence = self.sequences[at];
+        self.sequences[at] = sequence.wrapping_add(1);
+        sequence
+    }
+}
 
 /// Where the batch being filled is written.
 enum Memory {
@@ -307,22 +378,10 @@ impl PendingBatch {
     /// first batch: its first moment and its end), or else in process
     /// memory. (The session's pool gives no buffer aligned so far, so the
     /// bytes before the boundary are skipped.)
-    ///
-    /// The buffers the recorders are done with are taken back first. Zenoh
-    /// takes them back only when an allocation fails, so each batch went
-    /// above the last until the pool was used up: every batch was written
-    /// into the memory of the pool left untouched longest, none of it in
-    /// the processor's caches. Taken back at once, the buffers the recorder
-    /// has written to its file are free again, and the allocator (lowest
-    /// address first) hands them out again while they may still be cached
-    /// (BENCHMARKS.md, "the pool's buffers taken back at once").
     fn start(&mut self, first_moment: usize) {
         let room = self.last_len.min(BATCH_BYTES) + self.largest_moment.max(first_moment);
         let room = room.max(first_moment + BATCH_END_LEN) + BATCH_ALIGN - 1;
-        let allocated = self.shared.as_ref().map(|shared| {
-            shared.garbage_collect();
-            shared.alloc(room).with_policy::<GarbageCollect>().wait()
-        });
+        let allocated = self.shared.as_ref().map(|shared| shared.alloc(room).with_policy::<GarbageCollect>().wait());
         self.memory = match allocated {
             Some(Ok(buffer)) => {
                 let at = buffer.as_ptr().align_offset(BATCH_ALIGN).min(BATCH_ALIGN - 1);
@@ -408,10 +467,9 @@ impl PendingBatch {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use flotilla_protocol::channels::ChannelNumbers;
+    use flotilla_protocol::channels::{ChannelNumbers, CLOCK_CHANNEL};
     use flotilla_protocol::plugins::registry::TopicSpec;
     use flotilla_protocol::recording::{encode_batch, read_batch, ChannelMessage};
-    use flotilla_protocol::Keys;
 
     /// Gives `batch` the world's channels with [`TOPICS`] numbered after
     /// `/clock`, `/tf` and `/tf_static`, their keys those of sim `s`.
@@ -512,6 +570,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn channels_follow_the_world_and_start_again_with_another() {
+        let mut channels = BatchChannels::default();
+        let keys = Keys::new("s");
+        let mut names: Vec<String> = ["/clock", "/tf", "/tf_static", "/robot1/odom"].map(String::from).to_vec();
+        channels.follow(&names, &keys);
+        let mut cache = ChannelCache::default();
+        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(4));
+        assert_eq!((channels.next_sequence(4), channels.next_sequence(4)), (0, 1));
+        assert_eq!(channels.id("clock"), Some(CLOCK_CHANNEL));
+        names.push("/robot2/odom".into());
+        channels.follow(&names, &keys);
+        assert_eq!(channels.id("robot2/odom"), Some(5), "a model spawned: its topics numbered after");
+        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(4));
+        assert_eq!(channels.next_sequence(4), 2, "the same channel goes on");
+        // Another world: the same names in another order.
+        names.swap(3, 4);
+        channels.follow(&names, &keys);
+        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(5), "the cached id is looked up again");
+        assert_eq!(channels.next_sequence(5), 0, "a new world's channels start their sequences");
+    }
+
+    #[test]
     fn a_batch_is_full_at_its_moments_or_its_bytes() {
         let (items, mut batch) = (odometry(), batch_of_test_topics());
         for moment in 1..BATCH_MOMENTS {
@@ -576,24 +656,6 @@ pub(crate) mod tests {
         let first = batch.take().unwrap();
         assert!(first.as_shm().is_some(), "room for its first moment and its end");
         assert_eq!(content(&first.to_bytes()), content(&Expected::default().batch(0, &[(10_000_000, &items)])));
-    }
-
-    #[test]
-    fn a_batch_in_shared_memory_reuses_the_buffers_the_recorder_let_go() {
-        let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
-        let (items, mut batch) = (odometry(), batch_of_test_topics());
-        batch.use_shared_memory(shared);
-        batch.add(1, &items);
-        let first = batch.take().unwrap();
-        let lowest = first.to_bytes().as_ptr();
-        batch.add(2, &items);
-        let second = batch.take().unwrap();
-        assert_ne!(second.to_bytes().as_ptr(), lowest, "the first still held: a buffer of its own");
-        drop((first, second));
-        batch.add(3, &items);
-        let third = batch.take().unwrap();
-        assert!(third.as_shm().is_some());
-        assert_eq!(third.to_bytes().as_ptr(), lowest, "both taken back: the lowest buffer again");
     }
 
     #[test]
