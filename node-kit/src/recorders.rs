@@ -120,8 +120,11 @@ pub async fn watch_recorders_on_keys(
     };
     let subscriber = crate::subscribe::watch_tokens(session, watched.clone(), take.clone()).await?;
     // The history above comes when it comes: ask, and wait for the answer.
-    // A query left unanswered costs speed only (the watch brings the
-    // tokens later), never a message recorded twice or lost.
+    // A query that fails or times out leaves the node to the watch, whose
+    // history may come after the node's first messages on a recorder's
+    // key: one of them could then go ahead of its batch and be recorded
+    // twice (the same hazard as the recorder's `TOKENS_SETTLE`), hence
+    // the warning.
     match crate::claims::live_tokens(session, watched, TOKENS_QUERY_TIMEOUT).await {
         Ok(tokens) => tokens.iter().for_each(|token| take(token, true)),
         Err(e) => tracing::warn!("cannot load the recorders' tokens yet: {e}; going by those the watch brings"),
