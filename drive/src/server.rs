@@ -453,7 +453,12 @@ mod tests {
         let mut twist = Twist::default();
         twist.linear.x = mps;
         let bad = std::sync::Arc::new(flotilla_node_kit::health::BadMessages::new("robot1/cmd_vel"));
-        core.arrive(Arrival::Input { tag: "robot1/drive".into(), payload: ros::encode(&twist), bad: bad.clone() });
+        core.arrive(Arrival::Input {
+            tag: "robot1/drive".into(),
+            payload: ros::encode(&twist),
+            bad: bad.clone(),
+            forwarded: None,
+        });
         assert_eq!(bad.count(), 0);
     }
 
@@ -485,7 +490,12 @@ mod tests {
         stamped.header.stamp = SimTime::at_step(4, 5_000_000).to_ros();
         stamped.twist.linear.x = 0.2;
         let bad = std::sync::Arc::new(flotilla_node_kit::health::BadMessages::new("robot1/cmd_vel"));
-        core.arrive(Arrival::Input { tag: "robot1/drive".into(), payload: ros::encode(&stamped), bad });
+        core.arrive(Arrival::Input {
+            tag: "robot1/drive".into(),
+            payload: ros::encode(&stamped),
+            bad,
+            forwarded: None,
+        });
         core.arrive(Arrival::State(state(2)));
         assert_eq!(promised(&mut core), Some((2 + PLANNED_STEPS, vec![(5, 0.2)])));
         core.arrive(Arrival::Clock(ClockMode::Fast));

@@ -118,18 +118,22 @@ pub async fn watch_recorders_on_keys(
             }
         }
     };
-    let subscriber = crate::subscribe::watch_tokens(session, watched.clone(), take.clone()).await?;
-    // The history above comes when it comes: ask, and wait for the answer.
-    // A query that fails or times out leaves the node to the watch, whose
-    // history may come after the node's first messages on a recorder's
-    // key: one of them could then go ahead of its batch and be recorded
-    // twice (the same hazard as the recorder's `TOKENS_SETTLE`), hence
-    // the warning.
-    match crate::claims::live_tokens(session, watched, TOKENS_QUERY_TIMEOUT).await {
+    // Asked first, and the answer waited for: the watch's history comes
+    // when it comes, and a query made just after the watch's declaration
+    // found none of the tokens (Zenoh 1.x answers it from what the session
+    // knows while the history is on its way; seen with the forwarders'
+    // tokens, `flotilla_record`). A query that fails or times out leaves
+    // the node to the watch, whose history may come after the node's first
+    // messages on a recorder's key: one of them could then go ahead of its
+    // batch and be recorded twice (the same hazard as the recorder's
+    // `TOKENS_SETTLE`), hence the warning. A token gone between the query
+    // and the watch stays counted: the node then sends its batch ahead of
+    // such a key's messages for nothing, which costs time, not messages.
+    match crate::claims::live_tokens(session, watched.clone(), TOKENS_QUERY_TIMEOUT).await {
         Ok(tokens) => tokens.iter().for_each(|token| take(token, true)),
         Err(e) => tracing::warn!("cannot load the recorders' tokens yet: {e}; going by those the watch brings"),
     }
-    Ok(subscriber)
+    crate::subscribe::watch_tokens(session, watched, take).await
 }
 
 /// How long a node waits for the recorders' tokens at its start.

@@ -52,6 +52,26 @@ pub fn recorded_topics(description: &WorldDescription) -> Vec<TopicSpec> {
         .collect()
 }
 
+/// The recorded topics of `description` that its instances take in and
+/// nothing of the simulation publishes (no instance, no map, not the
+/// world): commands from controllers outside it, `cmd_vel` most often.
+/// A node receiving such a topic forwards it to recorders in its batches,
+/// and a recorder takes it from there (see [`crate::recording`]): both
+/// sides tell these topics apart by this.
+pub fn forwarded_topics(description: &WorldDescription) -> BTreeSet<String> {
+    let mut taken_in = BTreeSet::new();
+    let mut published = BTreeSet::new();
+    let models = description.models.iter().flat_map(|model| model_topics(model, &description.layer_names));
+    for topic in world_topics().into_iter().chain(models) {
+        match topic.direction {
+            registry::Direction::Subscribe => taken_in.insert(topic.name),
+            _ => published.insert(topic.name),
+        };
+    }
+    taken_in.retain(|name| !published.contains(name));
+    taken_in
+}
+
 /// The channel numbers a world gives its recorded topics, in the order it
 /// first had them; never taken back.
 #[derive(Debug, Default, Clone)]
@@ -106,6 +126,7 @@ pub fn channel_ids(channels: &[String]) -> impl Iterator<Item = (&str, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugins::registry::tests::robot;
     use crate::plugins::registry::Direction;
 
     fn topic(name: &str) -> TopicSpec {
@@ -140,5 +161,23 @@ mod tests {
         let names: Vec<String> = recorded_topics(&description).into_iter().map(|t| t.name).collect();
         assert_eq!(names, ["/clock", "/tf", "/tf_static"]);
         assert!(world_topics().iter().all(|t| t.direction == Direction::Publish));
+    }
+
+    #[test]
+    fn topics_forwarded_are_those_taken_in_that_nothing_in_the_simulation_publishes() {
+        let drive = ("DiffDrive", "drive", "{type: DiffDrive, name: drive, body: base}");
+        // robot2's drive steers by what robot2's laser publishes: a command
+        // from inside the simulation.
+        let steered = ("DiffDrive", "drive", "{type: DiffDrive, name: drive, body: base, twist_sub: scan}");
+        let laser = (
+            "Laser",
+            "laser",
+            "{type: Laser, name: laser, body: base, range: 20, angle: {min: -1.0, max: 1.0, increment: 0.5}}",
+        );
+        let world = WorldDescription::of_models(vec![robot("robot1", &[drive]), robot("robot2", &[steered, laser])]);
+        let taken_in = registry::inputs_of(&world);
+        assert!(taken_in.contains("/robot2/scan"), "{taken_in:?}");
+        let forwarded: Vec<String> = forwarded_topics(&world).into_iter().collect();
+        assert_eq!(forwarded, ["/robot1/cmd_vel"]);
     }
 }

@@ -188,6 +188,33 @@ impl Keys {
         let (recorder, key) = tail.split_once('/')?;
         (!recorder.is_empty() && !key.is_empty()).then_some(key)
     }
+    /// `flotilla/<sim>/forwarders/<node>/<key>` — a node's liveliness
+    /// token, alive while it subscribes to ROS-facing `key`, which no
+    /// instance publishes: while a recorder listens, the node puts each
+    /// message it receives there into its batches, and a recorder that
+    /// finds the token when it starts recording `key` takes the key from
+    /// that node's batches only (see [`crate::recording`]).
+    pub fn forwarder(&self, node: &str, key: &str) -> String {
+        format!("{}/forwarders/{node}/{key}", self.root)
+    }
+    /// `flotilla/<sim>/forwarders/**` — every node's [`Keys::forwarder`]
+    /// token.
+    pub fn forwarders(&self) -> String {
+        format!("{}/forwarders/**", self.root)
+    }
+    /// The node and ROS-facing key a [`Keys::forwarder`] token of this
+    /// simulation names.
+    pub fn parse_forwarder<'k>(&self, token: &'k str) -> Option<(&'k str, &'k str)> {
+        let tail = token.strip_prefix(&self.root)?.strip_prefix("/forwarders/")?;
+        let (node, key) = tail.split_once('/')?;
+        (!node.is_empty() && !key.is_empty()).then_some((node, key))
+    }
+    /// `flotilla/<sim>/forwarding/<node>` — a node's liveliness token,
+    /// alive while a recorder listens to its batches: from then on it
+    /// forwards what it receives on its [`Keys::forwarder`] keys.
+    pub fn forwarding(&self, node: &str) -> String {
+        format!("{}/forwarding/{node}", self.root)
+    }
     /// `flotilla/<sim>/status` — ~2 Hz summary for launchers and dashboards.
     pub fn status(&self) -> String {
         format!("{}/status", self.root)
@@ -240,6 +267,11 @@ mod tests {
         assert_eq!(keys.parse_recorder_on_key(&on_key), Some("robot1/scan"));
         assert_eq!(keys.parse_recorder_on_key("flotilla/s/recorders_on_keys/1f2e"), None, "no key");
         assert_eq!(keys.parse_recorder_on_key("flotilla/t/recorders_on_keys/1f2e/robot1/scan"), None, "another sim");
+        let forwarder = keys.forwarder("drive-1", "robot1/cmd_vel");
+        assert_eq!(forwarder, "flotilla/s/forwarders/drive-1/robot1/cmd_vel");
+        assert_eq!(keys.parse_forwarder(&forwarder), Some(("drive-1", "robot1/cmd_vel")));
+        assert_eq!(keys.parse_forwarder("flotilla/s/forwarders/drive-1"), None, "no key");
+        assert_eq!(keys.forwarding("drive-1"), "flotilla/s/forwarding/drive-1");
     }
 
     #[test]

@@ -21,6 +21,21 @@
 //! each message once. A message on a key only other subscribers want goes
 //! there at once, and its batch keeps filling.
 //!
+//! A topic the simulation's nodes take in and none of it publishes
+//! ([`crate::channels::forwarded_topics`]: commands from controllers
+//! outside, office-50's 50 `cmd_vel`s) comes from a program that sends no
+//! batches. A node that receives it anyway forwards each message into its
+//! batches, at the sim time of the state it last answered, and says so
+//! with a token on [`crate::Keys::forwarder`]. A recorder that finds such
+//! a token when it starts recording the topic takes it from that node's
+//! batches only, and never subscribes to the key: nothing can come twice.
+//! The node forwards once it sees the recorder, and declares its token on
+//! [`crate::Keys::forwarding`] when it does. If the forwarder goes (its
+//! token with it), the recorder subscribes to the key from then on; what
+//! the forwarder received and had not sent is missing, and another node's
+//! copies are left out. A topic without a forwarder when the recorder
+//! starts is taken on its key for good.
+//!
 //! A batch is the one internal payload not encoded by [`crate::codec`]:
 //! bincode writes and reads a byte vector one byte at a time. Its layout
 //! (5), integers little-endian:

@@ -7,10 +7,12 @@
 //! * [`bag`]: the MCAP file (channels, QoS, messages), written by
 //!   [`mcap_file`] (its chunks compressed with [`lz4_frame`]) into a
 //!   [`direct_file`] (around the page cache);
-//! * [`record`] and [`replay`]: the Zenoh sides.
+//! * [`record`] and [`replay`]: the Zenoh sides, the recorder finding
+//!   the nodes that forward it what they take in with `forwarders`.
 
 pub mod bag;
 pub mod direct_file;
+mod forwarders;
 pub mod lz4_frame;
 pub mod mcap_file;
 mod mcap_records;

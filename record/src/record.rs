@@ -16,6 +16,11 @@
 //! subscriber wants on its key goes there at once, its batch later. (A
 //! topic published both by Flotilla nodes and by another program, say
 //! `/tf`, is then recorded from the nodes only.)
+//!
+//! A topic that only comes in from outside the simulation (a `cmd_vel`)
+//! is taken from the batches of the node that forwards it, when one
+//! does, and never on its key; see `Source` and
+//! [`flotilla_protocol::recording`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -24,7 +29,7 @@ use std::time::Duration;
 
 use flotilla_node_kit::client::{fetch_description, wait_for_world};
 use flotilla_node_kit::runtime::recorder_batch::BATCH_AGE;
-use flotilla_protocol::channels::{channel_ids, recorded_topics};
+use flotilla_protocol::channels::{channel_ids, forwarded_topics, recorded_topics};
 use flotilla_protocol::description::WorldDescription;
 use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
 use flotilla_protocol::recording::{read_batch, Batch, BatchMessage};
@@ -37,6 +42,7 @@ use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
 
 use crate::bag::{Bag, BagError, ChunkCompression, TopicId};
 use crate::direct_file::{Lender, Lent};
+use crate::forwarders::{forwarder_tokens, watch_forwarders, ForwarderToken, Forwarders, RECHECK_AFTER};
 
 pub use flotilla_protocol::channels::CLOCK_TOPIC;
 
@@ -107,8 +113,50 @@ struct Recorded {
     channel: u16,
     /// Whether it is `/clock`, whose messages set the log time.
     clock: bool,
-    /// Whether it now comes in nodes' batches (and no longer on its key).
-    batched: bool,
+    /// Where its messages are taken from.
+    source: Source,
+    /// The log time of its latest message copied or written as it came,
+    /// ns: one that comes on its key is logged no earlier, so that a
+    /// reader in log-time order gets a topic's messages in the order they
+    /// came even where the sim time known went back (a node's batch of
+    /// moments older than the world's last clock).
+    last_ns: u64,
+}
+
+/// Where a recorded topic's messages are taken from: each once, whichever
+/// ways they reach the recorder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Source {
+    /// On its key until a node's batch brings it, then from the batches
+    /// (the topics the simulation's nodes publish).
+    KeyUntilBatched,
+    /// From the nodes' batches.
+    Batches,
+    /// From the batches on this key only: those of the node that forwards
+    /// the topic (see [`crate::forwarders`]).
+    Forwarded(String),
+    /// On its key, and from the batches on `also_from` if given: a
+    /// forwarder that went, whose last batches hold what it received
+    /// before this recorder subscribed. Other nodes' copies (a forwarder
+    /// that came later) are left out: they overlap what comes on the key.
+    Key { also_from: Option<String> },
+}
+
+impl Source {
+    /// Whether a batch that came on `batch_key` is a source, once a batch
+    /// brought the topic.
+    fn takes_batch_of(&self, batch_key: &str) -> bool {
+        match self {
+            Source::KeyUntilBatched | Source::Batches => true,
+            Source::Forwarded(from) | Source::Key { also_from: Some(from) } => from == batch_key,
+            Source::Key { also_from: None } => false,
+        }
+    }
+
+    /// Whether what comes on the topic's key is written.
+    fn takes_key(&self) -> bool {
+        matches!(self, Source::KeyUntilBatched | Source::Key { .. })
+    }
 }
 
 /// Records in a batch below which it is copied rather than lent to the
@@ -181,9 +229,9 @@ impl Writer {
     }
 
     /// Records `topic` on `key`, as the world's channel `channel` where
-    /// the bag has it free; its place among the recorded topics, unless
-    /// the recording failed.
-    fn add_topic(&mut self, key: String, topic: &TopicSpec, channel: u16) -> Option<usize> {
+    /// the bag has it free, taken from `source`; its place among the
+    /// recorded topics, unless the recording failed.
+    fn add_topic(&mut self, key: String, topic: &TopicSpec, channel: u16, source: Source) -> Option<usize> {
         if self.failed.is_some() {
             return None;
         }
@@ -193,7 +241,7 @@ impl Writer {
                 let channel = self.bag.channel(id).unwrap_or_default();
                 let at = self.recorded.len();
                 self.topics.insert(key, at);
-                self.recorded.push(Recorded { name: topic.name.clone(), id, channel, clock, batched: false });
+                self.recorded.push(Recorded { name: topic.name.clone(), id, channel, clock, source, last_ns: 0 });
                 Some(at)
             }
             Err(e) => {
@@ -213,13 +261,31 @@ impl Writer {
         }
     }
 
+    /// The forwarder recorded topic `at` was taken from went: from now on
+    /// it is taken on its key, and from that forwarder's last batches.
+    fn forwarder_gone(&mut self, at: usize) {
+        let topic = &mut self.recorded[at];
+        if let Source::Forwarded(from) = &topic.source {
+            topic.source = Source::Key { also_from: Some(from.clone()) };
+        }
+    }
+
+    /// The node sending batches on `batch_key` forwards the topic of `key`
+    /// again: if it is the forwarder the topic was taken from, its batches
+    /// now overlap what comes on the key, and are left out.
+    fn forwarder_back(&mut self, key: &str, batch_key: &str) {
+        let Some(&at) = self.topics.get(key) else { return };
+        let topic = &mut self.recorded[at];
+        if matches!(&topic.source, Source::Key { also_from: Some(from) } if from == batch_key) {
+            topic.source = Source::Key { also_from: None };
+        }
+    }
+
     /// Writes a message that arrived on the key of recorded topic `at`,
-    /// unless the topic comes in batches.
+    /// unless the topic is taken from batches.
     fn write_arrived(&mut self, at: usize, payload: &[u8]) {
-        let topic = &self.recorded[at];
-        if !topic.batched {
-            let (id, clock) = (topic.id, topic.clock);
-            self.write_now(id, clock, payload);
+        if self.recorded[at].source.takes_key() {
+            self.write_now(at, payload);
         }
     }
 
@@ -234,7 +300,8 @@ impl Writer {
     /// A large batch in shared memory whose every message is of a topic
     /// the bag has under the world's channel id (the clock's aside) goes
     /// into the file as it is, a stored chunk of its own, without being
-    /// read (see [`flotilla_protocol::recording`]); any other is copied
+    /// read (see [`flotilla_protocol::recording`]); any other, or one with
+    /// a message the recorder takes elsewhere (see [`Source`]), is copied
     /// message by message.
     fn write_batch(&mut self, key: &str, payload: &zenoh::bytes::ZBytes) -> Result<Vec<String>, DecodeError> {
         let bytes = payload.to_bytes();
@@ -250,11 +317,11 @@ impl Writer {
                 continue;
             };
             let topic = &mut self.recorded[topic];
-            if !topic.batched {
-                topic.batched = true;
+            if topic.source == Source::KeyUntilBatched {
+                topic.source = Source::Batches;
                 first.push(topic.name.clone());
             }
-            as_it_is &= !topic.clock && topic.channel == entry.channel;
+            as_it_is &= !topic.clock && topic.channel == entry.channel && topic.source.takes_batch_of(key);
         }
         // In one piece of shared memory, which the file's writing thread can
         // hold: a batch that came through a socket lies in a buffer of
@@ -273,7 +340,7 @@ impl Writer {
                 }
             }
         } else {
-            self.copy_batch(&batch)?;
+            self.copy_batch(key, &batch)?;
         }
         if first.iter().any(|topic| topic == CLOCK_TOPIC) {
             // From now on the clock comes in batches only.
@@ -282,13 +349,18 @@ impl Writer {
         Ok(first)
     }
 
-    /// Writes the recorded messages of `batch` one by one.
-    fn copy_batch(&mut self, batch: &Batch<'_>) -> Result<(), DecodeError> {
+    /// Writes the recorded messages of `batch`, which came on `key`, one
+    /// by one.
+    fn copy_batch(&mut self, key: &str, batch: &Batch<'_>) -> Result<(), DecodeError> {
         for message in batch.messages() {
             let BatchMessage { time_ns, channel, sequence, payload, .. } = message?;
             self.now_ns = time_ns;
             let Some(topic) = self.by_channel.get(usize::from(channel)).copied().flatten() else { continue };
-            let topic = &self.recorded[topic];
+            let topic = &mut self.recorded[topic];
+            if !topic.source.takes_batch_of(key) {
+                continue;
+            }
+            topic.last_ns = topic.last_ns.max(time_ns);
             if !topic.clock || self.live_clock_ns.is_none_or(|live| time_ns > live) {
                 let id = topic.id;
                 if self.failed.is_none() {
@@ -313,14 +385,18 @@ impl Writer {
         }
     }
 
-    /// Writes a message that came on its key: at the latest sim time
-    /// known, or, for a `clock`, at its own, which becomes the latest.
-    fn write_now(&mut self, topic: TopicId, clock: bool, payload: &[u8]) {
-        if clock {
+    /// Writes a message of recorded topic `at` that came on its key: at
+    /// the latest sim time known (no earlier than the topic's last
+    /// message), or, for a `clock`, at its own, which becomes the latest.
+    fn write_now(&mut self, at: usize, payload: &[u8]) {
+        if self.recorded[at].clock {
             self.now_ns = self.clock_time(payload);
             self.live_clock_ns = Some(self.now_ns);
         }
-        self.write(topic, self.now_ns, payload);
+        let topic = &mut self.recorded[at];
+        topic.last_ns = topic.last_ns.max(self.now_ns);
+        let (id, time_ns) = (topic.id, topic.last_ns);
+        self.write(id, time_ns, payload);
     }
 
     fn write(&mut self, topic: TopicId, time_ns: u64, payload: &[u8]) {
@@ -346,7 +422,8 @@ pub async fn record(
     let writer: Shared = Arc::new(Mutex::new(Writer::new(Bag::create(path, compression)?, compression)));
 
     let description = wait_for_world(session, keys).await;
-    let mut subscriptions = Subscriptions::default();
+    let (forwarders, mut forwarder_changes, _forwarders_watch) = watch_forwarders(session, keys).await?;
+    let mut subscriptions = Subscriptions { forwarders, ..Subscriptions::default() };
     subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?;
     // Only now that every topic's key is known: the nodes start batching
     // as soon as this subscriber appears.
@@ -386,11 +463,25 @@ pub async fn record(
     // (against the wildcard subscription), a sixth of the recorder's CPU at
     // office-50's 3,500 batches a wall second.
     let mut sender_keys = Vec::new();
-    tokio::pin!(shutdown);
+    let recheck = tokio::time::sleep(RECHECK_AFTER);
+    let mut rechecked = false;
+    tokio::pin!(shutdown, recheck);
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
+            _ = &mut recheck, if !rechecked => {
+                rechecked = true;
+                match forwarder_tokens(session, keys).await {
+                    Ok(alive) => {
+                        for gone in subscriptions.forwarders.recheck(&alive) {
+                            subscriptions.forwarder(session, keys, &gone, &writer).await?;
+                        }
+                    }
+                    Err(e) => tracing::warn!("cannot look at the forwarders' tokens again: {e}"),
+                }
+            }
             Some(topic) = batched.recv() => subscriptions.drop_live(&topic),
+            Some(token) = forwarder_changes.recv() => subscriptions.forwarder(session, keys, &token, &writer).await?,
             Some(key) = senders.recv() => match session.declare_keyexpr(key).await {
                 Ok(key) => sender_keys.push(key),
                 Err(e) => tracing::debug!("cannot declare a sender's batch key: {e}"),
@@ -421,7 +512,11 @@ pub async fn record(
     Ok(Summary {
         counts,
         end_ns: now_ns,
-        batched: recorded.into_iter().filter(|t| t.batched).map(|t| t.name).collect(),
+        batched: recorded
+            .into_iter()
+            .filter(|t| matches!(t.source, Source::Batches | Source::Forwarded(_)))
+            .map(|t| t.name)
+            .collect(),
         lost_batches: gaps.lost,
     })
 }
@@ -492,6 +587,11 @@ struct Subscriptions {
     /// ([`Keys::recorder_on_key`]): a node then sends its batch at
     /// every moment with a message for another subscriber of the key.
     on_keys: HashMap<String, zenoh::liveliness::LivelinessToken>,
+    /// The nodes forwarding the topics they take in.
+    forwarders: Forwarders,
+    /// Per key of a topic taken from its forwarder's batches, the topic
+    /// and its place among those recorded.
+    forwarded: HashMap<String, (TopicSpec, usize)>,
 }
 
 impl Subscriptions {
@@ -505,20 +605,41 @@ impl Subscriptions {
         writer: &Shared,
     ) -> anyhow::Result<()> {
         let channels: HashMap<&str, u16> = channel_ids(&description.channels).collect();
+        let forwarded = forwarded_topics(description);
         // Each new topic's token first, for all of them (see
         // [`TOKENS_SETTLE`]), then the subscriptions.
         let recorder = session.zid().to_string();
-        let mut new = Vec::new();
+        let (mut new, mut on_keys) = (Vec::new(), Vec::new());
         for topic in topics_of(description, keep) {
             if !self.names.insert(topic.name.clone()) {
                 continue;
             }
             let key = keys.ros(&topic.name);
             let channel = channels.get(topic.name.as_str()).copied().unwrap_or(0);
-            let Some(at) = lock(writer).add_topic(key.clone(), &topic, channel) else {
+            let source = match self.forwarders.of(&key) {
+                _ if !forwarded.contains(&topic.name) => Source::KeyUntilBatched,
+                Some(node) => Source::Forwarded(keys.recording(node)),
+                // Taken on its key for good: a forwarder that comes later
+                // would forward what this recorder already has.
+                None => Source::Key { also_from: None },
+            };
+            let Some(at) = lock(writer).add_topic(key.clone(), &topic, channel, source.clone()) else {
                 // The recording failed: the writer says why at the end.
                 break;
             };
+            match source {
+                Source::Forwarded(_) => {
+                    tracing::debug!("{} comes in its forwarder's batches", topic.name);
+                    self.forwarded.insert(key, (topic, at));
+                    continue;
+                }
+                // No node publishes it: nothing to tell.
+                Source::Key { .. } => {
+                    new.push((topic, key, at));
+                    continue;
+                }
+                _ => {}
+            }
             let token = keys.recorder_on_key(&recorder, &key);
             let token = session
                 .liveliness()
@@ -526,43 +647,82 @@ impl Subscriptions {
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot declare the token {token}: {e}"))?;
             self.on_keys.insert(topic.name.clone(), token);
-            new.push((topic, key, at));
+            on_keys.push((topic, key, at));
         }
         // The new topics' records in the nodes' batches are written from
         // now on, while the subscriptions wait.
         lock(writer).follow_channels(&description.channels, keys);
-        if !new.is_empty() {
+        if !on_keys.is_empty() {
             tokio::time::sleep(TOKENS_SETTLE).await;
         }
-        for (topic, key, at) in new {
-            // Each subscription knows its topic: a lookup of the key's
-            // string for each message was 3 % of the recorder's samples
-            // (office-50's 50 `cmd_vel`s come on their keys).
-            let into = writer.clone();
-            let forward = move |sample: zenoh::sample::Sample| {
-                let payload = sample.payload().to_bytes();
-                lock(&into).write_arrived(at, &payload);
-            };
-            // A latched topic's last message is asked for as it was published.
-            if topic.durability == Durability::TransientLocal {
-                let subscriber = session
-                    .declare_subscriber(&key)
-                    .history(HistoryConfig::default().detect_late_publishers())
-                    .callback(forward)
-                    .await
-                    .map_err(|e| anyhow::anyhow!("cannot subscribe to {key}: {e}"))?;
-                self.latched.push(subscriber);
-            } else {
-                let subscriber = session
-                    .declare_subscriber(&key)
-                    .callback(forward)
-                    .await
-                    .map_err(|e| anyhow::anyhow!("cannot subscribe to {key}: {e}"))?;
-                self.live.insert(topic.name.clone(), subscriber);
-            }
-            tracing::debug!("recording {} ({})", topic.name, topic.ros_type);
+        for (topic, key, at) in on_keys.into_iter().chain(new) {
+            self.subscribe(session, &topic, &key, at, writer).await?;
         }
         Ok(())
+    }
+
+    /// Subscribes to recorded topic `at`'s key.
+    async fn subscribe(
+        &mut self,
+        session: &zenoh::Session,
+        topic: &TopicSpec,
+        key: &str,
+        at: usize,
+        writer: &Shared,
+    ) -> anyhow::Result<()> {
+        // Each subscription knows its topic: a lookup of the key's string
+        // for each message was 3 % of the recorder's samples.
+        let into = writer.clone();
+        let forward = move |sample: zenoh::sample::Sample| {
+            let payload = sample.payload().to_bytes();
+            lock(&into).write_arrived(at, &payload);
+        };
+        // A latched topic's last message is asked for as it was published.
+        if topic.durability == Durability::TransientLocal {
+            let subscriber = session
+                .declare_subscriber(key)
+                .history(HistoryConfig::default().detect_late_publishers())
+                .callback(forward)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot subscribe to {key}: {e}"))?;
+            self.latched.push(subscriber);
+        } else {
+            let subscriber = session
+                .declare_subscriber(key)
+                .callback(forward)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot subscribe to {key}: {e}"))?;
+            self.live.insert(topic.name.clone(), subscriber);
+        }
+        tracing::debug!("recording {} ({}) on its key", topic.name, topic.ros_type);
+        Ok(())
+    }
+
+    /// A forwarder's token came or went: a topic taken from a forwarder
+    /// that went is subscribed to on its key from now on.
+    async fn forwarder(
+        &mut self,
+        session: &zenoh::Session,
+        keys: &Keys,
+        token: &ForwarderToken,
+        writer: &Shared,
+    ) -> anyhow::Result<()> {
+        self.forwarders.token(token);
+        if token.alive {
+            lock(writer).forwarder_back(&token.key, &keys.recording(&token.node));
+            return Ok(());
+        }
+        let Some((topic, at)) = self.forwarded.remove(&token.key) else { return Ok(()) };
+        let from = lock(writer).recorded[at].source.clone();
+        if from != Source::Forwarded(keys.recording(&token.node)) {
+            // Another node's token for the key.
+            self.forwarded.insert(token.key.clone(), (topic, at));
+            return Ok(());
+        }
+        // What it received and had not sent yet is lost with it.
+        tracing::warn!("{} went; taking {} on its key", token.node, topic.name);
+        lock(writer).forwarder_gone(at);
+        self.subscribe(session, &topic, &token.key, at, writer).await
     }
 }
 
@@ -603,7 +763,9 @@ mod tests {
     fn clock_writer(path: &Path) -> (Writer, usize) {
         let mut writer = Writer::new(Bag::create(path, ChunkCompression::None).unwrap(), ChunkCompression::None);
         let clock = Keys::new("s").ros(CLOCK_TOPIC);
-        let at = writer.add_topic(clock, &TopicSpec::publish::<Clock>(CLOCK_TOPIC), CLOCK_CHANNEL).unwrap();
+        let at = writer
+            .add_topic(clock, &TopicSpec::publish::<Clock>(CLOCK_TOPIC), CLOCK_CHANNEL, Source::KeyUntilBatched)
+            .unwrap();
         writer.follow_channels(&[CLOCK_TOPIC.to_string()], &Keys::new("s"));
         (writer, at)
     }
@@ -638,6 +800,53 @@ mod tests {
         assert_eq!(writer.now_ns, 30_000_000, "the latest time known");
         writer.bag.finish().unwrap();
         assert_eq!(clock_times(&path), [5, 10, 15, 20, 25, 30], "each clock once, at its own time");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_forwarded_topic_comes_from_its_forwarder_only_then_on_its_key_once_it_went() {
+        use flotilla_protocol::ros::geometry_msgs::Twist;
+        let path = std::env::temp_dir().join(format!("flotilla-record-forwarded-{}.mcap", std::process::id()));
+        let (mut writer, _) = clock_writer(&path);
+        let keys = Keys::new("s");
+        let (drive_a, drive_b) = (keys.recording("drive-a"), keys.recording("drive-b"));
+        let cmd_vel = TopicSpec::subscribe::<Twist>("/robot1/cmd_vel");
+        let at = writer.add_topic(keys.ros(&cmd_vel.name), &cmd_vel, 4, Source::Forwarded(drive_a.clone())).unwrap();
+        let channels = ["/clock", "/tf", "/tf_static", "/robot1/cmd_vel"].map(String::from);
+        writer.follow_channels(&channels, &keys);
+        let command = |n: u8| vec![n; 48];
+        let batch = |number: u64, time_ms: u64, commands: &[u8]| {
+            let messages: Vec<ChannelMessage> = commands.iter().map(|&n| (4, u32::from(n), command(n))).collect();
+            zenoh::bytes::ZBytes::from(encode_batch(number, &[(time_ms * 1_000_000, &messages[..])]))
+        };
+
+        writer.write_arrived(at, &command(1)); // its key's copy: never taken while forwarded
+        writer.write_batch(&drive_a, &batch(0, 20, &[1, 2])).unwrap();
+        writer.write_batch(&drive_b, &batch(0, 20, &[1, 2])).unwrap(); // another node's copies
+        writer.forwarder_gone(at);
+        writer.write_arrived(at, &command(4));
+        // drive-a's last batch, which it sent before it went: what it
+        // received before this recorder subscribed to the key.
+        writer.write_batch(&drive_a, &batch(1, 30, &[3])).unwrap();
+        writer.write_batch(&drive_b, &batch(1, 40, &[4, 5])).unwrap();
+        writer.write_arrived(at, &command(5));
+        // drive-a forwards the key again (its instances rebuilt): what it
+        // forwards from now on comes on the key too.
+        writer.forwarder_back("robot1/cmd_vel", &drive_a);
+        writer.write_batch(&drive_a, &batch(2, 50, &[6])).unwrap();
+        writer.write_arrived(at, &command(6));
+        writer.bag.finish().unwrap();
+
+        let bytes = std::fs::read(&path).unwrap();
+        let written: Vec<(u8, u64)> = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| m.unwrap())
+            .filter(|m| m.channel.topic == "/robot1/cmd_vel")
+            .map(|m| (m.data[0], m.log_time / 1_000_000))
+            .collect();
+        // Command 4 came on the key when the latest time known was drive-a's
+        // 20 ms; 5 after drive-b's batch of 40 ms moved it on.
+        assert_eq!(written, [(1, 20), (2, 20), (4, 20), (3, 30), (5, 40), (6, 50)], "each command once");
         std::fs::remove_file(&path).unwrap();
     }
 }

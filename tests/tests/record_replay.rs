@@ -6,11 +6,15 @@
 //! --record` records with the chunk compression asked for. A node's batch
 //! waits for more moments when only another subscriber wants a message on
 //! its key, and the recorder still writes each scan once; a robot spawned
-//! while recording has its scans recorded from its first.
+//! while recording has its scans recorded from its first. Commands, which
+//! come from outside the simulation, are recorded from the drive that
+//! forwards them, each once and in order, and on their key once that
+//! drive is killed.
 
 mod common;
 
 use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -243,6 +247,79 @@ async fn a_robot_spawned_while_recording_has_its_scans_recorded_from_its_first()
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_are_recorded_once_each_in_order_through_the_recorder_s_start_and_a_drive_s_restart() {
+    let world = common::config("tests/room/world.yaml");
+    let mut sim = Sim::start("record-forward", &world, &["flotilla-drive"], &[]).await;
+    let mcap = sim.logs().join("run.mcap");
+    // The drive takes the room robot's `cmd_vel`, which nothing in the
+    // simulation publishes: it forwards the commands to recorders.
+    let drive = wait_for_forwarder(&sim, "/robot/cmd_vel").await;
+
+    // Commands every 20 ms from before the recorder starts to after it
+    // stops, each told apart by its `linear.z`.
+    let sent = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let commander = {
+        let (session, key) = (sim.session.clone(), sim.keys.ros("/robot/cmd_vel"));
+        let (sent, stop) = (sent.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                session.put(&key, command(n)).await.unwrap();
+                n += 1;
+                sent.store(n, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
+    let recorder = common::spawn(
+        &common::bin("flotilla"),
+        &["record", mcap.to_str().unwrap(), "--for", "5", "--sim", &sim.sim, "--connect", &sim.endpoint],
+        &sim.logs().join("record.log"),
+    );
+    wait_for_a_recorder(&sim).await;
+    let ready = sent.load(Ordering::Relaxed);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // What the drive received in its last 500 ms may still wait in its
+    // batch when it is killed: the recording may miss those.
+    let before_kill = sent.load(Ordering::Relaxed);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    sim.kill("flotilla-drive");
+    // The recorder takes the commands on their key once it knows.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let after_gap = sent.load(Ordering::Relaxed);
+    sim.spawn_node("flotilla-drive-again", "flotilla-drive", &[]);
+    let status = wait_for_exit(recorder, T).await;
+    stop.store(true, Ordering::Relaxed);
+    commander.await.unwrap();
+    assert!(status.success(), "flotilla record failed: {}", sim.log("record"));
+    let log = sim.log("record");
+    assert!(log.contains(&format!("{drive} went; taking /robot/cmd_vel on its key")), "{log}");
+
+    let recorded: Vec<u32> = recorded_payloads(&mcap, "/robot/cmd_vel").iter().map(|p| command_number(p)).collect();
+    assert!(recorded.windows(2).all(|w| w[0] < w[1]), "each command once, in order: {recorded:?}");
+    let missing =
+        |range: std::ops::Range<u32>| -> Vec<u32> { range.filter(|n| recorded.binary_search(n).is_err()).collect() };
+    assert_eq!(missing(ready..before_kill), [0u32; 0], "forwarded by the drive, recorded: {recorded:?}");
+    let last = *recorded.last().unwrap();
+    assert!(last > after_gap + 50, "commands recorded on their key after the drive went: {recorded:?}");
+    assert_eq!(missing(after_gap..last), [0u32; 0], "taken on the key after the drive went: {recorded:?}");
+}
+
+/// Command `n`: a `cmd_vel` told apart by its `linear.z` (which a diff
+/// drive ignores).
+fn command(n: u32) -> Vec<u8> {
+    let twist = Twist { linear: Vector3 { x: 0.2, y: 0.0, z: f64::from(n) }, angular: Vector3::default() };
+    flotilla_protocol::ros::encode(&twist)
+}
+
+/// The number of a [`command`].
+fn command_number(payload: &[u8]) -> u32 {
+    let twist: Twist = flotilla_protocol::ros::decode(payload).expect("a twist");
+    twist.linear.z as u32
+}
+
 /// A scan's stamp (sec, nanosec): each of the room laser's scans has its own.
 fn scan_stamp(payload: &[u8]) -> (u32, u32) {
     (u32::from_le_bytes(payload[4..8].try_into().unwrap()), u32::from_le_bytes(payload[8..12].try_into().unwrap()))
@@ -267,12 +344,47 @@ async fn collect_keyed(session: &zenoh::Session, keys: String) -> (Keyed, zenoh:
 }
 
 /// Waits until a recorder subscribes to the nodes' batches, which it does
-/// once it has subscribed to every topic.
+/// once it has subscribed to every topic, and until every node that
+/// forwards what it takes in (a drive's `cmd_vel`) knows: from then on the
+/// recording misses nothing.
 async fn wait_for_a_recorder(sim: &Sim) {
     let probe = sim.session.declare_publisher(sim.keys.recording("probe")).await.unwrap();
     let deadline = tokio::time::Instant::now() + T;
     while !probe.matching_status().await.unwrap().matching() {
         assert!(tokio::time::Instant::now() < deadline, "no recorder after {T:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let forwarders: Vec<String> = tokens(sim, sim.keys.forwarders())
+        .await
+        .iter()
+        .filter_map(|token| sim.keys.parse_forwarder(token).map(|(node, _)| node.to_string()))
+        .collect();
+    for node in forwarders {
+        while tokens(sim, sim.keys.forwarding(&node)).await.is_empty() {
+            assert!(tokio::time::Instant::now() < deadline, "{node} did not see the recorder within {T:?}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// The liveliness tokens alive on `keys`.
+async fn tokens(sim: &Sim, keys: String) -> Vec<String> {
+    flotilla_node_kit::claims::live_tokens(&sim.session, keys, Duration::from_secs(5)).await.unwrap()
+}
+
+/// Waits for the node that forwards `ros_name`'s messages to recorders;
+/// its name.
+async fn wait_for_forwarder(sim: &Sim, ros_name: &str) -> String {
+    let key = sim.keys.ros(ros_name);
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let found = tokens(sim, sim.keys.forwarders()).await.iter().find_map(|token| {
+            sim.keys.parse_forwarder(token).filter(|(_, forwarded)| *forwarded == key).map(|(node, _)| node.to_string())
+        });
+        if let Some(node) = found {
+            return node;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no node forwards {ros_name} after {T:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -292,7 +404,8 @@ async fn publish_commands(sim: &Sim, numbers: std::ops::Range<u32>) -> Vec<Vec<u
     sent
 }
 
-/// Every payload of `topic` in an MCAP file, in file order.
+/// Every payload of `topic` in an MCAP file, in log-time order (the
+/// reader's, as a player's).
 fn recorded_payloads(path: &std::path::Path, topic: &str) -> Vec<Vec<u8>> {
     // Read through the recorder's own reader's format: the mcap crate.
     let out = Command::new("python3")

@@ -37,6 +37,9 @@ pub enum Arrival {
         payload: Vec<u8>,
         /// Where a message the plugin cannot use is counted.
         bad: Arc<BadMessages>,
+        /// The input's key, if the node forwards its messages to recorders
+        /// (see `Outbox::forward`).
+        forwarded: Option<Arc<str>>,
     },
     /// The world's liveliness token came or went.
     World(WorldPresence),
@@ -150,7 +153,10 @@ impl<P: NodePlugin> Core<P> {
                 }
                 StateVerdict::Handle { resync: false } => self.answer(&state),
             },
-            Arrival::Input { tag, payload, bad } => {
+            Arrival::Input { tag, payload, bad, forwarded } => {
+                if let Some(key) = forwarded {
+                    self.outbox.forward(&key, &payload);
+                }
                 if let Err(e) = self.plugin.on_input(&tag, &payload, &mut self.outbox) {
                     bad.record(&e);
                 }
@@ -386,7 +392,12 @@ mod tests {
     fn inputs_reach_the_plugin_and_bad_ones_are_counted() {
         let mut core = released(Periodic::default());
         let bad = Arc::new(BadMessages::new("robot1/cmd_vel"));
-        let input = |payload: Vec<u8>| Arrival::Input { tag: "robot1/drive".into(), payload, bad: bad.clone() };
+        let input = |payload: Vec<u8>| Arrival::Input {
+            tag: "robot1/drive".into(),
+            payload,
+            bad: bad.clone(),
+            forwarded: None,
+        };
         core.arrive(input(vec![1]));
         core.arrive(input(vec![]));
         assert_eq!(core.plugin.inputs, ["robot1/drive"]);

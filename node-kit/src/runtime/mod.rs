@@ -22,6 +22,7 @@
 //! lockstep step), or on the node's main loop (a laser, whose scans must
 //! not hold up the receiving thread).
 
+mod batch_channels;
 pub mod cli;
 pub mod core;
 mod flags;

@@ -28,7 +28,10 @@
 //! A message that only the recorder wants and that can write itself into
 //! memory of its exact size (odometry, twists, transforms: see
 //! `Outbox::put_encoded`) is written straight into the batch, in a moment
-//! left open until the answer's other messages join it and close it.
+//! left open until the answer's other messages join it and close it. So is
+//! a message the node received and forwards (`Outbox::forward`); messages
+//! of the last moment's sim time join it even after it closed, so that a
+//! drive's commands between two states make one moment.
 //!
 //! Each message's record carries its topic's channel id, the world's
 //! number for it ([`flotilla_protocol::channels`]), and the node's
@@ -42,14 +45,14 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::channels::channel_ids;
 use flotilla_protocol::recording::{
     batch_end_len, message_len, write_batch_end, write_record_head, IndexEntry, BATCH_END_LEN,
 };
-use flotilla_protocol::Keys;
-use rustc_hash::FxHashMap;
 use zenoh::shm::{GarbageCollect, OwnedShmBuf, PosixShmProviderBackend, ShmProvider, ZShmMut};
 use zenoh::Wait;
+
+pub(crate) use super::batch_channels::BatchChannels;
+pub use super::batch_channels::ChannelCache;
 
 /// The shared memory this process's Zenoh session sends from.
 pub(crate) type SharedMemory = Arc<ShmProvider<PosixShmProviderBackend>>;
@@ -75,76 +78,6 @@ pub const BATCH_ALIGN: usize = 4096;
 
 /// A moment's messages: key and payload each.
 pub type Messages = [(String, Vec<u8>)];
-
-/// The channel ids of the keys a node publishes on, from the world's
-/// description, and its sequence number on each channel.
-#[derive(Debug, Default)]
-pub(crate) struct BatchChannels {
-    /// The description's `channels` these are made from.
-    names: Vec<String>,
-    /// Per key, its topic's channel id.
-    ids: FxHashMap<String, u16>,
-    /// Per channel id, the sequence number of its next message.
-    sequences: Vec<u32>,
-    /// Bumped whenever a key's id changes (another world), so that a
-    /// [`ChannelCache`] taken earlier is looked up again.
-    generation: u64,
-}
-
-/// A key's channel id, kept by whoever writes that key again and again (a
-/// robot's odometry, each step): found without hashing the key's string.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct ChannelCache(Option<(u64, u16)>);
-
-impl BatchChannels {
-    /// Follows the world's `channels` (a description's), its topics' keys
-    /// made by `keys`. A list that only grew (models spawned) keeps every
-    /// id; another (a new world) numbers afresh.
-    pub(crate) fn follow(&mut self, channels: &[String], keys: &Keys) {
-        if channels.starts_with(&self.names) {
-            if channels.len() == self.names.len() {
-                return;
-            }
-        } else {
-            self.names.clear();
-            self.ids.clear();
-            self.sequences.clear();
-            self.generation += 1;
-        }
-        for (name, id) in channel_ids(channels).skip(self.names.len()) {
-            self.ids.insert(keys.ros(name), id);
-        }
-        self.names = channels.to_vec();
-    }
-
-    /// The channel id of `key`, if its topic has one.
-    fn id(&self, key: &str) -> Option<u16> {
-        self.ids.get(key).copied()
-    }
-
-    /// [`BatchChannels::id`], kept in `cache`.
-    fn id_cached(&self, key: &str, cache: &mut ChannelCache) -> Option<u16> {
-        if let Some((generation, id)) = cache.0 {
-            if generation == self.generation {
-                return Some(id);
-            }
-        }
-        let id = self.id(key)?;
-        *cache = ChannelCache(Some((self.generation, id)));
-        Some(id)
-    }
-
-    /// The next sequence number on channel `id`.
-    fn next_sequence(&mut self, id: u16) -> u32 {
-        let at = usize::from(id);
-        if self.sequences.len() <= at {
-            self.sequences.resize(at + 1, 0);
-        }
-        let sequence = self.sequences[at];
-        self.sequences[at] = sequence.wrapping_add(1);
-        sequence
-    }
-}
 
 /// Where the batch being filled is written.
 enum Memory {
@@ -184,6 +117,12 @@ pub(crate) struct PendingBatch {
     /// The moment whose messages are being written in place, if any: it
     /// counts among `moments` already.
     open: Option<OpenMoment>,
+    /// The batch's last moment, once closed: messages of its sim time join
+    /// it again rather than making a moment of their own. A node that
+    /// forwards what it receives (a drive's commands, see
+    /// `Outbox::forward`) closes its moment at each message, and would
+    /// otherwise fill a batch every [`BATCH_MOMENTS`] commands.
+    closed: Option<OpenMoment>,
     /// Whether a batch started since [`PendingBatch::take_started`] last
     /// said so.
     started: bool,
@@ -205,6 +144,7 @@ impl Default for PendingBatch {
             largest_moment: 0,
             sent: 0,
             open: None,
+            closed: None,
             started: false,
             index: Vec::new(),
             channels: BatchChannels::default(),
@@ -237,7 +177,8 @@ impl PendingBatch {
     /// moment open at that time, if there is one) would be added without
     /// filling the batch, so that nothing is sent.
     pub(crate) fn takes_without_sending(&self, time_ns: u64, messages: &Messages) -> bool {
-        let moments = if self.open_at(time_ns) { self.moments } else { self.moments + 1 };
+        let joins = self.open_at(time_ns) || self.closed_at(time_ns);
+        let moments = if joins { self.moments } else { self.moments + 1 };
         moments < BATCH_MOMENTS && self.bytes() + self.messages_len(messages) < BATCH_BYTES
     }
 
@@ -254,30 +195,22 @@ impl PendingBatch {
     }
 
     /// Adds `messages` as a moment of sim time `time_ns`, to the one open
-    /// at that time if there is one, and closes it.
+    /// or last closed at that time if there is one, and closes it.
     pub(crate) fn add(&mut self, time_ns: u64, messages: &Messages) {
-        let joins = self.open_at(time_ns);
-        if !joins {
+        if !self.open_at(time_ns) {
             self.close_moment();
             if messages.is_empty() {
                 return;
             }
+            self.open_moment(time_ns, self.messages_len(messages));
         }
-        let len = self.messages_len(messages);
-        if !joins {
-            self.largest_moment = self.largest_moment.max(len);
-            self.start_if_empty(len);
-            self.moments += 1;
-        }
-        self.make_room(len);
+        self.make_room(self.messages_len(messages));
         for (key, payload) in messages {
             let Some(channel) = self.channels.id(key) else { continue };
             self.write_head(channel, time_ns, payload.len());
             self.write(|pieces| pieces(payload));
         }
-        if joins {
-            self.close_moment();
-        }
+        self.close_moment();
     }
 
     /// Writes a message of `len` bytes on `key` at sim time `time_ns` in
@@ -302,9 +235,7 @@ impl PendingBatch {
         if !self.open_at(time_ns) {
             // A moment of another time is done.
             self.close_moment();
-            self.start_if_empty(message);
-            self.open = Some(OpenMoment { at: self.len(), time_ns });
-            self.moments += 1;
+            self.open_moment(time_ns, message);
         }
         self.make_room(message);
         self.write_head(channel, time_ns, len);
@@ -332,10 +263,31 @@ impl PendingBatch {
         self.open.as_ref().is_some_and(|open| open.time_ns == time_ns)
     }
 
-    /// Closes the moment open for messages written in place, if one is.
+    /// Whether the batch's last moment, closed, is of sim time `time_ns`.
+    fn closed_at(&self, time_ns: u64) -> bool {
+        self.closed.as_ref().is_some_and(|closed| closed.time_ns == time_ns)
+    }
+
+    /// Opens a moment of sim time `time_ns` whose first messages take
+    /// `first_len` bytes: the last one again if it is of that time, else a
+    /// new one (starting the batch if it is the first).
+    fn open_moment(&mut self, time_ns: u64, first_len: usize) {
+        if self.closed_at(time_ns) {
+            self.open = self.closed.take();
+            return;
+        }
+        self.closed = None;
+        self.largest_moment = self.largest_moment.max(first_len);
+        self.start_if_empty(first_len);
+        self.open = Some(OpenMoment { at: self.len(), time_ns });
+        self.moments += 1;
+    }
+
+    /// Closes the moment open, if one is.
     fn close_moment(&mut self) {
         let Some(open) = self.open.take() else { return };
         self.largest_moment = self.largest_moment.max(self.len() - open.at);
+        self.closed = Some(open);
     }
 
     /// Starts a batch if none is being filled, its first moment
@@ -438,6 +390,7 @@ impl PendingBatch {
     /// then empty.
     pub(crate) fn take(&mut self) -> Option<zenoh::bytes::ZBytes> {
         self.close_moment();
+        self.closed = None;
         if self.moments == 0 {
             return None;
         }
@@ -470,6 +423,7 @@ pub(crate) mod tests {
     use flotilla_protocol::channels::{ChannelNumbers, CLOCK_CHANNEL};
     use flotilla_protocol::plugins::registry::TopicSpec;
     use flotilla_protocol::recording::{encode_batch, read_batch, ChannelMessage};
+    use flotilla_protocol::Keys;
 
     /// Gives `batch` the world's channels with [`TOPICS`] numbered after
     /// `/clock`, `/tf` and `/tf_static`, their keys those of sim `s`.
@@ -754,6 +708,28 @@ pub(crate) mod tests {
         let expected = Expected::default().batch(0, &expected);
         assert_eq!(sent, expected, "the open moment is closed when the batch goes");
         assert!(!batch.has_open_moment() && batch.due_at().is_none(), "nothing waits");
+    }
+
+    #[test]
+    fn messages_of_the_last_moment_s_time_join_it_after_it_closed() {
+        let (items, mut batch, mut want) = (odometry(), batch_of_test_topics(), Expected::default());
+        // A forwarded command at a time, each closing its moment as the
+        // node publishes after it: more than a batch holds in moments.
+        let commands: Vec<(String, Vec<u8>)> = (0..BATCH_MOMENTS + 5).map(|i| items[i % 2].clone()).collect();
+        for command in &commands {
+            put_each_in_place(&mut batch, 20_000_000, std::slice::from_ref(command));
+            batch.add(20_000_000, &[]);
+        }
+        assert!(!batch.is_full(), "one moment");
+        assert!(batch.takes_without_sending(20_000_000, &items), "the same time joins it");
+        batch.add(20_000_000, &items);
+        put_each_in_place(&mut batch, 40_000_000, &items[..1]);
+        let sent = batch.take().unwrap().to_bytes().into_owned();
+        let first: Vec<(String, Vec<u8>)> = commands.iter().chain(&items).cloned().collect();
+        assert_eq!(sent, want.batch(0, &[(20_000_000, &first[..]), (40_000_000, &items[..1])]));
+        put_each_in_place(&mut batch, 40_000_000, &items[1..]);
+        let next = batch.take().unwrap().to_bytes().into_owned();
+        assert_eq!(next, want.batch(1, &[(40_000_000, &items[1..])]), "a new batch, a new moment");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
+use flotilla_protocol::channels::forwarded_topics;
 use flotilla_protocol::codec::decode;
 use flotilla_protocol::delivery::output_delivery;
 use flotilla_protocol::description::WorldDescription;
@@ -108,6 +109,8 @@ pub async fn serve<P: NodePlugin>(
 
     // When the batch for recorders being filled must go for its age.
     let mut batch_due: Option<Instant> = None;
+    // Alive while a recorder listens: the node forwards its inputs.
+    let mut forwarding = None;
     loop {
         let batch_age = async {
             match batch_due {
@@ -154,6 +157,14 @@ pub async fn serve<P: NodePlugin>(
                 batch_due = Some(batch_due.map_or(due, |earlier| earlier.min(due)));
                 None
             }
+            ToLoop::Recorder(listens) => {
+                forwarding = match (listens, forwarding.take()) {
+                    (true, None) => declare_forwarding(&shared).await,
+                    (true, token) => token,
+                    (false, _) => None,
+                };
+                None
+            }
         };
         if let Some(rework) = rework {
             main.rework(rework).await;
@@ -179,6 +190,8 @@ enum ToLoop {
     ThinFlowing(u64),
     /// A batch for recorders was started, due to go at this time.
     BatchStarted(Instant),
+    /// A recorder came (the first) or went (the last).
+    Recorder(bool),
 }
 
 /// What the receiving threads and the main loop share.
@@ -322,11 +335,38 @@ async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
     shared.lock().publishers.recorders_on_keys_watch = Some(watch);
     let flag = shared.lock().core.outbox.recording_flag();
     let key = shared.keys.recording(&shared.node);
-    let publisher = crate::recorders::declare_batch_publisher(&shared.session, key, flag).await?;
+    let publisher = crate::recorders::declare_batch_publisher(&shared.session, key.clone(), flag.clone()).await?;
+    // The node's inputs are forwarded from the moment the flag is set; its
+    // token says so (see `declare_forwarding`), declared on the main loop.
+    let to_loop = shared.to_loop.clone();
+    publisher
+        .matching_listener()
+        .callback(move |status| {
+            flag.store(status.matching(), Ordering::Relaxed);
+            let _ = to_loop.send(ToLoop::Recorder(status.matching()));
+        })
+        .background()
+        .await
+        .map_err(Error::zenoh("watch for recorders on", key))?;
     let mut locked = shared.lock();
     locked.publishers.recording = Some(publisher);
     locked.core.outbox.batches_go = true;
     Ok(())
+}
+
+/// Declares the node's [`Keys::forwarding`] token, once a recorder listens
+/// to its batches: from then on every message it receives on a
+/// [`Keys::forwarder`] key goes into them, so that a recorder (or a test)
+/// that waits for the token misses none.
+async fn declare_forwarding<P: NodePlugin>(shared: &Shared<P>) -> Option<zenoh::liveliness::LivelinessToken> {
+    let key = shared.keys.forwarding(&shared.node);
+    match shared.session.liveliness().declare_token(&key).await {
+        Ok(token) => Some(token),
+        Err(e) => {
+            tracing::warn!("cannot declare {key}: {e}");
+            None
+        }
+    }
 }
 
 /// Subscribes to every world state (the subscriber returned first) and to
@@ -394,7 +434,7 @@ struct MainLoop<'a, P> {
     selection: Selection,
     description: WorldDescription,
     claims: Claims,
-    inputs: BTreeMap<Input, zenoh::pubsub::Subscriber<()>>,
+    inputs: BTreeMap<Input, Subscribed>,
     /// Per folder of announced outputs, a publisher on `<folder>/*` that
     /// only watches for subscribers.
     folders: HashMap<String, zenoh::pubsub::Publisher<'static>>,
@@ -407,21 +447,25 @@ struct MainLoop<'a, P> {
     inputs_of: InputsOf,
 }
 
-/// The topics a description's instances subscribe to, worked out once per
-/// revision: claims come and go far more often (a fleet's at start).
+/// The topics a description's instances subscribe to, and the keys of
+/// those forwarded to recorders, worked out once per revision: claims come
+/// and go far more often (a fleet's at start).
 #[derive(Default)]
 struct InputsOf {
     revision: Option<u64>,
     topics: std::collections::BTreeSet<String>,
+    /// The keys of [`forwarded_topics`].
+    forwarded: std::collections::BTreeSet<String>,
 }
 
 impl InputsOf {
-    fn get(&mut self, description: &WorldDescription) -> &std::collections::BTreeSet<String> {
+    fn get(&mut self, description: &WorldDescription, keys: &Keys) -> &Self {
         if self.revision != Some(description.revision) {
             self.topics = registry::inputs_of(description);
+            self.forwarded = forwarded_topics(description).iter().map(|name| keys.ros(name)).collect();
             self.revision = Some(description.revision);
         }
-        &self.topics
+        self
     }
 }
 
@@ -469,7 +513,7 @@ impl<P: NodePlugin> MainLoop<'_, P> {
         let mut rebuild = Rebuild::new(&self.description, &shared.keys, &held);
         // Worked out before taking the lock: it reads every served entry.
         let roles: Vec<&Role> = std::iter::once(self.role).chain(self.extra_roles).collect();
-        let inputs = self.inputs_of.get(&self.description);
+        let inputs = &self.inputs_of.get(&self.description, &shared.keys).topics;
         let silent = registry::commands_nothing(&self.description, inputs, &roles, &held);
         let (static_transforms, latched) = {
             let mut locked = shared.lock();
@@ -493,17 +537,23 @@ impl<P: NodePlugin> MainLoop<'_, P> {
     }
 
     /// Keeps the subscriptions of inputs still wanted, declares the new
-    /// ones and drops (undeclares) the rest.
+    /// ones and drops (undeclares) the rest; forwards to recorders those
+    /// that nothing in the simulation publishes (see [`Subscribed`]).
     async fn subscribe(&mut self, inputs: Vec<Input>) {
+        let shared = self.shared;
+        let forwarded = self.inputs_of.get(&self.description, &shared.keys).forwarded.clone();
         let mut kept = BTreeMap::new();
         for input in inputs {
-            if let Some(subscriber) = self.inputs.remove(&input) {
-                kept.insert(input, subscriber);
+            let forward = forwarded.contains(&input.key);
+            if let Some(mut subscribed) = self.inputs.remove(&input) {
+                subscribed.forward(shared, &input.key, forward).await;
+                kept.insert(input, subscribed);
                 continue;
             }
-            match subscribe_input(self.shared, &input).await {
-                Ok(subscriber) => {
-                    kept.insert(input, subscriber);
+            match subscribe_input(shared, &input).await {
+                Ok(mut subscribed) => {
+                    subscribed.forward(shared, &input.key, forward).await;
+                    kept.insert(input, subscribed);
                 }
                 Err(e) => tracing::error!("cannot serve {}: {e}", input.tag),
             }
@@ -589,20 +639,66 @@ impl<P: NodePlugin> MainLoop<'_, P> {
     }
 }
 
-async fn subscribe_input<P: NodePlugin>(
-    shared: &Arc<Shared<P>>,
-    input: &Input,
-) -> Result<zenoh::pubsub::Subscriber<()>> {
+/// An input's subscription, and whether its messages are forwarded to
+/// recorders in the node's batches.
+///
+/// A topic that the simulation's nodes take in and nothing of it
+/// publishes (see [`forwarded_topics`]) comes from a controller outside:
+/// office-50's `cmd_vel`s. A recorder would subscribe to it, and Zenoh's
+/// receiving of the 145,000 commands of 300 sim s was 45 % of its work
+/// (BENCHMARKS.md). The node that receives it anyway puts each message
+/// into its batch instead, and says so with its [`Keys::forwarder`]
+/// token.
+struct Subscribed {
+    /// Dropped first: the node no longer receives the key when its token
+    /// goes, so that a recorder that then subscribes to the key itself
+    /// cannot receive a message the node forwarded.
+    _subscriber: zenoh::pubsub::Subscriber<()>,
+    forward: Arc<AtomicBool>,
+    token: Option<zenoh::liveliness::LivelinessToken>,
+}
+
+impl Subscribed {
+    /// Forwards the messages of `key` from now on, or stops.
+    async fn forward<P: NodePlugin>(&mut self, shared: &Shared<P>, key: &str, forward: bool) {
+        if !forward {
+            self.forward.store(false, Ordering::Relaxed);
+            self.token = None;
+            return;
+        }
+        if self.token.is_some() {
+            return;
+        }
+        // Forwarding before the token says so: a recorder that finds the
+        // token misses nothing.
+        self.forward.store(true, Ordering::Relaxed);
+        let token_key = shared.keys.forwarder(&shared.node, key);
+        match shared.session.liveliness().declare_token(&token_key).await {
+            Ok(token) => self.token = Some(token),
+            Err(e) => {
+                // Recorders then subscribe to the key themselves.
+                tracing::warn!("cannot declare {token_key}: {e}");
+                self.forward.store(false, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+async fn subscribe_input<P: NodePlugin>(shared: &Arc<Shared<P>>, input: &Input) -> Result<Subscribed> {
     let tag: Arc<str> = input.tag.as_str().into();
+    let key: Arc<str> = input.key.as_str().into();
     let bad = Arc::new(BadMessages::new(input.key.clone()));
-    let arrivals = shared.clone();
-    shared
+    let forward = Arc::new(AtomicBool::new(false));
+    let (arrivals, forwarding) = (shared.clone(), forward.clone());
+    let subscriber = shared
         .session
         .declare_subscriber(input.key.clone())
         .callback(move |sample| {
             let payload = sample.payload().to_bytes().into_owned();
-            arrivals.arrive(Arrival::Input { tag: tag.clone(), payload, bad: bad.clone() });
+            let forwarded = forwarding.load(Ordering::Relaxed).then(|| key.clone());
+            arrivals.arrive(Arrival::Input { tag: tag.clone(), payload, bad: bad.clone(), forwarded });
         })
         .await
-        .map_err(Error::zenoh("subscribe to", input.key.clone()))
+        .map_err(Error::zenoh("subscribe to", input.key.clone()))?;
+    Ok(Subscribed { _subscriber: subscriber, forward, token: None })
 }

@@ -321,12 +321,18 @@ pub fn topics_of_model(model: &ModelDescription, layer_names: &[String]) -> Vec<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::description::{BodyDescription, BodyKind, ModelDescription, PluginDescription};
 
     /// A world of one robot, `robot1`, with these plugin entries.
     fn robot_world(plugins: &[(&str, &str, &str)]) -> WorldDescription {
+        WorldDescription::of_models(vec![robot("robot1", plugins)])
+    }
+
+    /// A model `name` (its namespace too) of one dynamic body, `base`,
+    /// with these plugin entries (type, name, YAML).
+    pub(crate) fn robot(name: &str, plugins: &[(&str, &str, &str)]) -> ModelDescription {
         let base = BodyDescription {
             id: 1,
             name: "base".into(),
@@ -345,9 +351,9 @@ mod tests {
                 params_yaml: yaml.to_string(),
             })
             .collect();
-        let robot = ModelDescription {
-            name: "robot1".into(),
-            namespace: "robot1".into(),
+        ModelDescription {
+            name: name.into(),
+            namespace: name.into(),
             pose: Default::default(),
             model_path: "robot.model.yaml".into(),
             bodies: vec![base],
@@ -355,8 +361,7 @@ mod tests {
             plugins,
             map: String::new(),
             layer_mask: crate::description::LayerBits::MAX,
-        };
-        WorldDescription::of_models(vec![robot])
+        }
     }
 
     #[test]

@@ -1,0 +1,77 @@
+//! The channel ids a node writes into its batches for recorders (the
+//! world's numbers for its topics, see [`flotilla_protocol::channels`]),
+//! and the node's sequence number on each.
+
+use flotilla_protocol::channels::channel_ids;
+use flotilla_protocol::Keys;
+use rustc_hash::FxHashMap;
+
+/// The channel ids of the keys a node publishes on, from the world's
+/// description, and its sequence number on each channel.
+#[derive(Debug, Default)]
+pub(crate) struct BatchChannels {
+    /// The description's `channels` these are made from.
+    names: Vec<String>,
+    /// Per key, its topic's channel id.
+    ids: FxHashMap<String, u16>,
+    /// Per channel id, the sequence number of its next message.
+    sequences: Vec<u32>,
+    /// Bumped whenever a key's id changes (another world), so that a
+    /// [`ChannelCache`] taken earlier is looked up again.
+    generation: u64,
+}
+
+/// A key's channel id, kept by whoever writes that key again and again (a
+/// robot's odometry, each step): found without hashing the key's string.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelCache(Option<(u64, u16)>);
+
+impl BatchChannels {
+    /// Follows the world's `channels` (a description's), its topics' keys
+    /// made by `keys`. A list that only grew (models spawned) keeps every
+    /// id; another (a new world) numbers afresh.
+    pub(crate) fn follow(&mut self, channels: &[String], keys: &Keys) {
+        if channels.starts_with(&self.names) {
+            if channels.len() == self.names.len() {
+                return;
+            }
+        } else {
+            self.names.clear();
+            self.ids.clear();
+            self.sequences.clear();
+            self.generation += 1;
+        }
+        for (name, id) in channel_ids(channels).skip(self.names.len()) {
+            self.ids.insert(keys.ros(name), id);
+        }
+        self.names = channels.to_vec();
+    }
+
+    /// The channel id of `key`, if its topic has one.
+    pub(super) fn id(&self, key: &str) -> Option<u16> {
+        self.ids.get(key).copied()
+    }
+
+    /// [`BatchChannels::id`], kept in `cache`.
+    pub(super) fn id_cached(&self, key: &str, cache: &mut ChannelCache) -> Option<u16> {
+        if let Some((generation, id)) = cache.0 {
+            if generation == self.generation {
+                return Some(id);
+            }
+        }
+        let id = self.id(key)?;
+        *cache = ChannelCache(Some((self.generation, id)));
+        Some(id)
+    }
+
+    /// The next sequence number on channel `id`.
+    pub(super) fn next_sequence(&mut self, id: u16) -> u32 {
+        let at = usize::from(id);
+        if self.sequences.len() <= at {
+            self.sequences.resize(at + 1, 0);
+        }
+        let sequence = self.sequences[at];
+        self.sequences[at] = sequence.wrapping_add(1);
+        sequence
+    }
+}
