@@ -30,6 +30,7 @@ mod handover;
 mod latched;
 pub mod plugin;
 mod publishers;
+mod rebuild;
 pub mod recorder_batch;
 pub mod serve;
 mod state_gate;
