@@ -15,11 +15,12 @@ use crate::{Error, Result};
 /// recording has every message or says which batches it misses: the
 /// senders slow down instead), and keeps `listening` set to whether a
 /// recorder subscribes, from Zenoh's matching listener (called at once
-/// when one already does).
+/// when one already does), which then calls `changed` with it.
 pub async fn declare_batch_publisher(
     session: &zenoh::Session,
     key: String,
     listening: Arc<AtomicBool>,
+    changed: impl Fn(bool) + Send + Sync + 'static,
 ) -> Result<zenoh::pubsub::Publisher<'static>> {
     let publisher = session
         .declare_publisher(key.clone())
@@ -28,7 +29,10 @@ pub async fn declare_batch_publisher(
         .map_err(Error::zenoh("publish on", key.clone()))?;
     publisher
         .matching_listener()
-        .callback(move |status| listening.store(status.matching(), Ordering::Relaxed))
+        .callback(move |status| {
+            listening.store(status.matching(), Ordering::Relaxed);
+            changed(status.matching());
+        })
         .background()
         .await
         .map_err(Error::zenoh("watch for recorders on", key))?;

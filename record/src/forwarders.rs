@@ -23,6 +23,13 @@ pub(crate) struct ForwarderToken {
     pub alive: bool,
 }
 
+/// How long a recorder waits for the forwarders' tokens.
+const TOKENS_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// When a recorder looks at the forwarders' tokens again, after its
+/// start: see [`Forwarders::recheck`].
+pub(crate) const RECHECK_AFTER: Duration = Duration::from_secs(1);
+
 impl Forwarders {
     /// Takes a token's coming or going; one heard of twice (from the
     /// watch and the query) counts once.
@@ -42,18 +49,9 @@ impl Forwarders {
     pub(crate) fn of(&self, key: &str) -> Option<&str> {
         self.by_key.get(key).and_then(|nodes| nodes.first()).map(String::as_str)
     }
-}
 
-/// How long a recorder waits for the forwarders' tokens.
-const TOKENS_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// When a recorder looks at the forwarders' tokens again, after its
-/// start: see [`Forwarders::recheck`].
-pub(crate) const RECHECK_AFTER: Duration = Duration::from_secs(1);
-
-impl Forwarders {
     /// The tokens held that are not among `alive`, the answer of a query
-    /// made [`RECHECK_AFTER`] the watch began, as gone: a token that went
+    /// made [`RECHECK_AFTER`] after the watch began, as gone: a token that went
     /// between the first query and the watch's declaration is told by
     /// neither.
     pub(crate) fn recheck(&self, alive: &[ForwarderToken]) -> Vec<ForwarderToken> {

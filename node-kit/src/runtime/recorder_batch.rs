@@ -197,14 +197,15 @@ impl PendingBatch {
     /// Adds `messages` as a moment of sim time `time_ns`, to the one open
     /// or last closed at that time if there is one, and closes it.
     pub(crate) fn add(&mut self, time_ns: u64, messages: &Messages) {
+        let len = self.messages_len(messages);
         if !self.open_at(time_ns) {
             self.close_moment();
             if messages.is_empty() {
                 return;
             }
-            self.open_moment(time_ns, self.messages_len(messages));
+            self.open_moment(time_ns, len);
         }
-        self.make_room(self.messages_len(messages));
+        self.make_room(len);
         for (key, payload) in messages {
             let Some(channel) = self.channels.id(key) else { continue };
             self.write_head(channel, time_ns, payload.len());

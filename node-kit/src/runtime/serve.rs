@@ -19,7 +19,7 @@ use flotilla_protocol::plugins::registry::{self, Role};
 use flotilla_protocol::selection::Selection;
 use flotilla_protocol::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
 use flotilla_protocol::Keys;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::core::{Arrival, Core, Reply, Rework};
 use super::handover::{may_send_here, Handover};
@@ -53,28 +53,8 @@ pub async fn serve<P: NodePlugin>(
     let token_key = keys.node_token(&node_id);
     let _token =
         session.liveliness().declare_token(&token_key).await.map_err(Error::zenoh("declare the token", token_key))?;
-    let role = plugin.role();
-    let extra_roles = plugin.also_serves();
-    // A plugin's roles are constants of its code: a mismatch is a bug.
-    for other in extra_roles {
-        assert!(
-            other.aspect == role.aspect && other.binary == role.binary,
-            "{other:?} is not served as {role:?} is: one binary, one claim aspect"
-        );
-    }
-    let (to_loop, mut handed) = unbounded_channel();
-    let shared = Arc::new(Shared {
-        session: session.clone(),
-        keys: keys.clone(),
-        node: node_id.clone(),
-        answering: plugin.answering(),
-        locked: Mutex::new(Locked { core: Core::new(plugin), publishers: Publishers::default() }),
-        handover: Handover::default(),
-        to_loop,
-        gate: StateGate::default(),
-        lockstep: OnceLock::new(),
-        commands_nothing: AtomicBool::new(false),
-    });
+    let (role, extra_roles) = (plugin.role(), plugin.also_serves());
+    let (shared, mut handed) = Shared::new(&session, &keys, &node_id, plugin);
     watch_recorders(&shared).await?;
     let (full_states, _world) = subscribe_world(&shared).await?;
     let (_claims, mut claim_events) = watch_claims(&session, &keys).await?;
@@ -229,6 +209,38 @@ impl<P> Locked<P> {
 }
 
 impl<P: NodePlugin> Shared<P> {
+    /// What `plugin`, served as node `node`, shares between the receiving
+    /// threads and the main loop; and the main loop's end of `to_loop`.
+    fn new(
+        session: &zenoh::Session,
+        keys: &Keys,
+        node: &str,
+        plugin: P,
+    ) -> (Arc<Shared<P>>, UnboundedReceiver<ToLoop>) {
+        let role = plugin.role();
+        // A plugin's roles are constants of its code: a mismatch is a bug.
+        for other in plugin.also_serves() {
+            assert!(
+                other.aspect == role.aspect && other.binary == role.binary,
+                "{other:?} is not served as {role:?} is: one binary, one claim aspect"
+            );
+        }
+        let (to_loop, handed) = unbounded_channel();
+        let shared = Arc::new(Shared {
+            session: session.clone(),
+            keys: keys.clone(),
+            node: node.to_string(),
+            answering: plugin.answering(),
+            locked: Mutex::new(Locked { core: Core::new(plugin), publishers: Publishers::default() }),
+            handover: Handover::default(),
+            to_loop,
+            gate: StateGate::default(),
+            lockstep: OnceLock::new(),
+            commands_nothing: AtomicBool::new(false),
+        });
+        (shared, handed)
+    }
+
     fn lock(&self) -> MutexGuard<'_, Locked<P>> {
         // A panic while holding the lock would be a bug; keep serving regardless.
         self.locked.lock().unwrap_or_else(|e| e.into_inner())
@@ -335,19 +347,13 @@ async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
     shared.lock().publishers.recorders_on_keys_watch = Some(watch);
     let flag = shared.lock().core.outbox.recording_flag();
     let key = shared.keys.recording(&shared.node);
-    let publisher = crate::recorders::declare_batch_publisher(&shared.session, key.clone(), flag.clone()).await?;
     // The node's inputs are forwarded from the moment the flag is set; its
     // token says so (see `declare_forwarding`), declared on the main loop.
     let to_loop = shared.to_loop.clone();
-    publisher
-        .matching_listener()
-        .callback(move |status| {
-            flag.store(status.matching(), Ordering::Relaxed);
-            let _ = to_loop.send(ToLoop::Recorder(status.matching()));
-        })
-        .background()
-        .await
-        .map_err(Error::zenoh("watch for recorders on", key))?;
+    let changed = move |listens| {
+        let _ = to_loop.send(ToLoop::Recorder(listens));
+    };
+    let publisher = crate::recorders::declare_batch_publisher(&shared.session, key, flag, changed).await?;
     let mut locked = shared.lock();
     locked.publishers.recording = Some(publisher);
     locked.core.outbox.batches_go = true;
@@ -541,7 +547,7 @@ impl<P: NodePlugin> MainLoop<'_, P> {
     /// that nothing in the simulation publishes (see [`Subscribed`]).
     async fn subscribe(&mut self, inputs: Vec<Input>) {
         let shared = self.shared;
-        let forwarded = self.inputs_of.get(&self.description, &shared.keys).forwarded.clone();
+        let forwarded = &self.inputs_of.get(&self.description, &shared.keys).forwarded;
         let mut kept = BTreeMap::new();
         for input in inputs {
             let forward = forwarded.contains(&input.key);

@@ -168,13 +168,12 @@ impl Subscriptions {
             lock(writer).forwarder_back(&token.key, &keys.recording(&token.node));
             return Ok(());
         }
-        let Some((topic, at)) = self.forwarded.remove(&token.key) else { return Ok(()) };
-        let from = lock(writer).recorded[at].source.clone();
-        if from != Source::Forwarded(keys.recording(&token.node)) {
+        let Some(&(_, at)) = self.forwarded.get(&token.key) else { return Ok(()) };
+        if lock(writer).recorded[at].source != Source::Forwarded(keys.recording(&token.node)) {
             // Another node's token for the key.
-            self.forwarded.insert(token.key.clone(), (topic, at));
             return Ok(());
         }
+        let Some((topic, at)) = self.forwarded.remove(&token.key) else { return Ok(()) };
         // What it received and had not sent yet is lost with it.
         tracing::warn!("{} went; taking {} on its key", token.node, topic.name);
         lock(writer).forwarder_gone(at);

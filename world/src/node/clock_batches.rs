@@ -66,7 +66,7 @@ impl ClockBatches {
         node: &str,
     ) -> anyhow::Result<(Arc<ClockBatches>, zenoh::query::Queryable<()>)> {
         let listening = Arc::new(AtomicBool::new(false));
-        let publisher = declare_batch_publisher(session, keys.recording(node), listening.clone()).await?;
+        let publisher = declare_batch_publisher(session, keys.recording(node), listening.clone(), |_| ()).await?;
         let batches = Arc::new(ClockBatches { publisher, listening, pending: tokio::sync::Mutex::default() });
         let (asked, reply_key, runtime) = (batches.clone(), keys.clock_flush(), tokio::runtime::Handle::current());
         let flush = session
