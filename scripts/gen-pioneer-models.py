@@ -68,7 +68,7 @@ def main():
     defines = {}
     for name, parent, body in blocks(open(inc).read()):
         defines[name] = (parent, body)
-    rings_rs = open(os.path.join(HERE, "../protocol/src/plugins/sonar_rings.rs")).read()
+    rings_rs = open(os.path.join(HERE, "../plugins/src/sonar_rings.rs")).read()
     rings = set(re.findall(r'model: "([^"]+)"', rings_rs))
 
     def chain(name):

@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use flotilla_messages::services::Service;
 use flotilla_node_kit::args::{NodeArgs, Role};
-use flotilla_node_kit::client::{fetch_description, wait_for_world};
-use flotilla_protocol::ros::services::Service;
-use flotilla_protocol::Keys;
+use flotilla_node_kit::follow_world::DescriptionFollower;
+use flotilla_wire::Keys;
 use zenoh::internal::plugins::PluginsManager;
 use zenoh::internal::runtime::RuntimeBuilder;
 
@@ -77,7 +77,7 @@ fn services() -> Vec<(&'static str, &'static str)> {
 /// Runs the bridge until `shutdown` completes. The caller must have set
 /// `ROS_DISTRO` in the environment (the plugin reads it).
 pub async fn run(args: BridgeArgs, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
-    flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
+    flotilla_wire::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
     let mut config = args.node.zenoh.zenoh_config(Role::Node)?;
     let plugin = plugin_config::plugin_json(&args.ros2dds_options()).to_string();
     let set = |config: &mut zenoh::Config, key: &str, value: &str| {
@@ -128,49 +128,33 @@ async fn announce_until(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
-    let events = session
-        .declare_subscriber(keys.world_events())
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .context("subscribing to world events")?;
+    let (mut world, mut description) = tokio::select! {
+        _ = &mut shutdown => return Ok(()),
+        started = DescriptionFollower::start(session, keys) => started.context("following the world")?,
+    };
+    // Events say when the world changed; the periodic look catches a world
+    // that restarted.
+    world = world.looking_every(Duration::from_secs(2));
     let mut announcer = announce::Announcer::default();
     let mut revision = None;
-    // Events say when the world changed; the periodic look catches a world
-    // that restarted (or was not up yet).
-    let mut poll = tokio::time::interval(Duration::from_secs(2));
     let services = services();
     loop {
-        tokio::select! {
+        if revision != Some((description.revision, description.models.len())) {
+            revision = Some((description.revision, description.models.len()));
+            let surface = surface::surface(&description, keys, &services);
+            announcer.update(session, &surface).await;
+            tracing::info!(
+                "announcing {} topics, {} services and {} actions to ROS 2 (world revision {})",
+                surface.topics.len(),
+                surface.services.len(),
+                surface.actions.len(),
+                description.revision
+            );
+        }
+        description = tokio::select! {
             biased;
             _ = &mut shutdown => return Ok(()),
-            _ = events.recv_async() => {}
-            _ = poll.tick() => {}
-        }
-        let description = match revision {
-            None => tokio::select! {
-                _ = &mut shutdown => return Ok(()),
-                d = wait_for_world(session, keys) => d,
-            },
-            Some(_) => match fetch_description(session, keys, Duration::from_secs(5)).await {
-                Ok(d) => d,
-                Err(e) => {
-                    tracing::debug!("world description unavailable: {e}");
-                    continue;
-                }
-            },
+            changed = world.changed() => changed,
         };
-        if revision == Some((description.revision, description.models.len())) {
-            continue;
-        }
-        revision = Some((description.revision, description.models.len()));
-        let surface = surface::surface(&description, keys, &services);
-        announcer.update(session, &surface).await;
-        tracing::info!(
-            "announcing {} topics, {} services and {} actions to ROS 2 (world revision {})",
-            surface.topics.len(),
-            surface.services.len(),
-            surface.actions.len(),
-            description.revision
-        );
     }
 }

@@ -2,13 +2,13 @@
 //! and QoS, and every service it serves. Worked out from the world
 //! description the same way the nodes work out their keys, with no Zenoh.
 
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::plugins::registry::{self, Direction, TopicSpec};
-use flotilla_protocol::ros::rosgraph_msgs::Clock;
-use flotilla_protocol::ros::services::ACTIONS;
-use flotilla_protocol::Keys;
+use flotilla_messages::rosgraph_msgs::Clock;
+use flotilla_messages::services::ACTIONS;
+use flotilla_plugins::registry::{self, Direction, TopicSpec};
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::Keys;
 
-pub use flotilla_protocol::plugins::registry::Durability;
+pub use flotilla_plugins::registry::Durability;
 
 /// A topic the simulation publishes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -60,7 +60,7 @@ pub fn surface(description: &WorldDescription, keys: &Keys, services: &[(&str, &
     let always = [TopicSpec::publish::<Clock>("/clock"), TopicSpec::tf(), TopicSpec::tf_static()];
     let plugins = registry::topics_of(description)
         .into_iter()
-        .chain(flotilla_protocol::maps::topics(description))
+        .chain(flotilla_plugins::maps::topics(description))
         .filter(|t| t.direction == Direction::Publish);
     let mut topics: Vec<Topic> = always.into_iter().chain(plugins).map(|spec| Topic::of(spec, keys)).collect();
     topics.sort();
@@ -165,8 +165,8 @@ mod tests {
         for t in registry::REGISTRY {
             let model = &description.models[0];
             let plugin = model.plugins.iter().find(|p| p.plugin_type == t.name).unwrap();
-            let ctx = flotilla_protocol::plugins::PluginContext::of(model, &description.layer_names);
-            let entry = flotilla_protocol::plugins::entry_of(plugin, ctx.model_file).unwrap();
+            let ctx = flotilla_plugins::PluginContext::of(model, &description.layer_names);
+            let entry = flotilla_plugins::entry_of(plugin, ctx.model_file).unwrap();
             let published: Vec<TopicSpec> = t
                 .topics(&entry, &plugin.name, &ctx, &model.namespace)
                 .unwrap()

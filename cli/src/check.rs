@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use flotilla_protocol::plugins::registry::binaries_for;
+use flotilla_plugins::registry::binaries_for;
 use flotilla_world_file::load_world;
 
 /// Loads the world and every map and model, validates every plugin entry of
@@ -61,10 +61,10 @@ pub fn check(world: &Path) -> anyhow::Result<()> {
             file.display(),
             commands,
             transitions.len() - commands,
-            flotilla_protocol::maps::BINARY
+            flotilla_plugins::maps::BINARY
         );
     } else if !spec.maps.is_empty() {
-        println!("  maps served by {} (map names and grids; no transitions file)", flotilla_protocol::maps::BINARY);
+        println!("  maps served by {} (map names and grids; no transitions file)", flotilla_plugins::maps::BINARY);
     }
     for world_plugin in &spec.world_plugin_types {
         println!("  warning: no node implements world plugin type {world_plugin} yet");

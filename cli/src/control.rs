@@ -6,9 +6,9 @@ use std::time::Duration;
 use anyhow::bail;
 use flotilla_node_kit::args::{open_session, NodeArgs, Role};
 use flotilla_node_kit::client::call_control;
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::Keys;
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::Keys;
 
 fn call(node: &NodeArgs, request: ControlRequest) -> anyhow::Result<()> {
     let verb = request.verb();
@@ -61,8 +61,8 @@ pub fn set_map(node: &NodeArgs, name: String, map: String, pose: Option<Pose2>) 
 /// topic, for the map-transition manager. The manager's answer shows on the
 /// robot's `map_name`; a command it cannot use is logged by the manager.
 pub fn map_command(node: &NodeArgs, ros_prefix: &str, robot: String, command: String) -> anyhow::Result<()> {
-    use flotilla_protocol::maps::{self, MAP_COMMAND_TOPIC};
-    use flotilla_protocol::ros::{self, std_msgs::StdString};
+    use flotilla_messages::std_msgs::StdString;
+    use flotilla_plugins::maps::{self, MAP_COMMAND_TOPIC};
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
         let session = open_session(&node.zenoh, Role::Node).await?;
@@ -75,7 +75,7 @@ pub fn map_command(node: &NodeArgs, ros_prefix: &str, robot: String, command: St
                 bail!("model \"{robot}\" lives on no map: the world declares no maps, or it is not a robot");
             }
             let key = keys.ros(&maps::topic(&model.namespace, MAP_COMMAND_TOPIC));
-            let payload = ros::encode(&StdString { data: command.clone() });
+            let payload = flotilla_messages::encode(&StdString { data: command.clone() });
             session.put(&key, payload).await.map_err(|e| anyhow::anyhow!("cannot publish on {key}: {e}"))?;
             println!("map-command: {command:?} sent to {robot} on {key} (its map is {})", model.map);
             Ok(())

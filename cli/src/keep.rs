@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clap::Args;
 use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
-use flotilla_protocol::Keys;
 use flotilla_record::bag::ChunkCompression;
 use flotilla_record::replay::Pace;
+use flotilla_wire::Keys;
 
 /// `flotilla record OUT`.
 #[derive(Args, Debug)]

@@ -12,12 +12,12 @@ use anyhow::{bail, Context};
 use flotilla_node_kit::args::{
     loopback_peer_args, open_session, shutdown_signal, NodeArgs, Role, ZenohArgs, DEFAULT_ENDPOINT,
 };
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::control::ClockMode;
-use flotilla_protocol::plugins::registry::binaries_for;
-use flotilla_protocol::world_to_nodes::WorldStatus;
-use flotilla_protocol::Keys;
+use flotilla_plugins::registry::binaries_for;
 use flotilla_record::bag::ChunkCompression;
+use flotilla_wire::codec::decode;
+use flotilla_wire::control::ClockMode;
+use flotilla_wire::world_to_nodes::WorldStatus;
+use flotilla_wire::Keys;
 use flotilla_world_file::{load_world, WorldSpec};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -32,7 +32,7 @@ pub struct RunArgs {
     /// Clock mode: realtime, fast, lockstep or external. In lockstep mode the
     /// world starts paused and steps once every node has joined the barrier.
     #[arg(long)]
-    clock: Option<flotilla_protocol::control::ClockMode>,
+    clock: Option<flotilla_wire::control::ClockMode>,
     /// Real-time factor in realtime mode (2.0 = twice as fast as real time).
     #[arg(long)]
     rate: Option<f64>,
@@ -122,7 +122,7 @@ fn connect_endpoint(listen: &str) -> String {
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // Validate everything first: a bad world stops here, nothing starts.
     let spec = load_world(&args.world)?;
-    flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
+    flotilla_wire::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
     let listen = args.node.zenoh.listen.first().cloned().unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
     let endpoint = connect_endpoint(&listen);
     let sim = args.node.sim.clone();
@@ -134,7 +134,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let world = world_args(&args, &listen, &ros_prefix, clock);
     let mut children = vec![supervised("world", sibling("flotilla-world")?, world, vec![])];
     let lockstep_nodes = (clock == ClockMode::Lockstep).then_some(binaries.len());
-    let pioneer = flotilla_protocol::plugins::pioneer::PioneerConfig::ROLE.binary;
+    let pioneer = flotilla_plugins::pioneer::PioneerConfig::ROLE.binary;
     for binary in &binaries {
         let name = binary.trim_start_matches("flotilla-").to_string();
         // The plugin nodes are loopback peers, so their messages to each
@@ -185,12 +185,12 @@ fn node_binaries(spec: &WorldSpec, args: &RunArgs) -> (BTreeSet<&'static str>, B
         }
     }
     if !pioneer_args(args).is_empty() {
-        binaries.insert(flotilla_protocol::plugins::pioneer::PioneerConfig::ROLE.binary);
+        binaries.insert(flotilla_plugins::pioneer::PioneerConfig::ROLE.binary);
     }
     // A world of several maps: the map-transition manager moves robots
     // between them and shows each robot's map to ROS.
     if !spec.maps.is_empty() {
-        binaries.insert(flotilla_protocol::maps::BINARY);
+        binaries.insert(flotilla_plugins::maps::BINARY);
     }
     (binaries, unserved)
 }
@@ -530,7 +530,7 @@ async fn stop_all(children: &mut [Supervised]) {
 /// Lockstep: resumes the (paused) world once `expected` participants hold
 /// lockstep tokens, so that every node sees every step from the first.
 async fn start_when_all_joined(session: &zenoh::Session, sim: &str, expected: usize, console: &Arc<Mutex<Console>>) {
-    use flotilla_protocol::control::ControlRequest;
+    use flotilla_wire::control::ControlRequest;
     let keys = Keys::new(sim);
     let give_up = Instant::now() + Duration::from_secs(120);
     loop {

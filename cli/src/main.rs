@@ -111,7 +111,7 @@ enum Command {
     Clock {
         /// The new mode: realtime, fast, lockstep or external.
         #[arg(value_name = "MODE")]
-        clock_mode: flotilla_protocol::control::ClockMode,
+        clock_mode: flotilla_wire::control::ClockMode,
         /// New real-time factor (realtime mode).
         #[arg(long)]
         rate: Option<f64>,
@@ -168,27 +168,25 @@ fn main() -> std::process::ExitCode {
         Command::Record(args) => keep::record(args),
         Command::Replay(args) => keep::replay(args),
         Command::Spawn { model, name, ns, pose, node } => {
-            control::spawn(&node, model, name, ns, flotilla_protocol::geometry::Pose2::new(pose[0], pose[1], pose[2]))
+            control::spawn(&node, model, name, ns, flotilla_wire::geometry::Pose2::new(pose[0], pose[1], pose[2]))
         }
         Command::Delete { name, node } => control::delete(&node, name),
         Command::Move { name, x, y, theta, node } => {
-            control::move_model(&node, name, flotilla_protocol::geometry::Pose2::new(x, y, theta))
+            control::move_model(&node, name, flotilla_wire::geometry::Pose2::new(x, y, theta))
         }
-        Command::Pause { node } => control::simple(&node, flotilla_protocol::control::ControlRequest::Pause),
-        Command::Resume { node } => control::simple(&node, flotilla_protocol::control::ControlRequest::Resume),
+        Command::Pause { node } => control::simple(&node, flotilla_wire::control::ControlRequest::Pause),
+        Command::Resume { node } => control::simple(&node, flotilla_wire::control::ControlRequest::Resume),
         Command::Clock { clock_mode, rate, node } => control::simple(
             &node,
-            flotilla_protocol::control::ControlRequest::SetClock { mode: clock_mode, real_time_factor: rate },
+            flotilla_wire::control::ControlRequest::SetClock { mode: clock_mode, real_time_factor: rate },
         ),
         Command::SetMap { name, map, pose, node } => {
-            control::set_map(&node, name, map, pose.map(|p| flotilla_protocol::geometry::Pose2::new(p[0], p[1], p[2])))
+            control::set_map(&node, name, map, pose.map(|p| flotilla_wire::geometry::Pose2::new(p[0], p[1], p[2])))
         }
         Command::MapCmd { robot, command, ros_prefix, node } => {
             control::map_command(&node, &ros_prefix, robot, command)
         }
-        Command::Step { steps, node } => {
-            control::simple(&node, flotilla_protocol::control::ControlRequest::Step { steps })
-        }
+        Command::Step { steps, node } => control::simple(&node, flotilla_wire::control::ControlRequest::Step { steps }),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::world_to_nodes::WorldStatus;
+use flotilla_wire::world_to_nodes::WorldStatus;
 
 /// Shared console of the launcher.
 pub struct Console {
@@ -63,7 +63,7 @@ pub fn format_status(status: &WorldStatus, processes_up: usize, processes: usize
         t,
         status.real_time_factor,
         match status.clock {
-            flotilla_protocol::control::ClockMode::Lockstep => format!("lockstep, {} in barrier", status.lockstep_participants),
+            flotilla_wire::control::ClockMode::Lockstep => format!("lockstep, {} in barrier", status.lockstep_participants),
             other => other.to_string(),
         },
         status.step,
@@ -79,7 +79,7 @@ pub fn format_status(status: &WorldStatus, processes_up: usize, processes: usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::time::SimTime;
+    use flotilla_wire::time::SimTime;
 
     #[test]
     fn status_line_shows_time_rate_robots_and_nodes() {
@@ -88,7 +88,7 @@ mod tests {
             step: 2469,
             real_time_factor: 3.5,
             paused: true,
-            clock: flotilla_protocol::control::ClockMode::Lockstep,
+            clock: flotilla_wire::control::ClockMode::Lockstep,
             lockstep_participants: 3,
             models: 7,
             robots: 6,

@@ -3,7 +3,7 @@
 
 use clap::Args;
 use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
-use flotilla_protocol::Keys;
+use flotilla_wire::Keys;
 
 /// Where the page is served by default.
 pub const DEFAULT_VIEW_ADDR: &str = "127.0.0.1:8080";

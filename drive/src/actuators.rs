@@ -8,8 +8,8 @@
 
 use std::collections::VecDeque;
 
-use flotilla_protocol::geometry::wrap_angle;
-use flotilla_protocol::plugins::vehicle::ActuatorConfig;
+use flotilla_plugins::vehicle::ActuatorConfig;
+use flotilla_wire::geometry::wrap_angle;
 
 /// A pure transport delay: the value commanded `dead_time` ago.
 #[derive(Debug, Clone, Default)]

@@ -1,7 +1,7 @@
 //! Flatland's DiffDrive as a model: a commanded forward speed and yaw rate,
 //! shaped by dynamics limits and zeroed when the command goes stale.
 
-use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
+use flotilla_plugins::diff_drive::DiffDriveConfig;
 
 use crate::commands::Commands;
 use crate::limits::DynamicsLimits;
@@ -160,8 +160,8 @@ impl DiffDrive {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::plugins::dynamics_limits::DynamicsLimitsConfig;
-    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_plugins::dynamics_limits::DynamicsLimitsConfig;
+    use flotilla_plugins::PluginContext;
     use std::path::Path;
 
     fn config(accel: f64, timeout_s: f64) -> DiffDriveConfig {

@@ -1,7 +1,7 @@
 //! Flatland's `DynamicsLimits`: velocity saturation and acceleration /
 //! deceleration limits that apply proportionally across a zero crossing.
 
-use flotilla_protocol::plugins::dynamics_limits::DynamicsLimitsConfig;
+use flotilla_plugins::dynamics_limits::DynamicsLimitsConfig;
 
 /// Limits on one axis (m/s and m/s², or rad/s and rad/s²); 0 = unlimited.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

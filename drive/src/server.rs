@@ -3,7 +3,7 @@
 //!
 //! On each world state (step k) it advances every drive model by one step
 //! and actuates: one batched
-//! [`Actuation`](flotilla_protocol::drive_to_world::Actuation) with the
+//! [`Actuation`](flotilla_wire::drive_to_world::Actuation) with the
 //! velocity of each driven body for step k+1, which the world also takes as
 //! the node's lockstep report of step k. `cmd_vel` arrives as CDR
 //! `geometry_msgs/Twist` or `TwistStamped` on the model-namespaced ROS key.
@@ -22,21 +22,21 @@
 
 use std::collections::BTreeMap;
 
+use flotilla_messages::geometry_msgs::{decode_cmd_vel, Twist, TwistStamped};
+use flotilla_messages::sensor_msgs::JointState;
+use flotilla_messages::std_msgs::Bool;
 use flotilla_node_kit::runtime::{Answering, BadInput, NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::control::ClockMode;
-use flotilla_protocol::drive_to_world::BodyCommand;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::names::{resolve_frame, resolve_topic};
-use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
-use flotilla_protocol::plugins::tween::TweenConfig;
-use flotilla_protocol::plugins::vehicle::VehicleConfig;
-use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
-use flotilla_protocol::ros::sensor_msgs::JointState;
-use flotilla_protocol::ros::std_msgs::Bool;
-use flotilla_protocol::ros::{self, CdrError};
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_plugins::diff_drive::DiffDriveConfig;
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::tricycle_drive::TricycleDriveConfig;
+use flotilla_plugins::tween::TweenConfig;
+use flotilla_plugins::vehicle::VehicleConfig;
+use flotilla_plugins::PluginConfig;
+use flotilla_wire::control::ClockMode;
+use flotilla_wire::drive_to_world::BodyCommand;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::names::{resolve_frame, resolve_topic};
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use crate::diff_drive::{DiffDrive, DriveOutput};
 use crate::tricycle::Tricycle;
@@ -79,10 +79,10 @@ enum Model {
 impl Model {
     fn plugin_type(&self) -> &'static str {
         match self {
-            Model::Diff(_) => "DiffDrive",
-            Model::Tricycle(_) => "TricycleDrive",
-            Model::Vehicle(_) => "VehicleDynamics",
-            Model::Tween(_) => "Tween",
+            Model::Diff(_) => DiffDriveConfig::TYPE,
+            Model::Tricycle(_) => TricycleDriveConfig::TYPE,
+            Model::Vehicle(_) => VehicleConfig::TYPE,
+            Model::Tween(_) => TweenConfig::TYPE,
         }
     }
 }
@@ -284,7 +284,7 @@ impl NodePlugin for DriveServer {
                 twist.header.stamp = stamp;
                 twist.header.frame_id = frame.clone();
                 (twist.twist.linear.x, twist.twist.linear.y, twist.twist.angular.z) = (vx, vy, wz);
-                out.put(key.clone(), ros::encode(&twist));
+                out.put(key.clone(), flotilla_messages::encode(&twist));
             }
             // and a bicycle's steering state
             let (Some((angle, rate)), Some((key, joint))) = (vehicle.steering_state(), &served.joint_states) else {
@@ -298,7 +298,7 @@ impl NodePlugin for DriveServer {
                     ..JointState::default()
                 };
                 joints.header.stamp = stamp;
-                out.put(key.clone(), ros::encode(&joints));
+                out.put(key.clone(), flotilla_messages::encode(&joints));
             }
         }
     }
@@ -345,7 +345,7 @@ impl NodePlugin for DriveServer {
     /// A `cmd_vel` for instance `tag`.
     fn on_input(&mut self, tag: &str, payload: &[u8], out: &mut Outbox) -> Result<(), BadInput> {
         if let Some(key) = tag.strip_suffix(TRIGGER_TAG) {
-            let on = ros::decode::<Bool>(payload)?.data;
+            let on = flotilla_messages::decode::<Bool>(payload)?.data;
             if let Some(Served { model: Model::Tween(tween), .. }) = self.instances.get_mut(key) {
                 tween.trigger(on);
             }
@@ -389,28 +389,13 @@ impl NodePlugin for DriveServer {
     }
 }
 
-/// Decodes a `cmd_vel` payload: `Twist` (exactly 52 bytes) or `TwistStamped`
-/// (with its stamp in ns, `None` when the stamp is zero or negative).
-pub fn decode_cmd_vel(bytes: &[u8]) -> Result<(Twist, Option<u64>), CdrError> {
-    if bytes.len() == 52 {
-        ros::decode::<Twist>(bytes).map(|t| (t, None))
-    } else {
-        ros::decode::<TwistStamped>(bytes).map(|stamped| {
-            let t = stamped.header.stamp;
-            let ns = (t.sec > 0 || t.nanosec > 0).then(|| t.sec.max(0) as u64 * 1_000_000_000 + u64::from(t.nanosec));
-            (stamped.twist, ns)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use flotilla_node_kit::runtime::core::{Arrival, Core};
-    use flotilla_protocol::description::WorldDescription;
-    use flotilla_protocol::ros::std_msgs::Header;
-    use flotilla_protocol::time::SimTime;
-    use flotilla_protocol::Keys;
+    use flotilla_wire::description::WorldDescription;
+    use flotilla_wire::time::SimTime;
+    use flotilla_wire::Keys;
     use flotilla_world_file::load_world;
 
     const STEP_NS: u64 = 5_000_000;
@@ -455,7 +440,7 @@ mod tests {
         let bad = std::sync::Arc::new(flotilla_node_kit::health::BadMessages::new("robot1/cmd_vel"));
         core.arrive(Arrival::Input {
             tag: "robot1/drive".into(),
-            payload: ros::encode(&twist),
+            payload: flotilla_messages::encode(&twist),
             bad: bad.clone(),
             forwarded: None,
         });
@@ -492,7 +477,7 @@ mod tests {
         let bad = std::sync::Arc::new(flotilla_node_kit::health::BadMessages::new("robot1/cmd_vel"));
         core.arrive(Arrival::Input {
             tag: "robot1/drive".into(),
-            payload: ros::encode(&stamped),
+            payload: flotilla_messages::encode(&stamped),
             bad,
             forwarded: None,
         });
@@ -553,21 +538,7 @@ mod tests {
         assert!(server.on_input("robot1/drive", &[0, 1, 0, 0, 1, 2, 3], &mut out).is_err());
         let mut twist = Twist::default();
         twist.angular.z = f64::NAN;
-        let refused = server.on_input("robot1/drive", &ros::encode(&twist), &mut out).unwrap_err();
+        let refused = server.on_input("robot1/drive", &flotilla_messages::encode(&twist), &mut out).unwrap_err();
         assert!(refused.0.contains("non-finite"), "{refused}");
-    }
-
-    #[test]
-    fn cmd_vel_accepts_twist_and_twist_stamped() {
-        let mut twist = Twist::default();
-        twist.linear.x = 0.4;
-        twist.angular.z = -0.2;
-        assert_eq!(decode_cmd_vel(&ros::encode(&twist)).unwrap(), (twist, None));
-        let mut stamped = TwistStamped { header: Header { frame_id: "base_link".into(), ..Default::default() }, twist };
-        assert_eq!(decode_cmd_vel(&ros::encode(&stamped)).unwrap(), (twist, None), "zero stamp: unstamped");
-        stamped.header.stamp.sec = 2;
-        stamped.header.stamp.nanosec = 5;
-        assert_eq!(decode_cmd_vel(&ros::encode(&stamped)).unwrap(), (twist, Some(2_000_000_005)));
-        assert!(decode_cmd_vel(&[0, 1, 0, 0, 1, 2, 3]).is_err());
     }
 }

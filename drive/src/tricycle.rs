@@ -6,9 +6,9 @@
 //! the rear centre along the body's x axis at `v·cos δ`, the body turning at
 //! `v·sin δ / wheelbase`.
 
-use flotilla_protocol::drive_to_world::BodyCommand;
-use flotilla_protocol::plugins::tricycle_drive::{TricycleDriveConfig, TricycleGeometry};
-use flotilla_protocol::world_to_nodes::BodyId;
+use flotilla_plugins::tricycle_drive::{TricycleDriveConfig, TricycleGeometry};
+use flotilla_wire::drive_to_world::BodyCommand;
+use flotilla_wire::world_to_nodes::BodyId;
 
 use crate::commands::Commands;
 use crate::limits::{saturate, DynamicsLimits};
@@ -139,8 +139,8 @@ pub fn body_velocity(body: BodyId, geometry: &TricycleGeometry, wheel: Wheel) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::description::{JointDescription, JointKind};
-    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_plugins::PluginContext;
+    use flotilla_wire::description::{JointDescription, JointKind};
 
     const STEP_NS: u64 = 5_000_000;
     const DT_S: f64 = 0.005;

@@ -4,10 +4,10 @@
 //! commands the velocity that takes the body from where it is to the next
 //! pose in one step, so it follows the same path (and still collides).
 
-use flotilla_protocol::drive_to_world::BodyCommand;
-use flotilla_protocol::geometry::{wrap_angle, Pose2};
-use flotilla_protocol::plugins::tween::{TweenConfig, TweenMode};
-use flotilla_protocol::world_to_nodes::BodyId;
+use flotilla_plugins::tween::{TweenConfig, TweenMode};
+use flotilla_wire::drive_to_world::BodyCommand;
+use flotilla_wire::geometry::{wrap_angle, Pose2};
+use flotilla_wire::world_to_nodes::BodyId;
 
 /// Below this progress a yoyo turns forward again (Flatland's 0.001).
 const YOYO_START: f64 = 0.001;
@@ -140,8 +140,8 @@ pub fn ease(easing: &str, t: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::plugins::tween::EASINGS;
-    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_plugins::tween::EASINGS;
+    use flotilla_plugins::PluginContext;
     use std::path::Path;
 
     fn tween(yaml: &str) -> Tween {

@@ -16,9 +16,9 @@
 //! centre between the wheels): it moves at the axle's velocity plus
 //! `ω × offset`.
 
-use flotilla_protocol::drive_to_world::BodyCommand;
-use flotilla_protocol::plugins::vehicle::{VehicleConfig, VehicleModel};
-use flotilla_protocol::world_to_nodes::BodyId;
+use flotilla_plugins::vehicle::{VehicleConfig, VehicleModel};
+use flotilla_wire::drive_to_world::BodyCommand;
+use flotilla_wire::world_to_nodes::BodyId;
 
 use crate::actuators::{DriveActuator, SteeringActuator};
 use crate::commands::Commands;
@@ -132,7 +132,7 @@ impl Vehicle {
                     if vx.abs() > STANDSTILL_MPS { (sign * wz * *wheel_base_m / vx).atan() } else { steering.angle() };
                 let before = steering.angle();
                 let angle = steering.step(now_ns, dt_s, target_angle);
-                self.steering_rate_radps = flotilla_protocol::geometry::wrap_angle(angle - before) / dt_s;
+                self.steering_rate_radps = flotilla_wire::geometry::wrap_angle(angle - before) / dt_s;
                 if *on_steered {
                     let cos = target_angle.cos();
                     let wheel = drive.step(now_ns, dt_s, if cos.abs() > 1e-9 { vx / cos } else { vx });
@@ -168,7 +168,7 @@ impl Vehicle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_plugins::PluginContext;
     use std::path::Path;
 
     const STEP_NS: u64 = 5_000_000;

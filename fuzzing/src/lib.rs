@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::ros::{self, services::Service};
+use flotilla_messages::services::Service;
+use flotilla_wire::codec::decode;
 
 /// A fuzz target: bytes in, nothing out, no panic.
 pub type Target = fn(&[u8]);
@@ -95,20 +95,20 @@ pub fn flat_world(data: &[u8]) {
 /// Every ROS message Flotilla takes in (its first byte picks the type):
 /// what the drives, the transition manager and the tween take on topics.
 pub fn ros_messages(data: &[u8]) {
-    use flotilla_protocol::ros::{geometry_msgs, std_msgs};
+    use flotilla_messages::{geometry_msgs, std_msgs};
     let Some((&kind, bytes)) = data.split_first() else { return };
     match kind % 5 {
-        0 => drop(flotilla_drive::server::decode_cmd_vel(bytes)),
-        1 => drop(ros::decode::<geometry_msgs::Twist>(bytes)),
-        2 => drop(ros::decode::<geometry_msgs::TwistStamped>(bytes)),
-        3 => drop(ros::decode::<std_msgs::Bool>(bytes)),
-        _ => drop(ros::decode::<std_msgs::StdString>(bytes)),
+        0 => drop(flotilla_messages::geometry_msgs::decode_cmd_vel(bytes)),
+        1 => drop(flotilla_messages::decode::<geometry_msgs::Twist>(bytes)),
+        2 => drop(flotilla_messages::decode::<geometry_msgs::TwistStamped>(bytes)),
+        3 => drop(flotilla_messages::decode::<std_msgs::Bool>(bytes)),
+        _ => drop(flotilla_messages::decode::<std_msgs::StdString>(bytes)),
     }
 }
 
 /// Every internal message a process decodes (its first byte picks the type).
 pub fn wire_codec(data: &[u8]) {
-    use flotilla_protocol::{control, description, drive_to_world, lockstep, world_to_nodes};
+    use flotilla_wire::{control, description, drive_to_world, lockstep, world_to_nodes};
     let Some((&kind, bytes)) = data.split_first() else { return };
     match kind % 10 {
         0 => drop(decode::<world_to_nodes::WorldState>(bytes)),
@@ -121,7 +121,7 @@ pub fn wire_codec(data: &[u8]) {
         7 => drop(decode::<control::ControlRequest>(bytes)),
         8 => drop(lockstep::decode_step_done(bytes)),
         _ => {
-            if let Ok(batch) = flotilla_protocol::recording::read_batch(bytes) {
+            if let Ok(batch) = flotilla_wire::recording::read_batch(bytes) {
                 batch.index().for_each(drop);
                 batch.messages().for_each(drop);
             }
@@ -142,7 +142,7 @@ pub fn services(data: &[u8]) {
         let spec = flotilla_world_file::load_world(&path).expect("the annex room loads");
         let physics = Physics::new(&spec).expect("the annex room builds");
         let dirs = ModelDirs::new(&path, &[]).expect("the room's directory");
-        let run = RunState::new(flotilla_protocol::control::ClockMode::Fast, 1.0, true, dirs);
+        let run = RunState::new(flotilla_wire::control::ClockMode::Fast, 1.0, true, dirs);
         Mutex::new((physics, run))
     });
     let service = Service::ALL[usize::from(kind) % Service::ALL.len()];

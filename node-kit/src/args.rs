@@ -1,7 +1,7 @@
 //! Command-line arguments every Flotilla binary shares.
 
 use clap::Args;
-use flotilla_protocol::keys::DEFAULT_SIM;
+use flotilla_wire::keys::DEFAULT_SIM;
 
 use crate::error::{Error, Result};
 

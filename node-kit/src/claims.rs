@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use flotilla_protocol::claim_book::{aspect_of, instance_id, ClaimBook, ClaimEvent};
-use flotilla_protocol::Keys;
+use flotilla_wire::claim_book::{aspect_of, instance_id, ClaimBook, ClaimEvent};
+use flotilla_wire::Keys;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::error::{Error, Result};

@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use flotilla_protocol::codec::{decode, encode};
-use flotilla_protocol::control::{ControlReply, ControlRequest};
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::keys::Keys;
+use flotilla_wire::codec::{decode, encode};
+use flotilla_wire::control::{ControlReply, ControlRequest};
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::keys::Keys;
 
 use crate::error::{Error, Result};
 

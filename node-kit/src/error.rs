@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use flotilla_protocol::DecodeError;
+use flotilla_wire::DecodeError;
 
 /// An error of the node runtime: Zenoh refusing a declaration, a world
 /// that does not answer or refuses, a reply that cannot be read.

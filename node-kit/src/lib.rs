@@ -1,10 +1,11 @@
 //! The runtime every Flotilla node shares, between the pure
-//! [`flotilla_protocol`] and the nodes.
+//! [`flotilla_wire`] and the nodes.
 //!
 //! * [`args`]: the command-line arguments every binary shares (Zenoh
 //!   endpoints, simulation id) and opening a session;
 //! * [`client`]: requests every program makes of the world (description,
-//!   control services);
+//!   control services), and [`follow_world`]: the description followed
+//!   through the world's changes;
 //! * [`subscribe`]: internal keys decoded and delivered, liveliness watched;
 //! * [`claims`]: a node's own claim tokens on plugin instances;
 //! * [`lockstep`] and [`step_publisher`]: the barrier report, and messages
@@ -23,6 +24,7 @@ pub mod args;
 pub mod claims;
 pub mod client;
 pub mod error;
+pub mod follow_world;
 pub mod health;
 pub mod lockstep;
 pub mod logging;

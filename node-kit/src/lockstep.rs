@@ -1,8 +1,8 @@
 //! Taking part in the lockstep barrier (the handshake is described in
-//! [`flotilla_protocol::lockstep`]).
+//! [`flotilla_wire::lockstep`]).
 
-use flotilla_protocol::lockstep::encode_step_done;
-use flotilla_protocol::Keys;
+use flotilla_wire::lockstep::encode_step_done;
+use flotilla_wire::Keys;
 
 use crate::error::{Error, Result};
 use crate::step_publisher::StepPublisher;
@@ -24,7 +24,7 @@ impl LockstepReporter {
     }
 
     /// Reports that step `step` is done, at once when `urgent` (see
-    /// [`flotilla_protocol::delivery::urgent`]).
+    /// [`flotilla_wire::delivery::urgent`]).
     pub async fn done(&self, step: u64, urgent: bool) {
         if let Err(e) = self.publisher.put(encode_step_done(step, false), urgent).await {
             tracing::warn!("cannot report lockstep step {step}: {e}");
@@ -37,7 +37,7 @@ impl LockstepReporter {
     }
 
     /// [`LockstepReporter::done_now`], saying whether the reporter's work
-    /// commands no robot (see [`flotilla_protocol::lockstep`]).
+    /// commands no robot (see [`flotilla_wire::lockstep`]).
     pub fn report_now(&self, step: u64, urgent: bool, commands_nothing: bool) {
         if let Err(e) = self.publisher.put_now(encode_step_done(step, commands_nothing), urgent) {
             tracing::warn!("cannot report lockstep step {step}: {e}");

@@ -1,6 +1,6 @@
 //! The publisher a process sends recorders its batches on
 //! (`flotilla/<sim>/recording/<sender>`, see
-//! [`flotilla_protocol::recording`]), whether any recorder listens, and
+//! [`flotilla_wire::recording`]), whether any recorder listens, and
 //! which keys a recorder still takes on the keys themselves.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -41,7 +41,7 @@ pub async fn declare_batch_publisher(
 
 /// The ROS-facing keys some recorder still takes messages on, rather than
 /// from the nodes' batches: told by its tokens on
-/// [`flotilla_protocol::Keys::recorder_on_key`].
+/// [`flotilla_wire::Keys::recorder_on_key`].
 ///
 /// A message on such a key must follow the batch that holds it, or the
 /// recorder, which switches a topic to the batches at the first batch that
@@ -104,13 +104,13 @@ impl RecordersOnKeys {
 }
 
 /// Keeps `on_keys` to the recorders' tokens on
-/// [`flotilla_protocol::Keys::recorders_on_keys`]; returns once those
+/// [`flotilla_wire::Keys::recorders_on_keys`]; returns once those
 /// already declared are known, so that a node that then declares its batch
 /// publisher never defers a batch whose messages a recorder takes on their
 /// keys.
 pub async fn watch_recorders_on_keys(
     session: &zenoh::Session,
-    keys: &flotilla_protocol::Keys,
+    keys: &flotilla_wire::Keys,
     on_keys: Arc<RecordersOnKeys>,
 ) -> Result<zenoh::pubsub::Subscriber<()>> {
     let watched = keys.recorders_on_keys();

@@ -1,8 +1,8 @@
 //! Publishing on the step's critical path: at once where someone waits on
 //! the message, batched where only throughput counts (the policy is
-//! [`flotilla_protocol::delivery`]).
+//! [`flotilla_wire::delivery`]).
 
-use flotilla_protocol::delivery::OutputDelivery;
+use flotilla_wire::delivery::OutputDelivery;
 use zenoh::qos::CongestionControl;
 
 use crate::error::{Error, Result};
@@ -45,7 +45,7 @@ impl StepPublisher {
         Ok(StepPublisher { express: declare(true)?, batched: declare(false)? })
     }
 
-    /// Publishes `payload`, at once when `urgent` (see [`flotilla_protocol::delivery::urgent`]).
+    /// Publishes `payload`, at once when `urgent` (see [`flotilla_wire::delivery::urgent`]).
     pub async fn put(&self, payload: impl Into<zenoh::bytes::ZBytes>, urgent: bool) -> zenoh::Result<()> {
         self.pick(urgent).put(payload).await
     }

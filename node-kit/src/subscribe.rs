@@ -2,9 +2,9 @@
 //! counted), handed to a loop or handled where they arrive, and liveliness
 //! tokens watched.
 
-use flotilla_protocol::codec::{decode, WireMessage};
-use flotilla_protocol::world_tracker::WorldPresence;
-use flotilla_protocol::Keys;
+use flotilla_wire::codec::{decode, WireMessage};
+use flotilla_wire::world_tracker::WorldPresence;
+use flotilla_wire::Keys;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::{Error, Result};

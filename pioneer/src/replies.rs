@@ -3,7 +3,7 @@
 //! simulator's SIMSTAT, SIMINFO and laser packets, laid out field by field
 //! as AMRISim's emulator writes them.
 
-use flotilla_protocol::plugins::pioneer::PioneerConfig;
+use flotilla_plugins::pioneer::PioneerConfig;
 
 use crate::packet::PacketWriter;
 
@@ -309,7 +309,7 @@ pub fn laser_packets(extended: bool, pose: [f64; 3], readings: &[(f64, u8)], mov
 mod tests {
     use super::*;
     use crate::packet::{DataReader, PacketReader};
-    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_plugins::PluginContext;
     use std::path::Path;
 
     fn config() -> PioneerConfig {

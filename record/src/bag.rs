@@ -7,13 +7,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
+use flotilla_plugins::registry::{Durability, TopicSpec};
 
-use flotilla_protocol::recording::IndexEntry;
+use flotilla_wire::recording::IndexEntry;
 
 use crate::direct_file::{DirectFile, Lent};
 use crate::mcap_file::{McapWriter, Rewritable};
-use crate::schemas::{schema, SCHEMA_ENCODING};
+use flotilla_messages::definitions::{schema, SCHEMA_ENCODING};
 
 /// What went wrong writing a bag.
 #[derive(Debug, thiserror::Error)]
@@ -237,8 +237,8 @@ fn qos_profile_yaml(topic: &TopicSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::recording::{encode_batch, read_batch, ChannelMessage};
-    use flotilla_protocol::ros::{self, std_msgs::StdString};
+    use flotilla_messages::std_msgs::StdString;
+    use flotilla_wire::recording::{encode_batch, read_batch, ChannelMessage};
 
     #[test]
     fn a_bag_reads_back_with_its_schemas_channels_and_times() {
@@ -270,7 +270,7 @@ mod tests {
             if step % 100 == 50 {
                 // A node's batch, lent: its records go in as they are.
                 let payloads: Vec<ChannelMessage> = (0..30u32)
-                    .map(|k| (9, k, ros::encode(&StdString { data: format!("{step}.{k}").repeat(200) })))
+                    .map(|k| (9, k, flotilla_messages::encode(&StdString { data: format!("{step}.{k}").repeat(200) })))
                     .collect();
                 let moments: Vec<(u64, &[ChannelMessage])> = payloads
                     .chunks(3)
@@ -295,7 +295,7 @@ mod tests {
                     state as u8
                 })
                 .collect();
-            let odometry = ros::encode(&StdString { data: "x".repeat(300) });
+            let odometry = flotilla_messages::encode(&StdString { data: "x".repeat(300) });
             let (topic, name, payload) =
                 if step % 2 == 0 { (scan, "/r/scan", noise) } else { (odom, "/r/odom", odometry) };
             bag.write(topic, step * 1_000_000, &payload).unwrap();
@@ -340,7 +340,7 @@ mod tests {
         let other = bag.add_topic(&TopicSpec::publish::<StdString>("/r/other"), 5).unwrap();
         assert_ne!(other, map_name);
         assert_eq!((bag.channel(map_name), bag.channel(other)), (Some(5), Some(u16::MAX)), "5 taken: the highest free");
-        let payload = ros::encode(&StdString { data: "floor-2".into() });
+        let payload = flotilla_messages::encode(&StdString { data: "floor-2".into() });
         bag.write(map_name, 1_500_000_000, &payload).unwrap();
         bag.write(map_name, 2_000_000_000, &payload).unwrap();
         assert!(matches!(bag.write(TopicId(7), 0, &payload), Err(BagError::UnknownTopic(7))));

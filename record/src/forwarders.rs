@@ -1,12 +1,12 @@
 //! The nodes that forward the topics they take in to recorders (their
 //! [`Keys::forwarder`] tokens): a recorder takes such a topic from one
 //! of them, in its batches, rather than on the topic's key (see
-//! [`flotilla_protocol::recording`]).
+//! [`flotilla_wire::recording`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use flotilla_protocol::Keys;
+use flotilla_wire::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 /// Per ROS-facing key, the nodes whose token says they forward it.

@@ -1,9 +1,9 @@
 //! Keeping a run: `flotilla record` writes every ROS-facing topic of a
 //! running simulation to MCAP with ROS 2 schemas (Foxglove Studio and
 //! `ros2 bag` open it as it is), and `flotilla replay` publishes a recording
-//! again on the same keys.
+//! again on the same keys. Schemas come from the message types'
+//! definitions (`flotilla_messages::definitions`).
 //!
-//! * [`schemas`]: the `.msg` definitions compiled in, and `ros2msg` schemas;
 //! * [`bag`]: the MCAP file (channels, QoS, messages), written by
 //!   [`mcap_file`] (its chunks compressed with [`lz4_frame`]) into a
 //!   [`direct_file`] (around the page cache);
@@ -18,4 +18,3 @@ pub mod mcap_file;
 mod mcap_records;
 pub mod record;
 pub mod replay;
-pub mod schemas;

@@ -35,7 +35,7 @@ use crate::lz4_frame::lz4_frame;
 use crate::mcap_records::{
     chunk_head, message_head, opcode, too_large, Records, MAGIC, PADDING_HEAD_LEN, STORED_HEAD_LEN,
 };
-use flotilla_protocol::recording::IndexEntry;
+use flotilla_wire::recording::IndexEntry;
 
 /// Uncompressed bytes in a chunk before it is written: the `mcap` crate's
 /// default, 768 KiB.

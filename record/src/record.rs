@@ -6,7 +6,7 @@
 //! latest of those. Topics of models spawned later are added as they come.
 //!
 //! Each topic is subscribed on its key until a batch of a node's messages
-//! (see [`flotilla_protocol::recording`]) brings it: from then on the
+//! (see [`flotilla_wire::recording`]) brings it: from then on the
 //! topic is taken from the batches only, and its subscription dropped, so
 //! that nodes stop publishing what only the recorder wanted. Until then a
 //! token of the recorder's names the topic's key
@@ -20,23 +20,22 @@
 //! A topic that only comes in from outside the simulation (a `cmd_vel`)
 //! is taken from the batches of the node that forwards it, when one
 //! does, and never on its key; see `Source` and
-//! [`flotilla_protocol::recording`].
+//! [`flotilla_wire::recording`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use flotilla_node_kit::client::{fetch_description, wait_for_world};
+use flotilla_messages::rosgraph_msgs::Clock;
+use flotilla_node_kit::follow_world::DescriptionFollower;
 use flotilla_node_kit::runtime::recorder_batch::BATCH_AGE;
-use flotilla_protocol::channels::{channel_ids, recorded_topics};
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::plugins::registry::TopicSpec;
-use flotilla_protocol::recording::{read_batch, Batch, BatchMessage};
-use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
-use flotilla_protocol::world_to_nodes::WorldEvent;
-use flotilla_protocol::DecodeError;
-use flotilla_protocol::Keys;
+use flotilla_plugins::channels::{channel_ids, recorded_topics};
+use flotilla_plugins::registry::TopicSpec;
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::recording::{read_batch, Batch, BatchMessage};
+use flotilla_wire::DecodeError;
+use flotilla_wire::Keys;
 use rustc_hash::FxHashMap;
 
 use crate::bag::{Bag, BagError, ChunkCompression, TopicId};
@@ -46,7 +45,7 @@ use crate::forwarders::{forwarder_tokens, watch_forwarders, RECHECK_AFTER};
 mod subscriptions;
 use subscriptions::Subscriptions;
 
-pub use flotilla_protocol::channels::CLOCK_TOPIC;
+pub use flotilla_plugins::channels::CLOCK_TOPIC;
 
 /// Every ROS-facing topic of a description: both directions, each name
 /// once, those whose name matches `keep` (all with `None`).
@@ -90,7 +89,7 @@ struct Writer {
     /// simulation's nodes).
     topics: FxHashMap<String, usize>,
     /// Per channel id the world gives a topic (see
-    /// [`flotilla_protocol::channels`]), the recorded topic of that name.
+    /// [`flotilla_plugins::channels`]), the recorded topic of that name.
     by_channel: Vec<Option<usize>>,
     /// The nodes' batches that never arrived.
     gaps: BatchGaps,
@@ -302,7 +301,7 @@ impl Writer {
     /// A large batch in shared memory whose every message is of a topic
     /// the bag has under the world's channel id (the clock's aside) goes
     /// into the file as it is, a stored chunk of its own, without being
-    /// read (see [`flotilla_protocol::recording`]); any other, or one with
+    /// read (see [`flotilla_wire::recording`]); any other, or one with
     /// a message the recorder takes elsewhere (see [`Source`]), is copied
     /// message by message.
     fn write_batch(&mut self, key: &str, payload: &zenoh::bytes::ZBytes) -> Result<Vec<String>, DecodeError> {
@@ -378,7 +377,7 @@ impl Writer {
     /// The sim time a `clock` message says, or the latest known if it
     /// cannot be read.
     fn clock_time(&self, payload: &[u8]) -> u64 {
-        match ros::decode::<Clock>(payload) {
+        match flotilla_messages::decode::<Clock>(payload) {
             Ok(clock) => clock.clock.nanos(),
             Err(e) => {
                 tracing::warn!("a bad clock message: {e}");
@@ -423,7 +422,7 @@ pub async fn record(
 ) -> anyhow::Result<Summary> {
     let writer: Shared = Arc::new(Mutex::new(Writer::new(Bag::create(path, compression)?, compression)));
 
-    let description = wait_for_world(session, keys).await;
+    let (mut world, description) = DescriptionFollower::start(session, keys).await?;
     let (forwarders, mut forwarder_changes, _forwarders_watch) = watch_forwarders(session, keys).await?;
     let mut subscriptions = Subscriptions::new(forwarders);
     subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?;
@@ -450,16 +449,6 @@ pub async fn record(
         .await
         .map_err(|e| anyhow::anyhow!("cannot subscribe to the nodes' batches: {e}"))?;
 
-    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let _events = session
-        .declare_subscriber(keys.world_events())
-        .callback(move |sample| {
-            if let Ok(event) = flotilla_protocol::codec::decode::<WorldEvent>(&sample.payload().to_bytes()) {
-                let _ = events_tx.send(event.revision);
-            }
-        })
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot subscribe to the world's events: {e}"))?;
     // Each sender's batch key, declared here: Zenoh keeps the route of a
     // declared key and works out that of any other afresh for every sample
     // (against the wildcard subscription), a sixth of the recorder's CPU at
@@ -488,11 +477,8 @@ pub async fn record(
                 Ok(key) => sender_keys.push(key),
                 Err(e) => tracing::debug!("cannot declare a sender's batch key: {e}"),
             },
-            Some(_) = events.recv() => {
-                match fetch_description(session, keys, Duration::from_secs(5)).await {
-                    Ok(description) => subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?,
-                    Err(e) => tracing::warn!("cannot follow the world's description: {e}"),
-                }
+            description = world.changed() => {
+                subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?;
             }
         }
     }
@@ -568,8 +554,8 @@ async fn sole_owner(mut writer: Shared) -> Result<Mutex<Writer>, Shared> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::channels::CLOCK_CHANNEL;
-    use flotilla_protocol::recording::{encode_batch, ChannelMessage};
+    use flotilla_plugins::channels::CLOCK_CHANNEL;
+    use flotilla_wire::recording::{encode_batch, ChannelMessage};
 
     #[test]
     fn batches_missing_from_a_node_s_numbering_are_counted_as_lost() {
@@ -598,7 +584,7 @@ mod tests {
     }
 
     fn clock_at(ms: u64) -> Vec<u8> {
-        ros::encode(&Clock { clock: flotilla_protocol::time::SimTime { nanos: ms * 1_000_000 }.to_ros() })
+        flotilla_messages::encode(&Clock { clock: flotilla_wire::time::SimTime { nanos: ms * 1_000_000 }.to_ros() })
     }
 
     /// The clock's times in a finished file, in file order, ms.
@@ -632,7 +618,7 @@ mod tests {
 
     #[test]
     fn a_forwarded_topic_comes_from_its_forwarder_only_then_on_its_key_once_it_went() {
-        use flotilla_protocol::ros::geometry_msgs::Twist;
+        use flotilla_messages::geometry_msgs::Twist;
         let path = std::env::temp_dir().join(format!("flotilla-record-forwarded-{}.mcap", std::process::id()));
         let (mut writer, _) = clock_writer(&path);
         let keys = Keys::new("s");

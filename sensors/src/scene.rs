@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use flotilla_protocol::description::{FootprintShape, LayerBits, LayerDescription, ObjectWall, WorldDescription};
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_wire::description::{FootprintShape, LayerBits, LayerDescription, ObjectWall, WorldDescription};
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use crate::body_grid::BodyGrid;
 use crate::raycast::{bounding_box, scan_shapes, ConvexPolygon, Fan, Hit, ScanBuffers, SegmentGrid, Shape, Vec2, Wall};

@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::PluginContext;
+use flotilla_plugins::laser::LaserConfig;
+use flotilla_plugins::PluginContext;
 use flotilla_sensors::laser::Laser;
 use flotilla_sensors::scene::{Scene, Sensing};
+use flotilla_wire::geometry::Pose2;
 use flotilla_world_file::load_world;
 
 /// A 10 m room (mm) with a reflector line across y 1..3 m at x = 8 m, a

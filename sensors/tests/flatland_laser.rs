@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::{entry_of, PluginConfig, PluginContext};
-use flotilla_protocol::time::SimTime;
+use flotilla_plugins::laser::LaserConfig;
+use flotilla_plugins::{entry_of, PluginConfig, PluginContext};
 use flotilla_sensors::laser::Laser;
 use flotilla_sensors::scene::Scene;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::time::SimTime;
 use flotilla_world_file::load_world;
 
 struct Scan {

@@ -7,9 +7,9 @@
 use std::f64::consts::TAU;
 use std::path::Path;
 
-use flotilla_protocol::description::FootprintShape;
 use flotilla_sensors::raycast::{Fan, ScanBuffers};
 use flotilla_sensors::scene::Scene;
+use flotilla_wire::description::FootprintShape;
 use flotilla_world_file::load_world;
 use parry2d_f64::math::Vector;
 use parry2d_f64::query::{Ray, RayCast};
@@ -148,8 +148,8 @@ fn scans_that_see_other_robots_agree() {
 /// per-beam BVH baseline, counter-clockwise, clockwise and upside down.
 #[test]
 fn the_laser_plugin_matches_the_baseline_with_robots_in_view() {
-    use flotilla_protocol::plugins::configured;
-    use flotilla_protocol::plugins::laser::LaserConfig;
+    use flotilla_plugins::configured;
+    use flotilla_plugins::laser::LaserConfig;
     use flotilla_sensors::laser::Laser;
 
     let (scene, baseline, _) = office();

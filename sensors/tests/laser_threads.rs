@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::world_to_nodes::WorldState;
-use flotilla_protocol::Keys;
 use flotilla_sensors::laser::node::LaserServer;
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::WorldState;
+use flotilla_wire::Keys;
 use flotilla_world_file::load_world;
 
 const ROBOTS: usize = 12;

@@ -65,7 +65,7 @@ fn allocations_in(f: impl FnOnce()) -> usize {
 
 /// Twelve robots close together in the conestogo office, half of them round
 /// and half of them boxes (polygon footprints), at assorted headings.
-fn office_with_robots(dir: &Path) -> (Scene, flotilla_protocol::description::WorldDescription) {
+fn office_with_robots(dir: &Path) -> (Scene, flotilla_wire::description::WorldDescription) {
     let map =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/flatland/conestogo_office_test/map.yaml");
     let round = "bodies:\n  - name: base\n    type: dynamic\n    footprints:\n      - {type: circle, radius: 0.2, density: 10}\n";
@@ -127,11 +127,11 @@ fn a_warm_scan_allocates_nothing() {
 
 #[test]
 fn a_gps_fix_allocates_nothing() {
-    use flotilla_protocol::geometry::Pose2;
-    use flotilla_protocol::plugins::gps::GpsConfig;
-    use flotilla_protocol::plugins::PluginContext;
-    use flotilla_protocol::time::SimTime;
+    use flotilla_plugins::gps::GpsConfig;
+    use flotilla_plugins::PluginContext;
     use flotilla_sensors::gps::Gps;
+    use flotilla_wire::geometry::Pose2;
+    use flotilla_wire::time::SimTime;
 
     let layers = vec![];
     let ctx = PluginContext::single_body(Path::new("m.yaml"), "robot1", "base", &layers);
@@ -148,11 +148,11 @@ fn a_gps_fix_allocates_nothing() {
 
 #[test]
 fn a_warm_sonar_reading_allocates_nothing() {
-    use flotilla_protocol::geometry::Pose2;
-    use flotilla_protocol::plugins::sonar::SonarConfig;
-    use flotilla_protocol::plugins::PluginContext;
-    use flotilla_protocol::time::SimTime;
+    use flotilla_plugins::sonar::SonarConfig;
+    use flotilla_plugins::PluginContext;
     use flotilla_sensors::sonar::Sonar;
+    use flotilla_wire::geometry::Pose2;
+    use flotilla_wire::time::SimTime;
 
     let dir = std::env::temp_dir().join(format!("flotilla-sonar-allocations-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -184,14 +184,14 @@ fn a_warm_sonar_reading_allocates_nothing() {
 
 #[test]
 fn a_warm_bumper_and_bool_sensor_allocate_nothing() {
-    use flotilla_protocol::plugins::bool_sensor::BoolSensorConfig;
-    use flotilla_protocol::plugins::bumper::BumperConfig;
-    use flotilla_protocol::plugins::PluginContext;
-    use flotilla_protocol::time::SimTime;
-    use flotilla_protocol::world_to_nodes::{Contact, ContactPeer, ContactPoint};
+    use flotilla_plugins::bool_sensor::BoolSensorConfig;
+    use flotilla_plugins::bumper::BumperConfig;
+    use flotilla_plugins::PluginContext;
     use flotilla_sensors::contact::bool_sensor::BoolSensor;
     use flotilla_sensors::contact::bumper::Bumper;
     use flotilla_sensors::contact::ContactNames;
+    use flotilla_wire::time::SimTime;
+    use flotilla_wire::world_to_nodes::{Contact, ContactPeer, ContactPoint};
 
     let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/bumper/world.yaml");
     let description = load_world(&world).unwrap().initial_description().unwrap();

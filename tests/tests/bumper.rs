@@ -10,9 +10,9 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::flatland_msgs::{Collision, Collisions};
-use flotilla_protocol::ros::geometry_msgs::Twist;
-use flotilla_protocol::ros::std_msgs::Bool;
+use flotilla_messages::flatland_msgs::{Collision, Collisions};
+use flotilla_messages::geometry_msgs::Twist;
+use flotilla_messages::std_msgs::Bool;
 
 const T: Duration = Duration::from_secs(30);
 
@@ -24,7 +24,7 @@ fn keep_driving(sim: &Sim) -> tokio::task::JoinHandle<()> {
     ahead.linear.x = 0.5;
     tokio::spawn(async move {
         loop {
-            let _ = session.put(&key, flotilla_protocol::ros::encode(&ahead)).await;
+            let _ = session.put(&key, flotilla_messages::encode(&ahead)).await;
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     })

@@ -7,10 +7,10 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
+use flotilla_messages::sensor_msgs::LaserScan;
 use flotilla_node_kit::claims::{watch_claims, Claims};
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
-use flotilla_protocol::world_to_nodes::WorldStatus;
+use flotilla_wire::codec::decode;
+use flotilla_wire::world_to_nodes::WorldStatus;
 
 const T: Duration = Duration::from_secs(30);
 

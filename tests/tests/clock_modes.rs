@@ -6,15 +6,15 @@ mod common;
 use std::time::Duration;
 
 use common::{Sim, Topic};
-use flotilla_protocol::ros::rosgraph_msgs::Clock;
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
-use flotilla_protocol::world_to_nodes::{WorldState, WorldStatus};
+use flotilla_messages::rosgraph_msgs::Clock;
+use flotilla_messages::sensor_msgs::LaserScan;
+use flotilla_wire::world_to_nodes::{WorldState, WorldStatus};
 
 const T: Duration = Duration::from_secs(30);
 const SECOND_NS: u64 = 1_000_000_000;
 const STEP_NS: u64 = 5_000_000;
 
-fn ns(t: flotilla_protocol::ros::builtin_interfaces::Time) -> u64 {
+fn ns(t: flotilla_messages::builtin_interfaces::Time) -> u64 {
     t.sec as u64 * SECOND_NS + u64::from(t.nanosec)
 }
 
@@ -109,7 +109,7 @@ async fn every_mode_keeps_sim_time_rates_and_obeys_pause_and_step() {
     let mut external = now;
     while external < target {
         external += 50_000_000;
-        sim.publish("/clock", &Clock { clock: flotilla_protocol::time::SimTime { nanos: external }.to_ros() }).await;
+        sim.publish("/clock", &Clock { clock: flotilla_wire::time::SimTime { nanos: external }.to_ros() }).await;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let reached = states.until(T, |s| s.time.nanos >= target).await;

@@ -7,8 +7,8 @@ mod common;
 use std::time::Duration;
 
 use common::{stamp_s, Sim};
-use flotilla_protocol::ros::geometry_msgs::Twist;
-use flotilla_protocol::ros::nav_msgs::Odometry;
+use flotilla_messages::geometry_msgs::Twist;
+use flotilla_messages::nav_msgs::Odometry;
 
 const T: Duration = Duration::from_secs(20);
 
@@ -25,7 +25,7 @@ fn keep_commanding(sim: &Sim, v: f64, w: f64) -> tokio::task::JoinHandle<()> {
     let key = sim.keys.ros("/robot/cmd_vel");
     tokio::spawn(async move {
         loop {
-            let _ = session.put(&key, flotilla_protocol::ros::encode(&twist(v, w))).await;
+            let _ = session.put(&key, flotilla_messages::encode(&twist(v, w))).await;
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     })
@@ -103,7 +103,7 @@ async fn acceleration_limit_shapes_the_ramp() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_localization_noise_map_to_odom_moves_on_tf_as_the_robot_drives() {
-    use flotilla_protocol::ros::tf2_msgs::TFMessage;
+    use flotilla_messages::tf2_msgs::TFMessage;
     let world = common::config("tests/localization/world.yaml");
     let sim = Sim::start("localization", &world, &["flotilla-drive", "flotilla-odom"], &[]).await;
     let mut tf = sim.subscribe::<TFMessage>("/tf").await;

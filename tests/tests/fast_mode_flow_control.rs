@@ -7,9 +7,9 @@ mod common;
 use std::time::Duration;
 
 use common::{Sim, Topic};
-use flotilla_protocol::codec::encode;
-use flotilla_protocol::lockstep::{StepDone, FAST_MAX_LEAD_STEPS};
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_wire::codec::encode;
+use flotilla_wire::lockstep::{StepDone, FAST_MAX_LEAD_STEPS};
+use flotilla_wire::world_to_nodes::WorldState;
 
 const T: Duration = Duration::from_secs(30);
 

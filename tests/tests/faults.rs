@@ -6,9 +6,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::Sim;
-use flotilla_protocol::ros::geometry_msgs::Twist;
-use flotilla_protocol::ros::nav_msgs::Odometry;
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
+use flotilla_messages::geometry_msgs::Twist;
+use flotilla_messages::nav_msgs::Odometry;
+use flotilla_messages::sensor_msgs::LaserScan;
 
 const T: Duration = Duration::from_secs(30);
 
@@ -23,7 +23,7 @@ async fn a_killed_drive_stops_its_robot_and_comes_back() {
             let mut t = Twist::default();
             t.angular.z = 0.5;
             loop {
-                let _ = session.put(&key, flotilla_protocol::ros::encode(&t)).await;
+                let _ = session.put(&key, flotilla_messages::encode(&t)).await;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         })
@@ -77,7 +77,7 @@ async fn garbage_on_every_key_is_counted_and_dropped() {
 
     let valid_state = {
         let mut states = sim.subscribe_states().await;
-        flotilla_protocol::codec::encode(&states.next(T).await)
+        flotilla_wire::codec::encode(&states.next(T).await)
     };
     let mut wrong_version = valid_state.clone();
     wrong_version[0] ^= 0x55;
@@ -90,7 +90,7 @@ async fn garbage_on_every_key_is_counted_and_dropped() {
         valid_state[..valid_state.len() / 2].to_vec(),
         wrong_version,
         vec![0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff],
-        flotilla_protocol::ros::encode(&nan_twist),
+        flotilla_messages::encode(&nan_twist),
     ];
     let keys = &sim.keys;
     let targets = [

@@ -8,9 +8,9 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::geometry_msgs::Twist;
-use flotilla_protocol::ros::sensor_msgs::Imu;
-use flotilla_protocol::ros::tf2_msgs::TFMessage;
+use flotilla_messages::geometry_msgs::Twist;
+use flotilla_messages::sensor_msgs::Imu;
+use flotilla_messages::tf2_msgs::TFMessage;
 
 const T: Duration = Duration::from_secs(30);
 

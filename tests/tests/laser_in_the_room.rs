@@ -7,8 +7,8 @@ use std::f64::consts::PI;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
-use flotilla_protocol::ros::simulation_interfaces::{self as si, simulation_state};
+use flotilla_messages::sensor_msgs::LaserScan;
+use flotilla_messages::simulation_interfaces::{self as si, simulation_state};
 
 const T: Duration = Duration::from_secs(20);
 

@@ -5,7 +5,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
+use flotilla_messages::sensor_msgs::LaserScan;
 
 const T: Duration = Duration::from_secs(30);
 

@@ -15,13 +15,13 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use flotilla_messages::geometry_msgs::TwistStamped;
+use flotilla_messages::std_msgs::Header;
 use flotilla_node_kit::lockstep::LockstepReporter;
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::ros::geometry_msgs::TwistStamped;
-use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::world_to_nodes::WorldState;
-use flotilla_protocol::Keys;
+use flotilla_wire::codec::decode;
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::world_to_nodes::WorldState;
+use flotilla_wire::Keys;
 
 const STEPS: u64 = 2000;
 const ROBOTS: [&str; 4] = ["robot1", "robot2", "robot3", "robot4"];
@@ -141,14 +141,14 @@ async fn run(layout: &[&[&str]], controller: Controller, world_args: &[&str]) ->
             for (r, robot) in ROBOTS.iter().enumerate() {
                 let (v, w) = script(r, state.step);
                 let ahead = if controller == Controller::Every20th { 7 * r as u64 } else { 0 };
-                let stamp = flotilla_protocol::time::SimTime::at_step(state.step + ahead, state.step_ns);
+                let stamp = flotilla_wire::time::SimTime::at_step(state.step + ahead, state.step_ns);
                 let mut cmd = TwistStamped {
                     header: Header { stamp: stamp.to_ros(), frame_id: String::new() },
                     ..Default::default()
                 };
                 cmd.twist.linear.x = v;
                 cmd.twist.angular.z = w;
-                session.put(format!("{robot}/cmd_vel"), flotilla_protocol::ros::encode(&cmd)).await.unwrap();
+                session.put(format!("{robot}/cmd_vel"), flotilla_messages::encode(&cmd)).await.unwrap();
             }
         }
         match controller {

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
+use flotilla_messages::sensor_msgs::LaserScan;
 
 const T: Duration = Duration::from_secs(30);
 

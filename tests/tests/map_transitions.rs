@@ -10,15 +10,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::ros::geometry_msgs::{Twist, Vector3};
-use flotilla_protocol::ros::nav_msgs::OccupancyGrid;
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
-use flotilla_protocol::ros::std_msgs::StdString;
-use flotilla_protocol::ros::{self, RosMessage};
-use flotilla_protocol::world_to_nodes::{WorldChange, WorldEvent};
+use flotilla_messages::geometry_msgs::{Twist, Vector3};
+use flotilla_messages::nav_msgs::OccupancyGrid;
+use flotilla_messages::sensor_msgs::LaserScan;
+use flotilla_messages::std_msgs::StdString;
+use flotilla_messages::RosMessage;
+use flotilla_wire::codec::decode;
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::{WorldChange, WorldEvent};
 use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
 
 const T: Duration = Duration::from_secs(20);
@@ -58,7 +58,7 @@ async fn automatic_transition_through_a_robot_of_the_other_floor(
         let (session, key) = (sim.session.clone(), sim.keys.ros("/a/cmd_vel"));
         tokio::spawn(async move {
             loop {
-                session.put(&key, ros::encode(&forward)).await.unwrap();
+                session.put(&key, flotilla_messages::encode(&forward)).await.unwrap();
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         })
@@ -193,5 +193,5 @@ async fn latched<T: RosMessage>(sim: &Sim, ros_name: &str) -> T {
         .await
         .unwrap_or_else(|_| panic!("nothing latched on {ros_name}"))
         .unwrap();
-    ros::decode(&sample.payload().to_bytes()).unwrap()
+    flotilla_messages::decode(&sample.payload().to_bytes()).unwrap()
 }

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::tf2_msgs::TFMessage;
+use flotilla_messages::tf2_msgs::TFMessage;
 
 const T: Duration = Duration::from_secs(30);
 

@@ -14,13 +14,13 @@ use std::path::Path;
 use std::process::{Child, Command};
 use std::time::Duration;
 
+use flotilla_messages::geometry_msgs::Twist;
+use flotilla_messages::nav_msgs::Odometry;
+use flotilla_messages::sensor_msgs::LaserScan;
 use flotilla_node_kit::client::call_control;
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::ros::geometry_msgs::Twist;
-use flotilla_protocol::ros::nav_msgs::Odometry;
-use flotilla_protocol::ros::sensor_msgs::LaserScan;
-use flotilla_protocol::Keys;
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::Keys;
 
 const T: Duration = Duration::from_secs(30);
 const ROBOTS: [&str; 4] = ["robot1", "robot2", "robot3", "robot4"];
@@ -180,7 +180,7 @@ async fn survive_a_cut_link(clock: &[&str], tag_offset: u32, cut: Duration) {
             t.angular.z = 0.4;
             loop {
                 for robot in ROBOTS {
-                    let _ = session.put(format!("{robot}/cmd_vel"), flotilla_protocol::ros::encode(&t)).await;
+                    let _ = session.put(format!("{robot}/cmd_vel"), flotilla_messages::encode(&t)).await;
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -199,10 +199,9 @@ async fn survive_a_cut_link(clock: &[&str], tag_offset: u32, cut: Duration) {
                 .unwrap();
             let robot = key.split('/').next().unwrap().to_string();
             if key.ends_with("/scan") {
-                flotilla_protocol::ros::decode::<LaserScan>(&bytes).unwrap();
+                flotilla_messages::decode::<LaserScan>(&bytes).unwrap();
                 scanning.insert(robot);
-            } else if (flotilla_protocol::ros::decode::<Odometry>(&bytes).unwrap().twist.twist.angular.z - 0.4).abs()
-                < 1e-6
+            } else if (flotilla_messages::decode::<Odometry>(&bytes).unwrap().twist.twist.angular.z - 0.4).abs() < 1e-6
             {
                 turning.insert(robot);
             }
@@ -284,7 +283,7 @@ async fn yaw_rate(session: &zenoh::Session, robot: &str) -> f64 {
         .await
         .unwrap_or_else(|_| panic!("no odometry of {robot} in {T:?}"))
         .unwrap();
-    flotilla_protocol::ros::decode::<Odometry>(&sample.payload().to_bytes()).unwrap().twist.twist.angular.z
+    flotilla_messages::decode::<Odometry>(&sample.payload().to_bytes()).unwrap().twist.twist.angular.z
 }
 
 /// Sends `robot` a turn command at 20 Hz for `how_long`.
@@ -293,7 +292,7 @@ async fn drive(session: &zenoh::Session, robot: &str, how_long: Duration) {
     turn.angular.z = 0.4;
     let end = tokio::time::Instant::now() + how_long;
     while tokio::time::Instant::now() < end {
-        session.put(format!("{robot}/cmd_vel"), flotilla_protocol::ros::encode(&turn)).await.unwrap();
+        session.put(format!("{robot}/cmd_vel"), flotilla_messages::encode(&turn)).await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -492,8 +492,7 @@ async fn the_robot_factory_spawns_a_robot_per_client_and_deletes_it_when_it_leav
         c
     })
     .await;
-    let has_robot =
-        |d: &flotilla_protocol::description::WorldDescription| d.models.iter().any(|m| m.name == "pioneer_1");
+    let has_robot = |d: &flotilla_wire::description::WorldDescription| d.models.iter().any(|m| m.name == "pioneer_1");
     let description =
         flotilla_node_kit::client::fetch_description(&sim.session, &sim.keys, Duration::from_secs(5)).await.unwrap();
     assert!(has_robot(&description), "pioneer_1 spawned");

@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::geometry_msgs::Twist;
-use flotilla_protocol::ros::nav_msgs::Odometry;
+use flotilla_messages::geometry_msgs::Twist;
+use flotilla_messages::nav_msgs::Odometry;
 
 const MODELS: [&str; 8] = ["amigo", "p2at", "p3at", "p3dx", "patrolbot", "peoplebot", "powerbot", "seekur"];
 
@@ -52,8 +52,7 @@ async fn one_of_each_drives_forward() {
         twist.linear.x = 0.3;
         loop {
             for model in MODELS {
-                let _ =
-                    session.put(keys.ros(&format!("/{model}/cmd_vel")), flotilla_protocol::ros::encode(&twist)).await;
+                let _ = session.put(keys.ros(&format!("/{model}/cmd_vel")), flotilla_messages::encode(&twist)).await;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

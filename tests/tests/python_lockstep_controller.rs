@@ -8,8 +8,8 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::Keys;
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::Keys;
 
 async fn run_once() -> String {
     let sim = common::unique_sim("python");

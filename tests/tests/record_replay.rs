@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::recording::read_batch;
-use flotilla_protocol::ros::geometry_msgs::{Twist, Vector3};
+use flotilla_messages::geometry_msgs::{Twist, Vector3};
+use flotilla_wire::recording::read_batch;
 
 const T: Duration = Duration::from_secs(30);
 
@@ -311,12 +311,12 @@ async fn commands_are_recorded_once_each_in_order_through_the_recorder_s_start_a
 /// drive ignores).
 fn command(n: u32) -> Vec<u8> {
     let twist = Twist { linear: Vector3 { x: 0.2, y: 0.0, z: f64::from(n) }, angular: Vector3::default() };
-    flotilla_protocol::ros::encode(&twist)
+    flotilla_messages::encode(&twist)
 }
 
 /// The number of a [`command`].
 fn command_number(payload: &[u8]) -> u32 {
-    let twist: Twist = flotilla_protocol::ros::decode(payload).expect("a twist");
+    let twist: Twist = flotilla_messages::decode(payload).expect("a twist");
     twist.linear.z as u32
 }
 
@@ -398,7 +398,7 @@ async fn publish_commands(sim: &Sim, numbers: std::ops::Range<u32>) -> Vec<Vec<u
         let command =
             Twist { linear: Vector3 { x: 0.5, y: 0.0, z: f64::from(n) }, angular: Vector3 { x: 0.0, y: 0.0, z: 0.25 } };
         sim.publish("/robot/cmd_vel", &command).await;
-        sent.push(flotilla_protocol::ros::encode(&command));
+        sent.push(flotilla_messages::encode(&command));
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     sent

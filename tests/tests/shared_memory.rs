@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::{self, sensor_msgs::LaserScan};
+use flotilla_messages::sensor_msgs::LaserScan;
 use nix::sys::signal::Signal;
 
 /// Large scans, each well over Zenoh's 3 kB shared-memory threshold.
@@ -49,7 +49,7 @@ async fn a_recorder_that_may_not_lock_memory_still_gets_every_large_message() {
     }
     for i in 0..SCANS {
         let scan = LaserScan { ranges: vec![i as f32; BEAMS_PER_SCAN], ..Default::default() };
-        publisher.put(ros::encode(&scan)).await.unwrap();
+        publisher.put(flotilla_messages::encode(&scan)).await.unwrap();
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;

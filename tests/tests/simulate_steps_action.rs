@@ -8,8 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::action_msgs::*;
-use flotilla_protocol::ros::simulation_interfaces::SimResult;
+use flotilla_messages::action_msgs::*;
+use flotilla_messages::simulation_interfaces::SimResult;
 
 const T: Duration = Duration::from_secs(20);
 

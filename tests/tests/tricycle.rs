@@ -8,8 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::{stamp_s, Sim};
-use flotilla_protocol::ros::geometry_msgs::Twist;
-use flotilla_protocol::ros::nav_msgs::Odometry;
+use flotilla_messages::geometry_msgs::Twist;
+use flotilla_messages::nav_msgs::Odometry;
 
 const T: Duration = Duration::from_secs(20);
 
@@ -31,7 +31,7 @@ async fn the_front_wheel_steers_and_the_body_turns_as_a_bicycle() {
         let mut twist = Twist::default();
         (twist.linear.x, twist.angular.z) = (speed, steer);
         loop {
-            let _ = session.put(&key, flotilla_protocol::ros::encode(&twist)).await;
+            let _ = session.put(&key, flotilla_messages::encode(&twist)).await;
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     });

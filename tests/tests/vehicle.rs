@@ -9,9 +9,9 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::geometry_msgs::{Twist, TwistStamped};
-use flotilla_protocol::ros::nav_msgs::Odometry;
-use flotilla_protocol::ros::sensor_msgs::JointState;
+use flotilla_messages::geometry_msgs::{Twist, TwistStamped};
+use flotilla_messages::nav_msgs::Odometry;
+use flotilla_messages::sensor_msgs::JointState;
 
 const T: Duration = Duration::from_secs(20);
 
@@ -29,7 +29,7 @@ async fn a_bicycle_reaches_the_commanded_speed_and_turn_through_its_actuators() 
         let mut twist = Twist::default();
         (twist.linear.x, twist.angular.z) = (speed, yaw_rate);
         loop {
-            let _ = session.put(&key, flotilla_protocol::ros::encode(&twist)).await;
+            let _ = session.put(&key, flotilla_messages::encode(&twist)).await;
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     });
@@ -58,7 +58,7 @@ fn keep_sending(sim: &Sim, ros_name: &str, twist: Twist) -> tokio::task::JoinHan
     let (session, key) = (sim.session.clone(), sim.keys.ros(ros_name));
     tokio::spawn(async move {
         loop {
-            let _ = session.put(&key, flotilla_protocol::ros::encode(&twist)).await;
+            let _ = session.put(&key, flotilla_messages::encode(&twist)).await;
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     })

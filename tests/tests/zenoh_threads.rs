@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::Sim;
-use flotilla_protocol::ros::nav_msgs::Odometry;
+use flotilla_messages::nav_msgs::Odometry;
 
 /// The names of a process's threads, from /proc.
 fn thread_names(pid: u32) -> Vec<String> {

@@ -8,10 +8,10 @@
 //! grid too, which AMCL's likelihood field (built from occupied cells'
 //! distances) does not mind.
 
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::ros::geometry_msgs::{Point, Pose, Quaternion};
-use flotilla_protocol::ros::nav_msgs::{MapMetaData, OccupancyGrid};
-use flotilla_protocol::ros::std_msgs::Header;
+use flotilla_messages::geometry_msgs::{Point, Pose, Quaternion};
+use flotilla_messages::nav_msgs::{MapMetaData, OccupancyGrid};
+use flotilla_messages::std_msgs::Header;
+use flotilla_wire::description::WorldDescription;
 
 /// Cell size when the map is small enough, m.
 pub const RESOLUTION_M: f64 = 0.05;

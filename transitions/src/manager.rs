@@ -19,10 +19,10 @@
 
 use std::collections::BTreeMap;
 
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::description::{MapTransition, WorldDescription};
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::description::{MapTransition, WorldDescription};
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 /// How long a requested map change may take to show in the description
 /// before it is asked again, ns of sim time.

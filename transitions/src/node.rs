@@ -15,13 +15,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use flotilla_messages::std_msgs::StdString;
 use flotilla_node_kit::runtime::{BadInput, NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::codec::encode;
-use flotilla_protocol::description::{LayerDescription, MapDescription, WorldDescription};
-use flotilla_protocol::maps::{self, MAP_COMMAND_TOPIC, MAP_NAME_TOPIC, MAP_TOPIC};
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::ros::{self, std_msgs::StdString};
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_plugins::maps::{self, MAP_COMMAND_TOPIC, MAP_NAME_TOPIC, MAP_TOPIC};
+use flotilla_plugins::registry::Role;
+use flotilla_wire::codec::encode;
+use flotilla_wire::description::{LayerDescription, MapDescription, WorldDescription};
+use flotilla_wire::world_to_nodes::WorldState;
 
 use crate::grid::occupancy_grid;
 use crate::manager::{Fire, Manager};
@@ -36,7 +36,7 @@ pub const MAP_FRAME: &str = "map";
 
 /// The manager's role: no model carries a plugin entry for it (it serves
 /// the world), so it claims nothing and serves every robot on a map.
-pub const ROLE: Role = Role { plugin_type: "MapTransitions", binary: maps::BINARY, aspect: "transitions" };
+pub const ROLE: Role = Role::commander("MapTransitions", maps::BINARY, "transitions");
 
 /// Serves the world's map transitions.
 #[derive(Default)]
@@ -72,7 +72,7 @@ impl Grids {
         }
         self.encoded
             .entry(map.to_string())
-            .or_insert_with(|| ros::encode(&occupancy_grid(description, map, MAP_FRAME)).into())
+            .or_insert_with(|| flotilla_messages::encode(&occupancy_grid(description, map, MAP_FRAME)).into())
             .clone()
     }
 }
@@ -104,7 +104,7 @@ impl NodePlugin for TransitionServer {
         for model in description.models.iter().filter(|m| !m.map.is_empty()) {
             let topic = |name: &str| keys.ros(&maps::topic(&model.namespace, name));
             rebuild.subscribe(topic(MAP_COMMAND_TOPIC), model.name.clone());
-            let name = ros::encode(&StdString { data: model.map.clone() });
+            let name = flotilla_messages::encode(&StdString { data: model.map.clone() });
             self.latched.push((topic(MAP_NAME_TOPIC), name.into()));
             self.latched.push((topic(MAP_TOPIC), self.grids.of(description, &model.map)));
         }
@@ -128,7 +128,7 @@ impl NodePlugin for TransitionServer {
     }
 
     fn on_input(&mut self, robot: &str, payload: &[u8], out: &mut Outbox) -> Result<(), BadInput> {
-        let command = ros::decode::<StdString>(payload)?.data;
+        let command = flotilla_messages::decode::<StdString>(payload)?.data;
         match self.manager.on_command(robot, &command, self.now_ns) {
             Ok(fire) => self.send(&fire, out, &format!("command {command:?}")),
             Err(why) => tracing::warn!("{robot}: map command {command:?} ignored: {why}"),

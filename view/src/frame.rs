@@ -9,7 +9,7 @@
 //! u32 s | s × (u32 sonar index, u32 transducer, f32 range)
 //! ```
 
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_wire::world_to_nodes::WorldState;
 
 /// The frame kind written first.
 pub const FRAME_KIND: u32 = 1;
@@ -59,9 +59,9 @@ pub fn encode(state: &WorldState, readings: &Readings, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::geometry::{Pose2, Twist2};
-    use flotilla_protocol::time::SimTime;
-    use flotilla_protocol::world_to_nodes::BodyState;
+    use flotilla_wire::geometry::{Pose2, Twist2};
+    use flotilla_wire::time::SimTime;
+    use flotilla_wire::world_to_nodes::BodyState;
 
     #[test]
     fn a_frame_is_laid_out_as_the_page_reads_it() {

@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use flotilla_node_kit::client::{fetch_description, wait_for_world};
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::ros::{self, sensor_msgs::LaserScan, sensor_msgs::Range};
-use flotilla_protocol::world_to_nodes::{WorldEvent, WorldState, WorldStatus};
-use flotilla_protocol::Keys;
+use flotilla_messages::{sensor_msgs::LaserScan, sensor_msgs::Range};
+use flotilla_node_kit::follow_world::DescriptionFollower;
+use flotilla_wire::codec::decode;
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::world_to_nodes::{WorldState, WorldStatus};
+use flotilla_wire::Keys;
 use serde_json::json;
 use tokio::sync::{broadcast, watch, Notify};
 
@@ -64,7 +64,7 @@ fn lock(latest: &Mutex<Latest>) -> std::sync::MutexGuard<'_, Latest> {
 /// answered, the following going on in spawned tasks for as long as the
 /// runtime runs.
 pub async fn follow(session: zenoh::Session, keys: Keys) -> anyhow::Result<Arc<Live>> {
-    let description = wait_for_world(&session, &keys).await;
+    let (mut world, description) = DescriptionFollower::start(&session, &keys).await?;
     let mut spawnable = Spawnable::default();
     let (scene_tx, scene_rx) = watch::channel(Arc::new(build_scene(&description, &mut spawnable)));
     let (status_tx, status_rx) = watch::channel(Arc::new(String::from("{\"type\":\"status\"}")));
@@ -105,38 +105,22 @@ pub async fn follow(session: zenoh::Session, keys: Keys) -> anyhow::Result<Arc<L
         })
         .await
         .map_err(|e| anyhow::anyhow!("cannot subscribe to the world's status: {e}"))?;
-    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let event_subscriber = session
-        .declare_subscriber(keys.world_events())
-        .callback(move |sample| {
-            if decode::<WorldEvent>(&sample.payload().to_bytes()).is_ok() {
-                let _ = events_tx.send(());
-            }
-        })
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot subscribe to the world's events: {e}"))?;
 
     // The description and the sensors: rebuilt on every world event and
     // whenever pages start or stop wanting readings.
     let follower = live.clone();
     let latest_for_sensors = latest.clone();
     tokio::spawn(async move {
-        let _keep = (token, states, status, event_subscriber);
+        let _keep = (token, states, status);
         let mut sensors = Sensors::default();
         let mut scene = scene_tx.borrow().clone();
         loop {
             let wanted = follower.readings_wanted.load(Ordering::Relaxed) > 0;
             sensors.follow(&session, &keys, &scene, wanted, &latest_for_sensors).await;
             tokio::select! {
-                Some(()) = events.recv() => {
-                    while events.try_recv().is_ok() {}
-                    match fetch_description(&session, &keys, Duration::from_secs(5)).await {
-                        Ok(description) => {
-                            scene = Arc::new(build_scene(&description, &mut spawnable));
-                            let _ = scene_tx.send(scene.clone());
-                        }
-                        Err(e) => tracing::warn!("cannot follow the world's description: {e}"),
-                    }
+                description = world.changed() => {
+                    scene = Arc::new(build_scene(&description, &mut spawnable));
+                    let _ = scene_tx.send(scene.clone());
                 }
                 _ = follower.readings_changed.notified() => {}
             }
@@ -267,7 +251,7 @@ impl Sensors {
             let subscribed = session
                 .declare_subscriber(keys.ros(&laser.topic))
                 .callback(move |sample| {
-                    if let Ok(scan) = ros::decode::<LaserScan>(&sample.payload().to_bytes()) {
+                    if let Ok(scan) = flotilla_messages::decode::<LaserScan>(&sample.payload().to_bytes()) {
                         let mut l = lock(&into);
                         if let Some(slot) = l.scans.get_mut(i) {
                             *slot = Some(scan.ranges);
@@ -290,7 +274,7 @@ impl Sensors {
                 .callback(move |sample| {
                     let key = sample.key_expr().as_str();
                     let Some(t) = key.rsplit('/').next().and_then(|i| i.parse::<usize>().ok()) else { return };
-                    if let Ok(range) = ros::decode::<Range>(&sample.payload().to_bytes()) {
+                    if let Ok(range) = flotilla_messages::decode::<Range>(&sample.payload().to_bytes()) {
                         let mut l = lock(&into);
                         if let Some(slot) = l.sonar.get_mut(ring).and_then(|r| r.get_mut(t)) {
                             *slot = Some(range.range);

@@ -7,10 +7,11 @@
 
 use std::path::Path;
 
-use flotilla_protocol::description::{FootprintShape, WorldDescription};
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::sonar::SonarConfig;
-use flotilla_protocol::plugins::{configured, DRIVE_TYPES};
+use flotilla_plugins::configured;
+use flotilla_plugins::laser::LaserConfig;
+use flotilla_plugins::robots::RobotModel;
+use flotilla_plugins::sonar::SonarConfig;
+use flotilla_wire::description::{FootprintShape, WorldDescription};
 use serde_json::{json, Value};
 
 /// A laser the page draws scans of: which one, where its readings go.
@@ -67,7 +68,7 @@ pub fn scene(description: &WorldDescription, spawnable: &[String]) -> Scene {
     let mut bodies = Vec::new();
     let mut models = Vec::new();
     for model in &description.models {
-        let robot = model.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str()));
+        let robot = model.is_robot();
         models.push(json!({
             "name": model.name,
             "namespace": model.namespace,
@@ -115,7 +116,7 @@ pub fn scene(description: &WorldDescription, spawnable: &[String]) -> Scene {
             "upside_down": c.config.upside_down,
             "range": c.config.range_m,
         }));
-        lasers.push(LaserView { topic: flotilla_protocol::names::resolve_topic(&c.model.namespace, &c.config.topic) });
+        lasers.push(LaserView { topic: flotilla_wire::names::resolve_topic(&c.model.namespace, &c.config.topic) });
     }
     let mut sonars = Vec::new();
     let mut sonar_json = Vec::new();
@@ -127,7 +128,7 @@ pub fn scene(description: &WorldDescription, spawnable: &[String]) -> Scene {
             .map(|t| json!([t.pose.x_m, t.pose.y_m, t.pose.theta_rad, t.field_of_view_rad, t.max_range_m]))
             .collect();
         sonar_json.push(json!({"model": c.model.name, "body": c.body, "transducers": transducers}));
-        let folder = flotilla_protocol::names::resolve_topic(&c.model.namespace, &c.config.topic);
+        let folder = flotilla_wire::names::resolve_topic(&c.model.namespace, &c.config.topic);
         sonars.push(SonarView { folder, transducers: c.config.transducers.len() });
     }
     let json = json!({

@@ -14,9 +14,9 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 use flotilla_node_kit::client::call_control;
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::Keys;
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::Keys;
 use serde::Deserialize;
 use serde_json::json;
 

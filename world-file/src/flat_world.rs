@@ -19,9 +19,9 @@
 
 use std::path::Path;
 
-use flotilla_protocol::config::LoadError;
-use flotilla_protocol::description::MapTransition;
-use flotilla_protocol::geometry::Pose2;
+use flotilla_plugins::config::LoadError;
+use flotilla_wire::description::MapTransition;
+use flotilla_wire::geometry::Pose2;
 
 /// Millimetres per metre.
 const MM_PER_M: f64 = 1000.0;

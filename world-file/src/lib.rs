@@ -18,7 +18,7 @@ mod world_file;
 
 use std::path::{Path, PathBuf};
 
-pub use flotilla_protocol::config::LoadError;
+pub use flotilla_plugins::config::LoadError;
 pub use map_armap::ArMapLayer;
 pub use map_image::vectorize_occupancy;
 pub use model_file::load_model;

@@ -38,9 +38,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use flotilla_protocol::config::LoadError;
-use flotilla_protocol::description::{ObjectWall, Segment};
-use flotilla_protocol::geometry::Pose2;
+use flotilla_plugins::config::LoadError;
+use flotilla_wire::description::{ObjectWall, Segment};
+use flotilla_wire::geometry::Pose2;
 
 use crate::named_poses::NamedPose;
 

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use flotilla_protocol::description::Segment;
-use flotilla_protocol::geometry::Pose2;
+use flotilla_wire::description::Segment;
+use flotilla_wire::geometry::Pose2;
 
 /// Loads an image and returns its wall segments in the world frame.
 ///

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use flotilla_protocol::config::LoadError;
-use flotilla_protocol::description::Segment;
-use flotilla_protocol::geometry::Pose2;
+use flotilla_plugins::config::LoadError;
+use flotilla_wire::description::Segment;
+use flotilla_wire::geometry::Pose2;
 
 /// Reads a line-segment data file. Blank lines are skipped; a line with fewer
 /// than four numbers is an error naming its line number (as Flatland's).

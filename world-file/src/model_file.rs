@@ -2,14 +2,13 @@
 
 use std::path::Path;
 
-use flotilla_protocol::config::{LoadError, Reader};
-use flotilla_protocol::description::{
+use flotilla_plugins::config::{LoadError, Reader};
+use flotilla_plugins::PluginContext;
+use flotilla_wire::description::{
     layer_bits, BodyDescription, BodyKind, Footprint, FootprintShape, JointDescription, JointKind, ModelDescription,
     PluginDescription,
 };
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::plugins::pioneer::PioneerConfig;
-use flotilla_protocol::plugins::{self, PluginContext};
+use flotilla_wire::geometry::Pose2;
 use serde_yaml::Value;
 
 use super::read_yaml;
@@ -51,19 +50,12 @@ pub fn load_model(
         plugins: Vec::new(),
         // On no map until the world puts it on one (`assign_map`).
         map: String::new(),
-        layer_mask: flotilla_protocol::description::LayerBits::MAX,
+        layer_mask: flotilla_wire::description::LayerBits::MAX,
     };
     // Plugins of the types Flotilla implements are validated here, so a world
     // or a spawn with a broken plugin entry is refused before anything starts.
     let ctx = PluginContext::of(&description, layer_names);
-    for (plugin, entry) in &plugins {
-        plugins::validate(&plugin.plugin_type, entry, &plugin.name, &ctx)?;
-    }
-    // A Pioneer entry names sibling plugins (its drive, sonar, laser).
-    let siblings: Vec<(&str, &str)> = plugins.iter().map(|(p, _)| (p.name.as_str(), p.plugin_type.as_str())).collect();
-    for (plugin, entry) in plugins.iter().filter(|(p, _)| p.plugin_type == PioneerConfig::TYPE_NAME) {
-        PioneerConfig::parse(entry, &plugin.name, &ctx)?.siblings(path, name, &siblings)?;
-    }
+    flotilla_plugins::validate_model_plugins(&plugins, &ctx)?;
     Ok(ModelDescription { plugins: plugins.into_iter().map(|(p, _)| p).collect(), ..description })
 }
 
@@ -161,7 +153,7 @@ fn read_plugin_entries<'a>(
         }
         let plugin_type: String = plugin.req("type")?;
         let plugin_name: String = plugin.req("name")?;
-        flotilla_protocol::keys::check_key_chunk("plugin name", &plugin_name).map_err(|e| plugin.error(e))?;
+        flotilla_wire::keys::check_key_chunk("plugin name", &plugin_name).map_err(|e| plugin.error(e))?;
         if plugins.iter().any(|(p, _)| p.name == plugin_name) {
             return Err(model.error(format!("plugin named \"{plugin_name}\" already exists in model \"{name}\"")));
         }

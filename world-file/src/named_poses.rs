@@ -18,8 +18,8 @@
 //! `{type: polygon, points: [[x, y], ...]}` (at least 3, convex), all in
 //! metres in the frame of the pose, as an entity's bounds are in its own.
 
-use flotilla_protocol::config::{LoadError, Reader};
-use flotilla_protocol::geometry::Pose2;
+use flotilla_plugins::config::{LoadError, Reader};
+use flotilla_wire::geometry::Pose2;
 use serde_yaml::Value;
 
 /// A place the world file names.

@@ -1,9 +1,9 @@
 //! Flotilla's own world settings, read from the world file's `properties:`
 //! and overridable on the command line.
 
-use flotilla_protocol::config::{LoadError, Reader};
+use flotilla_plugins::config::{LoadError, Reader};
 
-pub use flotilla_protocol::control::ClockMode;
+pub use flotilla_wire::control::ClockMode;
 
 /// What the world does about a lockstep participant that stalls past the
 /// timeout.
@@ -97,12 +97,12 @@ impl WorldSettings {
 
     /// Checks ranges; the message names the setting and the value.
     pub fn validate(&self) -> Result<(), String> {
-        flotilla_protocol::time::step_size_ns(self.step_size_s).map_err(|e| format!("\"step_size\": {e}"))?;
+        flotilla_wire::time::step_size_ns(self.step_size_s).map_err(|e| format!("\"step_size\": {e}"))?;
         if !(self.real_time_factor.is_finite() && self.real_time_factor > 0.0) {
             return Err(format!("\"real_time_factor\" must be a positive number, got {}", self.real_time_factor));
         }
         if !self.ros_prefix.is_empty() {
-            flotilla_protocol::keys::check_key_chunk("\"ros_prefix\"", self.ros_prefix.trim_matches('/'))?;
+            flotilla_wire::keys::check_key_chunk("\"ros_prefix\"", self.ros_prefix.trim_matches('/'))?;
         }
         if !(self.lockstep_timeout_s.is_finite() && self.lockstep_timeout_s > 0.0) {
             return Err(format!(

@@ -2,14 +2,15 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla_protocol::channels::numbered_channels;
-use flotilla_protocol::config::{FromYaml, LoadError, Reader};
-use flotilla_protocol::description::{
-    assign_map, every_layer, layer_bits, LayerDescription, MapDescription, MapTransition, ModelDescription,
-    WorldDescription, MAX_LAYERS,
+use flotilla_plugins::channels::numbered_channels;
+use flotilla_plugins::config::{FromYaml, LoadError, Reader};
+use flotilla_plugins::robots::assign_map;
+use flotilla_wire::description::{
+    every_layer, layer_bits, LayerDescription, MapDescription, MapTransition, ModelDescription, WorldDescription,
+    MAX_LAYERS,
 };
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::world_to_nodes::BodyId;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::BodyId;
 use serde_yaml::Value;
 
 use super::named_poses::{read_named_poses, NamedPose};
@@ -55,7 +56,7 @@ impl WorldSpec {
     /// for settings that `load_world` would have refused (a spec built by
     /// hand with a bad step size).
     pub fn initial_description(&self) -> Result<WorldDescription, LoadError> {
-        let step_ns = flotilla_protocol::time::step_size_ns(self.settings.step_size_s)
+        let step_ns = flotilla_wire::time::step_size_ns(self.settings.step_size_s)
             .map_err(|e| LoadError::new(&self.path, "properties", format!("\"step_size\": {e}")))?;
         let mut next_id = FIRST_BODY_ID;
         let models = self
@@ -320,7 +321,7 @@ fn read_models(
                 )));
             }
         }
-        flotilla_protocol::keys::check_key_chunk("model name", &name).map_err(|e| m.error(e))?;
+        flotilla_wire::keys::check_key_chunk("model name", &name).map_err(|e| m.error(e))?;
         if models.iter().any(|other| other.name == name) {
             return Err(m.error(format!("model named \"{name}\" already exists")));
         }
@@ -348,11 +349,11 @@ const BOX_DAMPING_PER_S: f64 = 5.0;
 fn box_model(
     b: &map_armap::ArMapBox,
     layer: &str,
-    bits: flotilla_protocol::description::LayerBits,
+    bits: flotilla_wire::description::LayerBits,
     color: [f64; 4],
     map_path: &Path,
 ) -> ModelDescription {
-    use flotilla_protocol::description::{BodyDescription, BodyKind, Footprint, FootprintShape, LayerBits};
+    use flotilla_wire::description::{BodyDescription, BodyKind, Footprint, FootprintShape, LayerBits};
     let safe: String =
         layer.chars().map(|c| if c.is_ascii_alphanumeric() || "_-.".contains(c) { c } else { '_' }).collect();
     let (hx, hy) = (b.size_m[0] / 2.0, b.size_m[1] / 2.0);
@@ -397,7 +398,7 @@ fn read_maps(entry: &Value, properties: &Reader, layer_names: &[String]) -> Resu
     for (name, layers) in entries {
         let name = String::from_yaml(name).map_err(|e| properties.error(format!("\"maps\": a map's name: {e}")))?;
         let entity = |message: String| properties.error(format!("\"maps\" entry {name:?}: {message}"));
-        flotilla_protocol::keys::check_key_chunk("map name", &name).map_err(entity)?;
+        flotilla_wire::keys::check_key_chunk("map name", &name).map_err(entity)?;
         let names = match layers {
             Value::Sequence(items) => items.iter().map(String::from_yaml).collect::<Result<Vec<_>, _>>(),
             other => String::from_yaml(other).map(|n| vec![n]),
@@ -439,10 +440,7 @@ fn read_layer_names(layer: &Reader) -> Result<Vec<String>, LoadError> {
 /// Loads a layer's map YAML: a map_server image or a line-segment file.
 /// Returns its segments and whether they outline obstacles lying on their
 /// left (see [`LayerDescription::solid_on_left`]).
-fn load_layer_map(
-    map_path: &Path,
-    layer: &str,
-) -> Result<(Vec<flotilla_protocol::description::Segment>, bool), LoadError> {
+fn load_layer_map(map_path: &Path, layer: &str) -> Result<(Vec<flotilla_wire::description::Segment>, bool), LoadError> {
     let entity = format!("layer \"{layer}\"");
     let root = read_yaml(map_path, &entity)?;
     let map = Reader::new(&root, map_path, entity)?;

@@ -33,7 +33,7 @@ fn amroffice_gives_its_walls_boxes_goals_and_dock() {
         "{:?}",
         last.pose
     );
-    assert_eq!(last.bodies[0].kind, flotilla_protocol::description::BodyKind::Dynamic, "AMRISim's boxes can be pushed");
+    assert_eq!(last.bodies[0].kind, flotilla_wire::description::BodyKind::Dynamic, "AMRISim's boxes can be pushed");
     assert_eq!(last.bodies[0].footprints[0].layers, spec.layers[0].bits);
 
     // The dock and five goals, as named poses.

@@ -48,12 +48,10 @@ fn simple_test_a_loads_everything() {
     let weld = &turtlebot.joints[0];
     assert_eq!(weld.name, "left_wheel_weld");
     assert!(weld.collide_connected);
-    assert!(
-        matches!(weld.kind, flotilla_protocol::description::JointKind::Weld { frequency, .. } if frequency == 10.0)
-    );
+    assert!(matches!(weld.kind, flotilla_wire::description::JointKind::Weld { frequency, .. } if frequency == 10.0));
     let antenna = &turtlebot.joints[3];
     assert!(
-        matches!(antenna.kind, flotilla_protocol::description::JointKind::Revolute { limits: Some([lo, hi]) } if lo == -0.002 && hi == 3.735)
+        matches!(antenna.kind, flotilla_wire::description::JointKind::Revolute { limits: Some([lo, hi]) } if lo == -0.002 && hi == 3.735)
     );
     // body poses are placed relative to the model pose
     let left = turtlebot.body("left_wheel").unwrap();

@@ -15,9 +15,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use flotilla_protocol::codec::encode;
-use flotilla_protocol::drive_to_world::BodyCommand;
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_wire::codec::encode;
+use flotilla_wire::drive_to_world::BodyCommand;
+use flotilla_wire::world_to_nodes::WorldState;
 use flotilla_world::physics::Physics;
 use flotilla_world_file::load_world;
 

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla_protocol::control::{ClockMode, ControlReply, ControlRequest};
-use flotilla_protocol::world_to_nodes::WorldChange;
+use flotilla_wire::control::{ClockMode, ControlReply, ControlRequest};
+use flotilla_wire::world_to_nodes::WorldChange;
 
 use crate::physics::Physics;
 use flotilla_world_file::{load_model, resolve_path};
@@ -199,7 +199,7 @@ fn set_map(
     physics: &mut Physics,
     name: String,
     map: String,
-    pose: Option<flotilla_protocol::geometry::Pose2>,
+    pose: Option<flotilla_wire::geometry::Pose2>,
     only_from: Option<String>,
 ) -> Result<Option<WorldChange>, String> {
     if let Some(pose) = pose.filter(|p| !p.is_finite()) {
@@ -226,12 +226,12 @@ pub fn spawn(
     yaml_path: &str,
     name: &str,
     namespace: &str,
-    pose: flotilla_protocol::geometry::Pose2,
+    pose: flotilla_wire::geometry::Pose2,
 ) -> Result<(), SpawnError> {
     if name.is_empty() {
         return Err(SpawnError::NameInvalid("the model name must not be empty".into()));
     }
-    flotilla_protocol::keys::check_key_chunk("model name", name).map_err(SpawnError::NameInvalid)?;
+    flotilla_wire::keys::check_key_chunk("model name", name).map_err(SpawnError::NameInvalid)?;
     if physics.has_model(name) {
         return Err(SpawnError::NameTaken(format!("a model named \"{name}\" already exists")));
     }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use flotilla_node_kit::args::{open_session, NodeArgs, Role};
-use flotilla_protocol::Keys;
+use flotilla_wire::Keys;
 use flotilla_world::node::{run, ModelDirs, WorldNodeConfig};
 use flotilla_world::physics::Physics;
 use flotilla_world_file::{load_world, ClockMode};
@@ -102,7 +102,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         s.on_stall = policy;
     }
     s.validate().map_err(|e| anyhow::anyhow!("{}: {e}", args.world.display()))?;
-    flotilla_protocol::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
+    flotilla_wire::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
     let physics = Physics::new(&spec)?;
     let model_dirs = ModelDirs::new(&spec.path, &args.model_dirs)?;
     let config = WorldNodeConfig {

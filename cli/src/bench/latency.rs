@@ -4,9 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::ros::geometry_msgs::{Twist, Vector3};
-use flotilla_protocol::ros::nav_msgs::Odometry;
-use flotilla_protocol::ros::{self};
+use flotilla_messages::geometry_msgs::{Twist, Vector3};
+use flotilla_messages::nav_msgs::Odometry;
 
 /// Latency percentiles, milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -64,7 +63,7 @@ pub async fn measure(
             .declare_subscriber(odom_key)
             .callback(move |sample| {
                 let now = Instant::now();
-                let Ok(odometry) = ros::decode::<Odometry>(&sample.payload().to_bytes()) else { return };
+                let Ok(odometry) = flotilla_messages::decode::<Odometry>(&sample.payload().to_bytes()) else { return };
                 let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(p) = pending.as_ref() {
                     if (odometry.twist.twist.linear.x - p.speed_mps).abs() < TOLERANCE_MPS {
@@ -84,7 +83,7 @@ pub async fn measure(
         tokio::time::sleep_until(due).await;
         let speed_mps = if i % 2 == 0 { SPEED_MPS } else { 0.0 };
         let twist = Twist { linear: Vector3 { x: speed_mps, y: 0.0, z: 0.0 }, angular: Vector3::default() };
-        let payload = ros::encode(&twist);
+        let payload = flotilla_messages::encode(&twist);
         *pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(Pending { speed_mps, sent: Instant::now() });
         publisher.put(payload).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     }

@@ -19,15 +19,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
+use flotilla_messages::{rosgraph_msgs::Clock, sensor_msgs::LaserScan};
 use flotilla_node_kit::args::{Role, ZenohArgs};
 use flotilla_node_kit::client::{call_control, wait_for_description};
 use flotilla_node_kit::runtime::serve::MATCHING_SETTLES_IN;
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::control::{ClockMode, ControlRequest};
-use flotilla_protocol::ros::{self, rosgraph_msgs::Clock, sensor_msgs::LaserScan};
-use flotilla_protocol::world_to_nodes::WorldStatus;
-use flotilla_protocol::Keys;
 use flotilla_record::bag::ChunkCompression;
+use flotilla_wire::codec::decode;
+use flotilla_wire::control::{ClockMode, ControlRequest};
+use flotilla_wire::world_to_nodes::WorldStatus;
+use flotilla_wire::Keys;
 use serde::Serialize;
 
 use processes::Children;
@@ -494,9 +494,9 @@ impl Watch {
                 .callback(move |sample| {
                     let bytes = sample.payload().to_bytes();
                     let stamp = if with_laser {
-                        ros::decode::<LaserScan>(&bytes).map(|s| s.header.stamp).ok()
+                        flotilla_messages::decode::<LaserScan>(&bytes).map(|s| s.header.stamp).ok()
                     } else {
-                        ros::decode::<Clock>(&bytes).map(|c| c.clock).ok()
+                        flotilla_messages::decode::<Clock>(&bytes).map(|c| c.clock).ok()
                     };
                     if let Some(t) = stamp {
                         sim_ns.fetch_max(t.nanos(), Ordering::Relaxed);
@@ -515,7 +515,7 @@ struct Running {
     children: Children,
     session: zenoh::Session,
     keys: Keys,
-    description: flotilla_protocol::description::WorldDescription,
+    description: flotilla_wire::description::WorldDescription,
     watch: Watch,
     /// When the run gives up (`--timeout`).
     deadline: Instant,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use flotilla_node_kit::args::loopback_peer_args;
-use flotilla_protocol::control::ClockMode;
+use flotilla_wire::control::ClockMode;
 
 use super::{scenarios, BenchArgs};
 

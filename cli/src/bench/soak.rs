@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::ros::geometry_msgs::{Twist, Vector3};
-use flotilla_protocol::ros::{self, nav_msgs::Odometry};
-use flotilla_protocol::Keys;
+use flotilla_messages::geometry_msgs::{Twist, Vector3};
+use flotilla_messages::nav_msgs::Odometry;
+use flotilla_wire::Keys;
 use serde::Serialize;
 use zenoh::sample::SampleKind;
 
@@ -259,7 +259,7 @@ async fn watch_replies(
         .callback(move |sample| {
             let key = sample.key_expr().as_str();
             let Some(robot) = key.strip_suffix(suffix).and_then(|k| k.rsplit('/').next()) else { return };
-            let Ok(odometry) = ros::decode::<Odometry>(&sample.payload().to_bytes()) else { return };
+            let Ok(odometry) = flotilla_messages::decode::<Odometry>(&sample.payload().to_bytes()) else { return };
             let stamp_ns = odometry.header.stamp.nanos();
             let speed = odometry.twist.twist.linear.x;
             if let Some(r) = into.lock().unwrap_or_else(|e| e.into_inner()).get_mut(robot) {
@@ -317,7 +317,7 @@ async fn send_commands(session: zenoh::Session, keys: Keys, robots: Vec<String>,
             let turn = 0.6 * (std::f64::consts::TAU * t / 8.0 + i as f64).sin();
             let twist =
                 Twist { linear: Vector3 { x: 0.4, y: 0.0, z: 0.0 }, angular: Vector3 { x: 0.0, y: 0.0, z: turn } };
-            if publisher.put(ros::encode(&twist)).await.is_ok() {
+            if publisher.put(flotilla_messages::encode(&twist)).await.is_ok() {
                 sent.fetch_add(1, Ordering::Relaxed);
             }
         }

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use flotilla_protocol::Keys;
+use flotilla_wire::Keys;
 use zenoh::pubsub::Subscriber;
 
 /// Counters of one key class.

@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use flotilla_messages::sensor_msgs::LaserScan;
 use flotilla_node_kit::args::{open_session, NodeArgs, Role};
 use flotilla_node_kit::client::fetch_description;
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::configured;
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::ros::{self, sensor_msgs::LaserScan};
-use flotilla_protocol::Keys;
+use flotilla_plugins::configured;
+use flotilla_plugins::laser::LaserConfig;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::Keys;
 
 pub use render::{default_area, render, View};
 
@@ -95,7 +95,7 @@ pub fn run(args: SnapshotArgs) -> anyhow::Result<()> {
 async fn latest_hits(
     session: &zenoh::Session,
     keys: &Keys,
-    description: &flotilla_protocol::description::WorldDescription,
+    description: &flotilla_wire::description::WorldDescription,
     wait: Duration,
 ) -> anyhow::Result<Vec<[f64; 2]>> {
     let lasers = configured::<LaserConfig>(description, &|_, _| true);
@@ -112,7 +112,7 @@ async fn latest_hits(
         let subscriber = session
             .declare_subscriber(key.clone())
             .callback(move |sample| {
-                let Ok(scan) = ros::decode::<LaserScan>(&sample.payload().to_bytes()) else { return };
+                let Ok(scan) = flotilla_messages::decode::<LaserScan>(&sample.payload().to_bytes()) else { return };
                 let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
                 if *seen {
                     return;

@@ -2,8 +2,8 @@
 //! colour, every body's footprints at its pose in its colour, and laser
 //! hits as dots. Pure, so that tests check pixels of known worlds.
 
-use flotilla_protocol::description::{FootprintShape, WorldDescription};
-use flotilla_protocol::geometry::Pose2;
+use flotilla_wire::description::{FootprintShape, WorldDescription};
+use flotilla_wire::geometry::Pose2;
 use image::{Rgb, RgbImage};
 
 /// Background: white paper.

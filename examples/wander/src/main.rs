@@ -10,14 +10,14 @@ use std::ops::Range;
 use std::time::Duration;
 
 use clap::Parser;
+use flotilla_messages::{geometry_msgs::Twist, sensor_msgs::LaserScan};
 use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
 use flotilla_node_kit::client::wait_for_description;
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::PluginConfig;
-use flotilla_protocol::ros::{self, geometry_msgs::Twist, sensor_msgs::LaserScan};
-use flotilla_protocol::Keys;
+use flotilla_plugins::diff_drive::DiffDriveConfig;
+use flotilla_plugins::laser::LaserConfig;
+use flotilla_plugins::PluginConfig;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::Keys;
 
 /// Drives every robot of a running world away from obstacles.
 #[derive(Parser)]
@@ -138,13 +138,13 @@ fn main() -> anyhow::Result<()> {
             let subscriber = session
                 .declare_subscriber(scan_key.clone())
                 .callback(move |sample| {
-                    let Ok(scan) = ros::decode::<LaserScan>(&sample.payload().to_bytes()) else { return };
+                    let Ok(scan) = flotilla_messages::decode::<LaserScan>(&sample.payload().to_bytes()) else { return };
                     let (v, w) = policy.lock().unwrap_or_else(|e| e.into_inner()).command(&scan, speed);
                     let mut twist = Twist::default();
                     twist.linear.x = v;
                     twist.angular.z = w;
                     use zenoh::Wait;
-                    let _ = publisher.put(ros::encode(&twist)).wait();
+                    let _ = publisher.put(flotilla_messages::encode(&twist)).wait();
                 })
                 .await
                 .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -1,9 +1,9 @@
 //! The channel ids a node writes into its batches for recorders (the
-//! world's numbers for its topics, see [`flotilla_protocol::channels`]),
+//! world's numbers for its topics, see [`flotilla_plugins::channels`]),
 //! and the node's sequence number on each.
 
-use flotilla_protocol::channels::channel_ids;
-use flotilla_protocol::Keys;
+use flotilla_plugins::channels::channel_ids;
+use flotilla_wire::Keys;
 use rustc_hash::FxHashMap;
 
 /// The channel ids of the keys a node publishes on, from the world's

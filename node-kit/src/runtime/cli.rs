@@ -1,9 +1,9 @@
 //! The command line every plugin node binary shares.
 
 use clap::{CommandFactory, FromArgMatches, Parser};
-use flotilla_protocol::keys::check_key_chunk;
-use flotilla_protocol::selection::Selection;
-use flotilla_protocol::Keys;
+use flotilla_plugins::selection::Selection;
+use flotilla_wire::keys::check_key_chunk;
+use flotilla_wire::Keys;
 
 use super::plugin::NodePlugin;
 use super::serve::serve;
@@ -69,7 +69,7 @@ fn run<P: NodePlugin>(args: &PluginNodeArgs, plugin: P) -> anyhow::Result<()> {
 /// Runs the plugin that `make` builds from the open session and the keys.
 fn run_made<P: NodePlugin>(
     args: &PluginNodeArgs,
-    role: &'static flotilla_protocol::plugins::registry::Role,
+    role: &'static flotilla_plugins::registry::Role,
     make: impl FnOnce(&zenoh::Session, &Keys) -> P,
 ) -> anyhow::Result<()> {
     let selection = Selection::new(args.models.as_deref(), args.shard.as_deref())?;
@@ -93,7 +93,7 @@ fn run_made<P: NodePlugin>(
 /// shared ones) whose plugin needs the Zenoh session (e.g. to call the
 /// world's control services): `make` builds it once the session is open.
 pub fn main_with<X: clap::Args, P: NodePlugin>(
-    role: &'static flotilla_protocol::plugins::registry::Role,
+    role: &'static flotilla_plugins::registry::Role,
     make: impl FnOnce(X, &zenoh::Session, &Keys) -> P,
 ) -> std::process::ExitCode {
     #[derive(Parser)]

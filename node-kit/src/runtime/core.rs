@@ -11,10 +11,10 @@
 
 use std::sync::Arc;
 
-use flotilla_protocol::control::ClockMode;
-use flotilla_protocol::delivery::urgent;
-use flotilla_protocol::world_to_nodes::WorldState;
-use flotilla_protocol::world_tracker::{StateVerdict, WorldPresence, WorldTracker};
+use flotilla_wire::control::ClockMode;
+use flotilla_wire::delivery::urgent;
+use flotilla_wire::world_to_nodes::WorldState;
+use flotilla_wire::world_tracker::{StateVerdict, WorldPresence, WorldTracker};
 
 use super::plugin::{NodePlugin, Outbox};
 use crate::health::BadMessages;
@@ -227,9 +227,9 @@ impl<P: NodePlugin> Core<P> {
 mod tests {
     use super::*;
     use crate::runtime::plugin::Rebuild;
-    use flotilla_protocol::drive_to_world::BodyCommand;
-    use flotilla_protocol::plugins::registry::Role;
-    use flotilla_protocol::time::SimTime;
+    use flotilla_plugins::registry::Role;
+    use flotilla_wire::drive_to_world::BodyCommand;
+    use flotilla_wire::time::SimTime;
 
     const STEP_NS: u64 = 5_000_000;
 
@@ -249,7 +249,7 @@ mod tests {
         resets: usize,
     }
 
-    static ROLE: Role = Role { plugin_type: "Test", binary: "flotilla-test", aspect: "test" };
+    static ROLE: Role = Role::sensor("Test", "flotilla-test", "test");
 
     impl NodePlugin for Periodic {
         fn role(&self) -> &'static Role {

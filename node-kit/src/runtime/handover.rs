@@ -14,7 +14,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use flotilla_protocol::delivery::OutputDelivery;
+use flotilla_wire::delivery::OutputDelivery;
 
 /// Whether a receiving thread may send what an answer made: not when it
 /// made messages that go out lossless (outputs in fast and lockstep mode,

@@ -12,12 +12,12 @@ use super::flags::{Flag, Flags};
 pub use super::rebuild::{Input, Rebuild};
 use super::recorder_batch::{ChannelCache, PendingBatch};
 
-use flotilla_protocol::control::ClockMode;
-use flotilla_protocol::drive_to_world::{BodyCommand, Promise};
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::ros::geometry_msgs::TransformStamped;
-use flotilla_protocol::ros::{self, RosMessage};
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_messages::geometry_msgs::TransformStamped;
+use flotilla_messages::RosMessage;
+use flotilla_plugins::registry::Role;
+use flotilla_wire::control::ClockMode;
+use flotilla_wire::drive_to_world::{BodyCommand, Promise};
+use flotilla_wire::world_to_nodes::WorldState;
 use rustc_hash::FxHashMap;
 
 /// Where a node handles what arrives.
@@ -93,7 +93,7 @@ pub trait NodePlugin: Send + 'static {
     /// states — a robot ramping toward its target, a queued command taking
     /// effect. In lockstep the world then need not wait for those answers
     /// while no other participant works: it applies the changes itself (see
-    /// [`flotilla_protocol::drive_to_world::Promise`]). `None` (the
+    /// [`flotilla_wire::drive_to_world::Promise`]). `None` (the
     /// default) for a plugin that publishes anything else: someone might
     /// command a robot from it, so its work counts as anyone's.
     fn promise(&self, _state: &WorldState, _changes: &mut Vec<(u64, BodyCommand)>) -> Option<u64> {
@@ -172,8 +172,8 @@ impl std::fmt::Display for BadInput {
 
 impl std::error::Error for BadInput {}
 
-impl From<flotilla_protocol::ros::CdrError> for BadInput {
-    fn from(e: flotilla_protocol::ros::CdrError) -> BadInput {
+impl From<flotilla_messages::CdrError> for BadInput {
+    fn from(e: flotilla_messages::CdrError) -> BadInput {
         BadInput(e.to_string())
     }
 }
@@ -207,7 +207,7 @@ pub struct Outbox {
     /// Where the flags of `subscribed` and `folders` are made.
     flags: Flags,
     /// Whether a recorder listens to this node's batches (see
-    /// [`flotilla_protocol::recording`]): every output is then wanted.
+    /// [`flotilla_wire::recording`]): every output is then wanted.
     recording: Arc<AtomicBool>,
     /// The batch for recorders being filled (see `super::recorder_batch`).
     pub(crate) batch: PendingBatch,
@@ -289,7 +289,7 @@ impl Outbox {
     /// Puts a message the node received on `key` into the batch for
     /// recorders while one listens, at the sim time of the state last
     /// answered: a recorder takes `key` from this node's batches rather
-    /// than on the key (see [`flotilla_protocol::recording`]). In
+    /// than on the key (see [`flotilla_wire::recording`]). In
     /// office-50 the recorder's own subscriptions to the 50 robots'
     /// `cmd_vel` were 45 % of its work (BENCHMARKS.md).
     pub(crate) fn forward(&mut self, key: &str, payload: &[u8]) {
@@ -312,7 +312,7 @@ impl Outbox {
             self.batch.put_in_place(self.moment_ns, key, channel, len, |out| message.write_cdr_into(out));
             return;
         }
-        let payload = ros::encode_in(message, self.payload_buffer());
+        let payload = flotilla_messages::encode_in(message, self.payload_buffer());
         self.put_at(key, payload);
     }
 
@@ -664,8 +664,8 @@ mod tests {
     #[test]
     fn messages_only_a_recorder_wants_are_written_straight_into_its_batch() {
         use super::super::recorder_batch::tests::{numbered, Expected};
-        use flotilla_protocol::ros::geometry_msgs::Twist;
-        use flotilla_protocol::ros::nav_msgs::Odometry;
+        use flotilla_messages::geometry_msgs::Twist;
+        use flotilla_messages::nav_msgs::Odometry;
         let mut out = Outbox::default();
         numbered(&mut out.batch);
         let odometry = Odometry { child_frame_id: "robot1/base_link".into(), ..Default::default() };
@@ -699,7 +699,7 @@ mod tests {
 
         let items = out.take_items();
         out.batch.add(out.moment_ns(), &items);
-        let in_place = vec![("robot1/odom".to_string(), ros::encode(&odometry)); 2];
+        let in_place = vec![("robot1/odom".to_string(), flotilla_messages::encode(&odometry)); 2];
         let expected: Vec<(String, Vec<u8>)> = in_place.into_iter().chain(items).collect();
         let batch = out.batch.take().unwrap().to_bytes().into_owned();
         let expected = Expected::default().batch(0, &[(20_000_000, &expected)]);

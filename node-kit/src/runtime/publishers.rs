@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::delivery::OutputDelivery;
-use flotilla_protocol::Keys;
+use flotilla_wire::delivery::OutputDelivery;
+use flotilla_wire::Keys;
 use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 

@@ -2,9 +2,9 @@
 //! description, the instances the node serves, and the inputs and outputs
 //! the plugin names as it goes.
 
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::plugins::{configured, Configured, PluginConfig};
-use flotilla_protocol::Keys;
+use flotilla_plugins::{configured, Configured, PluginConfig};
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::Keys;
 
 #[cfg(doc)]
 use super::plugin::{NodePlugin, Outbox};

@@ -1,5 +1,5 @@
 //! The batch for recorders a node fills moment by moment (see
-//! [`flotilla_protocol::recording`]).
+//! [`flotilla_wire::recording`]).
 //!
 //! A batch a moment was 3,500 batches a wall second at office-50's 50×
 //! real time, and each cost the node a hand-over from the receiving thread
@@ -34,7 +34,7 @@
 //! drive's commands between two states make one moment.
 //!
 //! Each message's record carries its topic's channel id, the world's
-//! number for it ([`flotilla_protocol::channels`]), and the node's
+//! number for it ([`flotilla_plugins::channels`]), and the node's
 //! sequence number on that channel; a message on a key the world numbers
 //! no topic for is no recorder's, and stays out. In shared memory a
 //! batch's records start on a boundary of [`BATCH_ALIGN`] bytes, so that
@@ -45,7 +45,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::recording::{
+use flotilla_wire::recording::{
     batch_end_len, message_len, write_batch_end, write_record_head, IndexEntry, BATCH_END_LEN,
 };
 use zenoh::shm::{GarbageCollect, OwnedShmBuf, PosixShmProviderBackend, ShmProvider, ZShmMut};
@@ -421,10 +421,10 @@ impl PendingBatch {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use flotilla_protocol::channels::{ChannelNumbers, CLOCK_CHANNEL};
-    use flotilla_protocol::plugins::registry::TopicSpec;
-    use flotilla_protocol::recording::{encode_batch, read_batch, ChannelMessage};
-    use flotilla_protocol::Keys;
+    use flotilla_plugins::channels::{ChannelNumbers, CLOCK_CHANNEL};
+    use flotilla_plugins::registry::TopicSpec;
+    use flotilla_wire::recording::{encode_batch, read_batch, ChannelMessage};
+    use flotilla_wire::Keys;
 
     /// Gives `batch` the world's channels with [`TOPICS`] numbered after
     /// `/clock`, `/tf` and `/tf_static`, their keys those of sim `s`.

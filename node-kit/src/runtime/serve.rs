@@ -8,17 +8,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use flotilla_protocol::channels::forwarded_topics;
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::delivery::output_delivery;
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::drive_to_world::{encode_actuation, Actuation};
-use flotilla_protocol::plugins::registry::{self, Role};
-use flotilla_protocol::selection::Selection;
-use flotilla_protocol::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
-use flotilla_protocol::Keys;
+use flotilla_plugins::channels::forwarded_topics;
+use flotilla_plugins::registry::{self, Role};
+use flotilla_plugins::selection::Selection;
+use flotilla_wire::codec::decode;
+use flotilla_wire::delivery::output_delivery;
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::drive_to_world::{encode_actuation, Actuation};
+use flotilla_wire::world_to_nodes::{WorldEvent, WorldStateHead, WorldStatus};
+use flotilla_wire::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::core::{Arrival, Core, Reply, Rework};
@@ -33,13 +33,10 @@ use super::static_tf::StaticTf;
 use crate::claims::{watch_claims, Claims};
 use crate::client::{fetch_description, wait_for_world};
 use crate::error::{Error, Result};
+use crate::follow_world::FETCH_TIMEOUT;
 use crate::health::BadMessages;
 use crate::lockstep::LockstepReporter;
 use crate::subscribe::{on_message, on_world_presence};
-
-/// How long the node waits for the world's description when it must
-/// rebuild.
-const DESCRIPTION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs `plugin` as node `node_id` until `shutdown` completes.
 pub async fn serve<P: NodePlugin>(
@@ -189,7 +186,7 @@ struct Shared<P> {
     lockstep: OnceLock<LockstepReporter>,
     /// Whether nothing the node publishes is any instance's input, so that
     /// its lockstep work commands no robot (see
-    /// [`flotilla_protocol::plugins::registry::commands_nothing`]); said
+    /// [`flotilla_plugins::registry::commands_nothing`]); said
     /// with every report, and worked out again at every rebuild.
     commands_nothing: AtomicBool,
 }
@@ -410,7 +407,7 @@ async fn subscribe_states<P: NodePlugin>(
         move |bytes: &[u8]| decode::<WorldStateHead>(bytes).map_or(true, |h| shared.gate.admits(h.revision, h.step))
     };
     let arrivals = shared.clone();
-    on_message(&shared.session, key, admit, move |state: flotilla_protocol::world_to_nodes::WorldState| {
+    on_message(&shared.session, key, admit, move |state: flotilla_wire::world_to_nodes::WorldState| {
         if let Some((stride, flowing)) = &flowing {
             if !flowing.swap(true, Ordering::AcqRel) {
                 let _ = arrivals.to_loop.send(ToLoop::ThinFlowing(*stride));
@@ -481,7 +478,7 @@ impl<P: NodePlugin> MainLoop<'_, P> {
     /// arrivals through again.
     async fn rework(&mut self, Rework { afresh, then }: Rework) {
         let shared = self.shared;
-        match fetch_description(&shared.session, &shared.keys, DESCRIPTION_TIMEOUT).await {
+        match fetch_description(&shared.session, &shared.keys, FETCH_TIMEOUT).await {
             Ok(description) => {
                 self.description = description;
                 self.rebuild(afresh).await;

@@ -4,7 +4,7 @@
 //! transient-local `tf_static` promises, and what zenoh-plugin-ros2dds
 //! asks for when a transient-local reader such as rviz2's appears.
 
-use flotilla_protocol::ros::{self, geometry_msgs::TransformStamped, tf2_msgs::TFMessage};
+use flotilla_messages::{geometry_msgs::TransformStamped, tf2_msgs::TFMessage};
 use zenoh_ext::{AdvancedPublisher, AdvancedPublisherBuilderExt, CacheConfig, MissDetectionConfig};
 
 /// Publishes a node's static transforms on `tf_static`.
@@ -40,7 +40,7 @@ impl StaticTf {
                 }
             }
         }
-        let payload = ros::encode(&TFMessage { transforms: transforms.clone() });
+        let payload = flotilla_messages::encode(&TFMessage { transforms: transforms.clone() });
         if let Some(publisher) = &self.publisher {
             match publisher.put(payload).await {
                 Ok(()) => self.published = Some(transforms),

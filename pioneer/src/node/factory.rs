@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use flotilla_node_kit::client::call_control;
-use flotilla_protocol::control::{verbs, ControlRequest};
-use flotilla_protocol::geometry::Pose2;
+use flotilla_wire::control::{verbs, ControlRequest};
+use flotilla_wire::geometry::Pose2;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::{World, CONTROL_TIMEOUT};

@@ -17,13 +17,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_node_kit::runtime::{BadInput, NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::description::ModelDescription;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::plugins::pioneer::{PioneerConfig, DEFAULT_FIRST_PORT};
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::{entry_of, PluginContext, DRIVE_TYPES};
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
-use flotilla_protocol::Keys;
+use flotilla_plugins::pioneer::{PioneerConfig, DEFAULT_FIRST_PORT};
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::robots::RobotModel;
+use flotilla_plugins::{entry_of, PluginConfig, PluginContext};
+use flotilla_wire::description::ModelDescription;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
+use flotilla_wire::Keys;
 
 use self::factory::{FactorySpec, Waiting};
 use self::robot::{Connection, Inputs, Robot};
@@ -143,8 +144,8 @@ impl PioneerServer {
             .collect();
         if self.args.every_robot {
             for model in &description.models {
-                let has_entry = model.plugins.iter().any(|p| p.plugin_type == PioneerConfig::TYPE_NAME);
-                let drive = model.plugins.iter().find(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str()));
+                let has_entry = model.plugins.iter().any(|p| p.plugin_type == <PioneerConfig as PluginConfig>::TYPE);
+                let drive = model.drive_plugin();
                 let Some(drive) = drive.filter(|_| !has_entry) else { continue };
                 let ctx = PluginContext::of(model, &description.layer_names);
                 let entry = format!("{{type: Pioneer, name: pioneer, drive: {}}}", drive.name);

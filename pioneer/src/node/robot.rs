@@ -4,26 +4,23 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use flotilla_messages::geometry_msgs::{Twist, Vector3};
+use flotilla_messages::nav_msgs::Odometry;
+use flotilla_messages::sensor_msgs::{LaserScan, Range};
 use flotilla_node_kit::client::call_control;
 use flotilla_node_kit::runtime::{BadInput, Outbox, Rebuild};
-use flotilla_protocol::control::{verbs, ControlRequest};
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::odometry::{OdomErrorMode, OdometryConfig};
-use flotilla_protocol::plugins::pioneer::{PioneerConfig, Siblings};
-use flotilla_protocol::plugins::sonar::SonarConfig;
-use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
-use flotilla_protocol::plugins::vehicle::VehicleConfig;
-use flotilla_protocol::plugins::PluginContext;
-use flotilla_protocol::ros::geometry_msgs::{Twist, Vector3};
-use flotilla_protocol::ros::nav_msgs::Odometry;
-use flotilla_protocol::ros::sensor_msgs::{LaserScan, Range};
-use flotilla_protocol::ros::{self};
-use flotilla_protocol::update_timer::UpdateTimer;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
-use flotilla_protocol::Keys;
+use flotilla_plugins::laser::LaserConfig;
+use flotilla_plugins::odometry::OdomErrorMode;
+use flotilla_plugins::pioneer::{PioneerConfig, Siblings};
+use flotilla_plugins::registry;
+use flotilla_plugins::sonar::SonarConfig;
+use flotilla_plugins::{DriveInterface, PluginContext};
+use flotilla_wire::control::{verbs, ControlRequest};
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::update_timer::UpdateTimer;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
+use flotilla_wire::Keys;
 use serde_yaml::Value;
 
 use super::link::{listen, serve_client, Link, LinkEvent};
@@ -60,22 +57,13 @@ impl Inputs {
         entry: impl Fn(&str) -> Option<Value>,
     ) -> Result<Inputs, String> {
         let drive_entry = entry(siblings.drive).ok_or_else(|| format!("no drive plugin {}", siblings.drive))?;
-        let kind = drive_entry.get("type").and_then(Value::as_str).unwrap_or_default().to_string();
-        let (twist_sub, odometry): (String, OdometryConfig) = match kind.as_str() {
-            "DiffDrive" => {
-                let c = DiffDriveConfig::parse(&drive_entry, siblings.drive, ctx).map_err(|e| e.to_string())?;
-                (c.twist_sub, c.odometry)
-            }
-            "TricycleDrive" => {
-                let c = TricycleDriveConfig::parse(&drive_entry, siblings.drive, ctx).map_err(|e| e.to_string())?;
-                (c.twist_sub, c.odometry)
-            }
-            "VehicleDynamics" => {
-                let c = VehicleConfig::parse(&drive_entry, siblings.drive, ctx).map_err(|e| e.to_string())?;
-                (c.twist_sub, c.odometry)
-            }
-            other => return Err(format!("drive {} is a {other}, which no Flotilla node serves", siblings.drive)),
-        };
+        let kind = drive_entry.get("type").and_then(Value::as_str).unwrap_or_default();
+        let unserved = || format!("drive {} is a {kind}, which no Flotilla node serves", siblings.drive);
+        let registered = registry::plugin_type(kind).ok_or_else(unserved)?;
+        let DriveInterface { twist_sub, odometry } = registered
+            .drive_interface(&drive_entry, siblings.drive, ctx)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("plugin {} is a {kind}, which drives no robot", siblings.drive))?;
         let error = odometry.odom_error;
         let odom_error = match error.mode {
             OdomErrorMode::None => None,
@@ -324,7 +312,7 @@ impl Robot {
     /// An input message.
     pub fn on_input(&mut self, what: &str, payload: &[u8]) -> Result<(), BadInput> {
         if what == "odom" {
-            let o: Odometry = ros::decode(payload)?;
+            let o: Odometry = flotilla_messages::decode(payload)?;
             let p = &o.pose.pose;
             let t = &o.twist.twist;
             let stamp_ns = o.header.stamp.nanos();
@@ -340,13 +328,13 @@ impl Robot {
                 }
             }
         } else if let Some(i) = what.strip_prefix("sonar:") {
-            let r: Range = ros::decode(payload)?;
+            let r: Range = flotilla_messages::decode(payload)?;
             let range = if r.range.is_finite() { f64::from(r.range) } else { f64::from(r.max_range) };
             if let Some(slot) = i.parse::<usize>().ok().and_then(|i| self.sonar_ranges.get_mut(i)) {
                 *slot = Some(range.clamp(0.0, f64::from(r.max_range.max(0.0))));
             }
         } else if what == "laser" {
-            self.scan = Some(ros::decode(payload)?);
+            self.scan = Some(flotilla_messages::decode(payload)?);
             self.scan_sent = false;
         }
         Ok(())
@@ -402,7 +390,7 @@ impl Robot {
                 linear: Vector3 { x: twist[0], y: twist[1], z: 0.0 },
                 angular: Vector3 { x: 0.0, y: 0.0, z: twist[2] },
             };
-            out.put(self.cmd_vel_key.clone(), ros::encode(&message));
+            out.put(self.cmd_vel_key.clone(), flotilla_messages::encode(&message));
         }
         self.track_stall(dt);
         if sip_due && self.connected && self.open {
@@ -466,7 +454,7 @@ impl Robot {
     fn simstat_values(&self, last_interval_ms: u16) -> SimStat {
         let truth = self.true_pose.unwrap_or_default();
         let geo = self.georeference.map(|[lat, lon, alt]| {
-            let reference = flotilla_sensors::gps::Reference::new(lat, lon);
+            let reference = flotilla_wire::geodesy::Reference::new(lat, lon);
             let (lat, lon) = reference.geodetic(truth.x_m, truth.y_m);
             [lat, lon, alt]
         });

@@ -5,10 +5,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use flotilla_protocol::channels::{channel_ids, forwarded_topics};
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::plugins::registry::{Durability, TopicSpec};
-use flotilla_protocol::Keys;
+use flotilla_plugins::channels::{channel_ids, forwarded_topics};
+use flotilla_plugins::registry::{Durability, TopicSpec};
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::Keys;
 use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
 
 use super::{lock, topics_of, Shared, Source};

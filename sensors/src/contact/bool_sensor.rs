@@ -1,11 +1,11 @@
 //! Flatland's bool sensor: `true` at a publication if the body touched
 //! anything new since the previous one or touches something now.
 
-use flotilla_protocol::plugins::bool_sensor::BoolSensorConfig;
-use flotilla_protocol::ros::std_msgs::Bool;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::update_timer::UpdateTimer;
-use flotilla_protocol::world_to_nodes::{BodyId, Contact, ContactPeer};
+use flotilla_messages::std_msgs::Bool;
+use flotilla_plugins::bool_sensor::BoolSensorConfig;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::update_timer::UpdateTimer;
+use flotilla_wire::world_to_nodes::{BodyId, Contact, ContactPeer};
 
 /// One `BoolSensor` instance.
 pub struct BoolSensor {

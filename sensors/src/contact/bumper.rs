@@ -2,12 +2,12 @@
 //! ones) as `flatland_msgs/Collisions`, at every step while anything
 //! touches (`publish_all_collisions`) or at `update_rate`.
 
-use flotilla_protocol::description::ModelDescription;
-use flotilla_protocol::plugins::bumper::BumperConfig;
-use flotilla_protocol::ros::flatland_msgs::{Collision, Collisions, Vector2};
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::update_timer::UpdateTimer;
-use flotilla_protocol::world_to_nodes::{BodyId, Contact};
+use flotilla_messages::flatland_msgs::{Collision, Collisions, Vector2};
+use flotilla_plugins::bumper::BumperConfig;
+use flotilla_wire::description::ModelDescription;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::update_timer::UpdateTimer;
+use flotilla_wire::world_to_nodes::{BodyId, Contact};
 
 use super::ContactNames;
 
@@ -111,7 +111,7 @@ fn set(to: &mut String, text: &str) {
 
 #[cfg(test)]
 mod tests {
-    use flotilla_protocol::world_to_nodes::{ContactPeer, ContactPoint};
+    use flotilla_wire::world_to_nodes::{ContactPeer, ContactPoint};
 
     use super::*;
     use crate::contact::tests::{contact_world, pressing, touching_sensor};
@@ -119,7 +119,7 @@ mod tests {
     fn bumper(yaml: &str) -> (Bumper, ContactNames) {
         let description = contact_world();
         let model = &description.models[0];
-        let ctx = flotilla_protocol::plugins::PluginContext::of(model, &description.layer_names);
+        let ctx = flotilla_plugins::PluginContext::of(model, &description.layer_names);
         let config = BumperConfig::parse(&serde_yaml::from_str(yaml).unwrap(), "bumper", &ctx).unwrap();
         (Bumper::new(config, model), ContactNames::of(&description))
     }

@@ -6,8 +6,8 @@ pub mod bool_sensor;
 pub mod bumper;
 pub mod node;
 
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::world_to_nodes::{BodyId, ContactPeer};
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::world_to_nodes::{BodyId, ContactPeer};
 
 /// The names Flatland gives the two sides of a contact: for a body, its
 /// model's name and its own; for a layer, the layer's (first) name twice.
@@ -56,8 +56,8 @@ impl ContactNames {
 pub(crate) mod tests {
     use std::path::Path;
 
-    use flotilla_protocol::description::WorldDescription;
-    use flotilla_protocol::world_to_nodes::{BodyId, Contact, ContactPeer, ContactPoint};
+    use flotilla_wire::description::WorldDescription;
+    use flotilla_wire::world_to_nodes::{BodyId, Contact, ContactPeer, ContactPoint};
 
     use super::ContactNames;
 

@@ -5,14 +5,13 @@
 //! answered.
 
 use flotilla_node_kit::runtime::{steps_before_first_due, Answering, BadInput, NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::codec::decode;
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::bool_sensor::BoolSensorConfig;
-use flotilla_protocol::plugins::bumper::BumperConfig;
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::Configured;
-use flotilla_protocol::ros;
-use flotilla_protocol::world_to_nodes::{WorldContacts, WorldState};
+use flotilla_plugins::bool_sensor::BoolSensorConfig;
+use flotilla_plugins::bumper::BumperConfig;
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::Configured;
+use flotilla_wire::codec::decode;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::world_to_nodes::{WorldContacts, WorldState};
 
 use super::bool_sensor::BoolSensor;
 use super::bumper::Bumper;
@@ -101,7 +100,7 @@ impl NodePlugin for BumperServer {
                 continue;
             };
             if out.wants(&instance.topic_key) {
-                out.put(instance.topic_key.clone(), ros::encode(message));
+                out.put(instance.topic_key.clone(), flotilla_messages::encode(message));
             }
         }
     }
@@ -169,7 +168,7 @@ impl NodePlugin for BoolSensorServer {
         for instance in &mut self.instances {
             let Some(reading) = instance.sensor.reading(state.time, state.step_ns) else { continue };
             if out.wants(&instance.topic_key) {
-                out.put(instance.topic_key.clone(), ros::encode(&reading));
+                out.put(instance.topic_key.clone(), flotilla_messages::encode(&reading));
             }
         }
     }

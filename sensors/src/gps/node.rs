@@ -1,13 +1,13 @@
 //! The GPS node's plugin: every selected `Gps` instance's fixes.
 
+use flotilla_messages::geometry_msgs::TransformStamped;
 use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::gps::GpsConfig;
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::Configured;
-use flotilla_protocol::ros::{self, geometry_msgs::TransformStamped};
-use flotilla_protocol::seed::plugin_seed;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_plugins::gps::GpsConfig;
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::Configured;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::seed::plugin_seed;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use super::Gps;
 
@@ -76,7 +76,7 @@ impl NodePlugin for GpsServer {
             // on), encoded only for those who do.
             let fix = instance.gps.fix(state.time, state.bodies[i].pose);
             if out.wants(&instance.fix_key) {
-                out.put(instance.fix_key.clone(), ros::encode(fix));
+                out.put(instance.fix_key.clone(), flotilla_messages::encode(fix));
             }
         }
     }

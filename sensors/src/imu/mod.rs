@@ -15,14 +15,14 @@
 
 pub mod node;
 
-use flotilla_protocol::geometry::Twist2;
-use flotilla_protocol::names::resolve_frame;
-use flotilla_protocol::plugins::imu::ImuConfig;
-use flotilla_protocol::ros::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
-use flotilla_protocol::ros::sensor_msgs::Imu as ImuMessage;
-use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::update_timer::UpdateTimer;
+use flotilla_messages::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
+use flotilla_messages::sensor_msgs::Imu as ImuMessage;
+use flotilla_messages::std_msgs::Header;
+use flotilla_plugins::imu::ImuConfig;
+use flotilla_wire::geometry::Twist2;
+use flotilla_wire::names::resolve_frame;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::update_timer::UpdateTimer;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -137,7 +137,7 @@ impl Imu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_plugins::PluginContext;
     use std::f64::consts::FRAC_PI_2;
     use std::path::Path;
 

@@ -1,13 +1,13 @@
 //! The IMU node's plugin: every selected `Imu` instance's samples.
 
+use flotilla_messages::geometry_msgs::TransformStamped;
 use flotilla_node_kit::runtime::{steps_before_first_due, NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::imu::ImuConfig;
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::Configured;
-use flotilla_protocol::ros::{self, geometry_msgs::TransformStamped};
-use flotilla_protocol::seed::plugin_seed;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_plugins::imu::ImuConfig;
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::Configured;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::seed::plugin_seed;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use super::Imu;
 
@@ -81,10 +81,10 @@ impl NodePlugin for ImuServer {
                 continue;
             }
             if out.wants(&instance.ground_truth_key) {
-                out.put(instance.ground_truth_key.clone(), ros::encode(truth));
+                out.put(instance.ground_truth_key.clone(), flotilla_messages::encode(truth));
             }
             if out.wants(&instance.imu_key) {
-                out.put(instance.imu_key.clone(), ros::encode(measured));
+                out.put(instance.imu_key.clone(), flotilla_messages::encode(measured));
             }
         }
     }

@@ -3,14 +3,14 @@
 
 pub mod node;
 
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::names::resolve_frame;
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::ros::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
-use flotilla_protocol::ros::sensor_msgs::{LaserScan, LaserScanView};
-use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::update_timer::UpdateTimer;
+use flotilla_messages::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
+use flotilla_messages::sensor_msgs::{LaserScan, LaserScanView};
+use flotilla_messages::std_msgs::Header;
+use flotilla_plugins::laser::LaserConfig;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::names::resolve_frame;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::update_timer::UpdateTimer;
 use std::sync::Arc;
 
 use rand::SeedableRng;
@@ -49,7 +49,7 @@ pub struct ScanScratch {
 
 impl Laser {
     /// A laser with its noise seeded from `seed` (see
-    /// `flotilla_protocol::seed::plugin_seed`). `reflectance_bits` are the
+    /// `flotilla_wire::seed::plugin_seed`). `reflectance_bits` are the
     /// bits of a layer named `reflectance`, whose hits report intensity 255,
     /// as do an ArMap's reflectors (with neither, no intensities are
     /// reported).
@@ -213,7 +213,7 @@ impl Laser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_plugins::PluginContext;
 
     fn laser(angles: &str) -> Laser {
         let layers = ["walls".to_string()];

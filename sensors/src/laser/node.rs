@@ -1,13 +1,13 @@
 //! The laser node's logic: every selected `Laser` instance, scanned when due.
 
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::laser::LaserConfig;
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::Configured;
-use flotilla_protocol::ros::{geometry_msgs::TransformStamped, std_msgs::Header};
-use flotilla_protocol::seed::plugin_seed;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_messages::{geometry_msgs::TransformStamped, std_msgs::Header};
+use flotilla_plugins::laser::LaserConfig;
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::Configured;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::seed::plugin_seed;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use super::{Laser, ScanScratch};
 use crate::crew::Crew;

@@ -10,15 +10,15 @@ pub mod node;
 
 use std::collections::BTreeSet;
 
-use flotilla_protocol::description::{BodyKind, JointKind, ModelDescription};
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::names::resolve_frame;
-use flotilla_protocol::plugins::model_tf_publisher::ModelTfPublisherConfig;
-use flotilla_protocol::ros::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
-use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::update_timer::UpdateTimer;
-use flotilla_protocol::world_to_nodes::{BodyId, BodyState};
+use flotilla_messages::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
+use flotilla_messages::std_msgs::Header;
+use flotilla_plugins::model_tf_publisher::ModelTfPublisherConfig;
+use flotilla_wire::description::{BodyKind, JointKind, ModelDescription};
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::names::resolve_frame;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::update_timer::UpdateTimer;
+use flotilla_wire::world_to_nodes::{BodyId, BodyState};
 
 /// A body whose transform from the reference changes.
 #[derive(Debug, Clone)]

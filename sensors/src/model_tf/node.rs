@@ -1,11 +1,11 @@
 //! The TF node's logic: every selected `ModelTfPublisher` instance.
 
-use flotilla_protocol::plugins::model_tf_publisher::ModelTfPublisherConfig;
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::Configured;
-use flotilla_protocol::ros::geometry_msgs::TransformStamped;
-use flotilla_protocol::ros::{self, tf2_msgs::TFMessage};
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_messages::geometry_msgs::TransformStamped;
+use flotilla_messages::tf2_msgs::TFMessage;
+use flotilla_plugins::model_tf_publisher::ModelTfPublisherConfig;
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::Configured;
+use flotilla_wire::world_to_nodes::WorldState;
 
 use super::ModelTf;
 use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
@@ -49,7 +49,7 @@ impl NodePlugin for ModelTfServer {
         }
         if !self.transforms.is_empty() && out.wants(&self.tf_key) {
             let message = TFMessage { transforms: std::mem::take(&mut self.transforms) };
-            out.put(self.tf_key.clone(), ros::encode(&message));
+            out.put(self.tf_key.clone(), flotilla_messages::encode(&message));
             self.transforms = message.transforms;
         }
     }

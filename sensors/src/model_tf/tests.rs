@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::plugins::configured;
-use flotilla_protocol::plugins::model_tf_publisher::ModelTfPublisherConfig;
-use flotilla_protocol::ros::geometry_msgs::TransformStamped;
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_messages::geometry_msgs::TransformStamped;
+use flotilla_plugins::configured;
+use flotilla_plugins::model_tf_publisher::ModelTfPublisherConfig;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::WorldState;
 use flotilla_world_file::load_world;
 
 use super::ModelTf;
@@ -58,7 +58,7 @@ fn lookup(transforms: &[TransformStamped], target: &str, source: &str) -> Option
 
 fn assert_tf(transforms: &[TransformStamped], target: &str, source: &str, expected: [f64; 3]) {
     let p = lookup(transforms, target, source).unwrap_or_else(|| panic!("no {target} → {source} in {transforms:#?}"));
-    let angle_error = flotilla_protocol::geometry::wrap_angle(p.theta_rad - expected[2]).abs();
+    let angle_error = flotilla_wire::geometry::wrap_angle(p.theta_rad - expected[2]).abs();
     assert!(
         (p.x_m - expected[0]).abs() < 1e-5 && (p.y_m - expected[1]).abs() < 1e-5 && angle_error < 1e-5,
         "{target} → {source}: got {p:?}, expected {expected:?}"

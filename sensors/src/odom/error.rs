@@ -14,8 +14,8 @@
 //! beyond the error draws. It starts at the robot's first ground-truth pose
 //! (Flatland's odometry is in world coordinates), and so drifts from it.
 
-use flotilla_protocol::geometry::{wrap_angle, Pose2};
-use flotilla_protocol::plugins::odometry::{OdomErrorConfig, OdomErrorMode};
+use flotilla_plugins::odometry::{OdomErrorConfig, OdomErrorMode};
+use flotilla_wire::geometry::{wrap_angle, Pose2};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 

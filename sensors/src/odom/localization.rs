@@ -13,8 +13,8 @@
 //! map → odom is what the localizer then publishes: its estimate composed
 //! with the inverse of the odometry, noisy but bounded around `D⁻¹`.
 
-use flotilla_protocol::geometry::{wrap_angle, Pose2};
-use flotilla_protocol::plugins::odometry::LocalizationConfig;
+use flotilla_plugins::odometry::LocalizationConfig;
+use flotilla_wire::geometry::{wrap_angle, Pose2};
 use rand::SeedableRng;
 use rand_distr::{Distribution, StandardNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -9,18 +9,18 @@ pub mod node;
 pub use error::OdomError;
 pub use localization::{Estimates, Localization};
 
-use flotilla_protocol::geometry::{Pose2, Twist2};
-use flotilla_protocol::names::resolve_frame;
-use flotilla_protocol::plugins::odometry::OdometryConfig;
-use flotilla_protocol::ros::geometry_msgs::{
+use flotilla_messages::geometry_msgs::{
     Point, Pose, PoseWithCovariance, Quaternion, Transform, TransformStamped, Twist, TwistWithCovariance,
     TwistWithCovarianceStamped, Vector3,
 };
-use flotilla_protocol::ros::nav_msgs::Odometry;
-use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::ros::Covariance;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::update_timer::UpdateTimer;
+use flotilla_messages::nav_msgs::Odometry;
+use flotilla_messages::std_msgs::Header;
+use flotilla_messages::Covariance;
+use flotilla_plugins::odometry::OdometryConfig;
+use flotilla_wire::geometry::{Pose2, Twist2};
+use flotilla_wire::names::resolve_frame;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::update_timer::UpdateTimer;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -261,8 +261,8 @@ impl Odom {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
-    use flotilla_protocol::plugins::PluginContext;
+    use flotilla_plugins::diff_drive::DiffDriveConfig;
+    use flotilla_plugins::PluginContext;
     use std::path::Path;
 
     fn odom(yaml: &str, seed: u64) -> Odom {

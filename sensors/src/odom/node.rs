@@ -2,16 +2,16 @@
 //! and `VehicleDynamics` instance's odometry, ground truth, twist and odom → body
 //! transform (each as its plugin type publishes them).
 
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::diff_drive::DiffDriveConfig;
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::tricycle_drive::TricycleDriveConfig;
-use flotilla_protocol::plugins::vehicle::VehicleConfig;
-use flotilla_protocol::ros::geometry_msgs::TransformStamped;
-use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::ros::tf2_msgs::TFMessage;
-use flotilla_protocol::seed::plugin_seed;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_messages::geometry_msgs::TransformStamped;
+use flotilla_messages::std_msgs::Header;
+use flotilla_messages::tf2_msgs::TFMessage;
+use flotilla_plugins::diff_drive::DiffDriveConfig;
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::tricycle_drive::TricycleDriveConfig;
+use flotilla_plugins::vehicle::VehicleConfig;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::seed::plugin_seed;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use super::Odom;
 use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, Answering, Interest, NodePlugin, Outbox, Rebuild};
@@ -202,9 +202,9 @@ impl NodePlugin for OdomServer {
 mod tests {
     use std::path::Path;
 
-    use flotilla_protocol::description::WorldDescription;
-    use flotilla_protocol::geometry::{Pose2, Twist2};
-    use flotilla_protocol::Keys;
+    use flotilla_wire::description::WorldDescription;
+    use flotilla_wire::geometry::{Pose2, Twist2};
+    use flotilla_wire::Keys;
     use flotilla_world_file::load_world;
 
     use super::*;
@@ -301,7 +301,7 @@ mod tests {
     fn a_moment_s_tf_message_holds_its_own_transforms_only_whatever_came_before() {
         let transform = |stamp: i32, parent: &str, child: &str| TransformStamped {
             header: Header {
-                stamp: flotilla_protocol::ros::builtin_interfaces::Time { sec: stamp, nanosec: 0 },
+                stamp: flotilla_messages::builtin_interfaces::Time { sec: stamp, nanosec: 0 },
                 frame_id: parent.into(),
             },
             child_frame_id: child.into(),

@@ -12,15 +12,15 @@
 
 pub mod node;
 
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::names::resolve_frame;
-use flotilla_protocol::plugins::sonar::{SonarConfig, SonarMode};
-use flotilla_protocol::ros::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
-use flotilla_protocol::ros::sensor_msgs::{PointCloud2, Range};
-use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::update_timer::UpdateTimer;
-use flotilla_protocol::world_to_nodes::BodyId;
+use flotilla_messages::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
+use flotilla_messages::sensor_msgs::{PointCloud2, Range};
+use flotilla_messages::std_msgs::Header;
+use flotilla_plugins::sonar::{SonarConfig, SonarMode};
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::names::resolve_frame;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::update_timer::UpdateTimer;
+use flotilla_wire::world_to_nodes::BodyId;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 

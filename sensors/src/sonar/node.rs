@@ -1,13 +1,13 @@
 //! The sonar node's plugin: every selected `Sonar` instance, read when due.
 
+use flotilla_messages::geometry_msgs::TransformStamped;
 use flotilla_node_kit::runtime::{steps_before_first_due, stride_of, Interest, NodePlugin, Outbox, Rebuild};
-use flotilla_protocol::names::resolve_topic;
-use flotilla_protocol::plugins::registry::Role;
-use flotilla_protocol::plugins::sonar::SonarConfig;
-use flotilla_protocol::plugins::Configured;
-use flotilla_protocol::ros::{self, geometry_msgs::TransformStamped};
-use flotilla_protocol::seed::plugin_seed;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_plugins::registry::Role;
+use flotilla_plugins::sonar::SonarConfig;
+use flotilla_plugins::Configured;
+use flotilla_wire::names::resolve_topic;
+use flotilla_wire::seed::plugin_seed;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use super::Sonar;
 use crate::raycast::ScanBuffers;
@@ -115,13 +115,13 @@ impl NodePlugin for SonarServer {
             {
                 for (key, reading) in instance.range_keys.iter().zip(instance.sonar.readings()) {
                     if out.wants(key) {
-                        out.put(key.clone(), ros::encode(reading));
+                        out.put(key.clone(), flotilla_messages::encode(reading));
                     }
                 }
                 instance.ranges_sent = true;
             }
             if out.wants_cached(&instance.cloud_key, &mut instance.cloud_interest) {
-                out.put(instance.cloud_key.clone(), ros::encode(instance.sonar.cloud()));
+                out.put(instance.cloud_key.clone(), flotilla_messages::encode(instance.sonar.cloud()));
             }
         }
     }

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use flotilla_protocol::description::WorldDescription;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::plugins::sonar::SonarConfig;
-use flotilla_protocol::plugins::PluginContext;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::world_to_nodes::{BodyId, WorldState};
+use flotilla_plugins::sonar::SonarConfig;
+use flotilla_plugins::PluginContext;
+use flotilla_wire::description::WorldDescription;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 use flotilla_world_file::load_world;
 
 use super::Sonar;

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use flotilla_messages::RosMessage;
 use flotilla_node_kit::args::{Role, ZenohArgs};
-use flotilla_protocol::ros::{self, RosMessage};
-use flotilla_protocol::Keys;
+use flotilla_wire::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 /// The workspace root.
@@ -164,26 +164,23 @@ impl Sim {
     }
 
     /// Subscribes to the world's internal state messages.
-    pub async fn subscribe_states(&self) -> Topic<flotilla_protocol::world_to_nodes::WorldState> {
+    pub async fn subscribe_states(&self) -> Topic<flotilla_wire::world_to_nodes::WorldState> {
         self.subscribe_internal(self.keys.world_state()).await
     }
 
     /// Subscribes to the world's status messages (about 2 Hz).
-    pub async fn subscribe_status(&self) -> Topic<flotilla_protocol::world_to_nodes::WorldStatus> {
+    pub async fn subscribe_status(&self) -> Topic<flotilla_wire::world_to_nodes::WorldStatus> {
         self.subscribe_internal(self.keys.status()).await
     }
 
     /// Subscribes to an internal key, decoding every message.
-    async fn subscribe_internal<T: flotilla_protocol::codec::WireMessage + Send + 'static>(
-        &self,
-        key: String,
-    ) -> Topic<T> {
+    async fn subscribe_internal<T: flotilla_wire::codec::WireMessage + Send + 'static>(&self, key: String) -> Topic<T> {
         let (tx, rx) = unbounded_channel();
         let subscriber = self
             .session
             .declare_subscriber(&key)
             .callback(move |sample| {
-                let _ = tx.send(flotilla_protocol::codec::decode(&sample.payload().to_bytes()).expect("well-formed"));
+                let _ = tx.send(flotilla_wire::codec::decode(&sample.payload().to_bytes()).expect("well-formed"));
             })
             .await
             .unwrap();
@@ -192,13 +189,17 @@ impl Sim {
 
     /// Publishes a CDR message on a ROS topic.
     pub async fn publish<T: RosMessage>(&self, ros_name: &str, message: &T) {
-        self.session.put(self.keys.ros(ros_name), ros::encode(message)).await.unwrap();
+        self.session.put(self.keys.ros(ros_name), flotilla_messages::encode(message)).await.unwrap();
     }
 
     /// Calls the world's ROS service `ros_name` (e.g. `/load_world`) as
     /// zenoh-plugin-ros2dds would: CDR request, CDR response.
     #[allow(dead_code)] // not every test binary calls services
-    pub async fn call_service<S: ros::RosService>(&self, ros_name: &str, request: &S::Request) -> S::Response {
+    pub async fn call_service<S: flotilla_messages::RosService>(
+        &self,
+        ros_name: &str,
+        request: &S::Request,
+    ) -> S::Response {
         self.query(ros_name, request, Duration::from_secs(10)).await
     }
 
@@ -206,11 +207,16 @@ impl Sim {
     /// decodes the one reply (a service, or an action's `_action/...` part).
     #[allow(dead_code)]
     pub async fn query<Q: RosMessage, R: RosMessage>(&self, ros_name: &str, request: &Q, timeout: Duration) -> R {
-        let replies =
-            self.session.get(self.keys.ros(ros_name)).payload(ros::encode(request)).timeout(timeout).await.unwrap();
+        let replies = self
+            .session
+            .get(self.keys.ros(ros_name))
+            .payload(flotilla_messages::encode(request))
+            .timeout(timeout)
+            .await
+            .unwrap();
         let reply = replies.recv_async().await.unwrap_or_else(|e| panic!("no reply from {ros_name}: {e}"));
         let bytes = reply.result().unwrap_or_else(|e| panic!("{ros_name} failed: {e:?}")).payload().to_bytes();
-        ros::decode(&bytes).unwrap_or_else(|e| panic!("{ros_name}: bad response: {e}"))
+        flotilla_messages::decode(&bytes).unwrap_or_else(|e| panic!("{ros_name}: bad response: {e}"))
     }
 
     /// Runs the `flotilla` CLI against this simulation; returns (success, output).
@@ -360,7 +366,7 @@ pub async fn subscribe<T: RosMessage + Send + 'static>(
     let subscriber = session
         .declare_subscriber(&key)
         .callback(move |sample| {
-            let _ = tx.send(ros::decode::<T>(&sample.payload().to_bytes()).expect("well-formed CDR"));
+            let _ = tx.send(flotilla_messages::decode::<T>(&sample.payload().to_bytes()).expect("well-formed CDR"));
         })
         .await
         .unwrap();
@@ -467,7 +473,7 @@ impl Launched {
 
 /// An odometry message's stamp, s.
 #[allow(dead_code)] // not every test binary reads odometry
-pub fn stamp_s(o: &flotilla_protocol::ros::nav_msgs::Odometry) -> f64 {
+pub fn stamp_s(o: &flotilla_messages::nav_msgs::Odometry) -> f64 {
     f64::from(o.header.stamp.sec) + f64::from(o.header.stamp.nanosec) * 1e-9
 }
 
@@ -475,15 +481,15 @@ pub fn stamp_s(o: &flotilla_protocol::ros::nav_msgs::Odometry) -> f64 {
 /// `seconds` of sim time (turns unwrapped).
 #[allow(dead_code)]
 pub async fn yaw_rate_from(
-    odometry: &mut Topic<flotilla_protocol::ros::nav_msgs::Odometry>,
-    from: &flotilla_protocol::ros::nav_msgs::Odometry,
+    odometry: &mut Topic<flotilla_messages::nav_msgs::Odometry>,
+    from: &flotilla_messages::nav_msgs::Odometry,
     seconds: f64,
 ) -> f64 {
     let (start, mut yaw, mut turned) = (stamp_s(from), from.pose.pose.orientation.yaw(), 0.0);
     loop {
         let o = odometry.next(Duration::from_secs(20)).await;
         let now = o.pose.pose.orientation.yaw();
-        turned += flotilla_protocol::geometry::wrap_angle(now - yaw);
+        turned += flotilla_wire::geometry::wrap_angle(now - yaw);
         yaw = now;
         if stamp_s(&o) >= start + seconds {
             return turned / (stamp_s(&o) - start);

@@ -1,9 +1,9 @@
 use std::path::Path;
 
-use flotilla_protocol::description::{MapTransition, WorldDescription};
-use flotilla_protocol::geometry::{Pose2, Twist2};
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::world_to_nodes::{BodyState, WorldState};
+use flotilla_wire::description::{MapTransition, WorldDescription};
+use flotilla_wire::geometry::{Pose2, Twist2};
+use flotilla_wire::time::SimTime;
+use flotilla_wire::world_to_nodes::{BodyState, WorldState};
 
 use super::*;
 

@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
+use flotilla_messages::action_msgs::Uuid;
+use flotilla_messages::services::SIMULATE_STEPS;
+use flotilla_messages::RosMessage;
 use flotilla_node_kit::{Error, Result};
-use flotilla_protocol::ros::action_msgs::Uuid;
-use flotilla_protocol::ros::services::SIMULATE_STEPS;
-use flotilla_protocol::ros::{self, RosMessage};
-use flotilla_protocol::Keys;
+use flotilla_wire::Keys;
 use tokio::sync::{watch, Notify};
 use zenoh::qos::CongestionControl;
 use zenoh::query::{Query, Queryable};
@@ -42,7 +42,7 @@ fn reply(query: &Query, bytes: Vec<u8>) {
 /// Publishes `message` on `key`, dropped on a congested link or not as
 /// `congestion` says.
 fn put(session: &zenoh::Session, key: &str, message: &impl RosMessage, congestion: CongestionControl) {
-    let put = session.put(key, ros::encode(message)).congestion_control(congestion);
+    let put = session.put(key, flotilla_messages::encode(message)).congestion_control(congestion);
     if let Err(e) = put.wait() {
         tracing::warn!("cannot publish {key}: {e}");
     }
@@ -75,7 +75,7 @@ pub async fn declare(wiring: &Wiring, published: watch::Receiver<u64>) -> Result
             };
             match answer {
                 Ok(response) => {
-                    reply(&query, ros::encode(&response));
+                    reply(&query, flotilla_messages::encode(&response));
                     // On a receiving thread, which must not wait for room.
                     publish_status(CongestionControl::Drop);
                     stepping.notify_one();
@@ -98,7 +98,7 @@ pub async fn declare(wiring: &Wiring, published: watch::Receiver<u64>) -> Result
             };
             match answer {
                 Ok(response) => {
-                    reply(&query, ros::encode(&response));
+                    reply(&query, flotilla_messages::encode(&response));
                     // On a receiving thread, which must not wait for room.
                     publish_status(CongestionControl::Drop);
                     ended_tx.send_modify(|n| *n += 1);

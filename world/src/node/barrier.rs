@@ -2,7 +2,7 @@
 //! and which drives need not answer the state just published.
 //!
 //! A drive's actuation for step k is its report of k. It may add a promise
-//! through step n (see [`flotilla_protocol::drive_to_world::Promise`]):
+//! through step n (see [`flotilla_wire::drive_to_world::Promise`]):
 //! its answers to states k+1..=n are known unless a command arrives — the
 //! same actuation, or with the changes the promise lists. A command that a
 //! lockstep participant stamps at step j (published before its report of

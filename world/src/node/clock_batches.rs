@@ -4,7 +4,7 @@
 //! office-50's 5 ms steps, 10,000 a wall second at 50× real time. A
 //! recorder that took each on its key paid a wake-up for each, about a
 //! quarter of its CPU (BENCHMARKS.md, "the clock in batches"). So while a
-//! recorder listens (see [`flotilla_protocol::recording`]), the world also
+//! recorder listens (see [`flotilla_wire::recording`]), the world also
 //! sends it its clock messages in batches of [`CLOCK_BATCH_STEPS`] steps,
 //! each message logged at its own time. The first after a recorder appears
 //! goes at once, before the same clock on its key, so that the recorder
@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_node_kit::recorders::declare_batch_publisher;
-use flotilla_protocol::channels::CLOCK_CHANNEL;
-use flotilla_protocol::recording::{encode_batch, ChannelMessage};
-use flotilla_protocol::Keys;
+use flotilla_plugins::channels::CLOCK_CHANNEL;
+use flotilla_wire::recording::{encode_batch, ChannelMessage};
+use flotilla_wire::Keys;
 
 /// Steps whose clocks go in one batch.
 pub const CLOCK_BATCH_STEPS: usize = 20;
@@ -140,7 +140,7 @@ impl Pending {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_protocol::recording::read_batch;
+    use flotilla_wire::recording::read_batch;
 
     #[test]
     fn batches_are_numbered_and_each_clock_is_a_moment_at_its_own_time() {

@@ -14,8 +14,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use flotilla_protocol::drive_to_world::{Actuation, BodyCommand, Promise};
-use flotilla_protocol::world_to_nodes::BodyId;
+use flotilla_wire::drive_to_world::{Actuation, BodyCommand, Promise};
+use flotilla_wire::world_to_nodes::BodyId;
 
 /// Commands received since the last step, who drives which body, and each
 /// drive's latest promise.

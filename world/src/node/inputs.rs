@@ -6,16 +6,16 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use flotilla_messages::rosgraph_msgs::Clock;
 use flotilla_node_kit::health::BadMessages;
 use flotilla_node_kit::subscribe::watch_tokens;
 use flotilla_node_kit::{Error, Result};
-use flotilla_protocol::codec::{decode, encode};
-use flotilla_protocol::control::{ClockMode, ControlRequest};
-use flotilla_protocol::drive_to_world::decode_actuation;
-use flotilla_protocol::lockstep::decode_step_done;
-use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
-use flotilla_protocol::world_to_nodes::{WorldChange, WorldEvent};
-use flotilla_protocol::Keys;
+use flotilla_wire::codec::{decode, encode};
+use flotilla_wire::control::{ClockMode, ControlRequest};
+use flotilla_wire::drive_to_world::decode_actuation;
+use flotilla_wire::lockstep::decode_step_done;
+use flotilla_wire::world_to_nodes::{WorldChange, WorldEvent};
+use flotilla_wire::Keys;
 use tokio::sync::watch;
 
 use super::wake::Wake;
@@ -199,7 +199,7 @@ async fn external_clock_of(wiring: &Wiring, name: &str) -> Result<Subscriber<()>
             if s.run.clock != ClockMode::External && followed == own_clock {
                 return;
             }
-            match ros::decode::<Clock>(&sample.payload().to_bytes()) {
+            match flotilla_messages::decode::<Clock>(&sample.payload().to_bytes()) {
                 Ok(c) if c.clock.sec >= 0 => {
                     s.external_ns = Some(c.clock.sec as u64 * 1_000_000_000 + u64::from(c.clock.nanosec));
                     wake.notify_one();
@@ -256,7 +256,7 @@ async fn description(wiring: &Wiring) -> Result<Queryable<()>> {
 
 /// Carries out a control request on the simulation, wakes the stepping
 /// loop and announces the change it made, if any.
-fn carry_out(wiring: &Wiring, request: ControlRequest) -> flotilla_protocol::control::ControlReply {
+fn carry_out(wiring: &Wiring, request: ControlRequest) -> flotilla_wire::control::ControlReply {
     let (reply, change) = {
         let mut s = lock(&wiring.shared);
         let s = &mut *s;

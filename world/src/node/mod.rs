@@ -28,13 +28,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use flotilla_messages::rosgraph_msgs::Clock;
 use flotilla_node_kit::step_publisher::StepPublisher;
-use flotilla_protocol::codec::encode;
-use flotilla_protocol::control::ClockMode;
-use flotilla_protocol::delivery::urgent;
-use flotilla_protocol::ros::{self, rosgraph_msgs::Clock};
-use flotilla_protocol::world_to_nodes::{WorldContacts, WorldState};
-use flotilla_protocol::Keys;
+use flotilla_wire::codec::encode;
+use flotilla_wire::control::ClockMode;
+use flotilla_wire::delivery::urgent;
+use flotilla_wire::world_to_nodes::{WorldContacts, WorldState};
+use flotilla_wire::Keys;
 use zenoh::qos::CongestionControl;
 
 pub use crate::control::{ModelDirs, RunState, SpawnError, MAX_STEPS_PER_REQUEST};
@@ -228,7 +228,13 @@ impl Outputs {
                 s.physics.contacts_into(&mut message);
                 encode(&*message)
             });
-            (contacts, encode(state), ros::encode(&Clock { clock: state.time.to_ros() }), s.run.clock, thinned)
+            (
+                contacts,
+                encode(state),
+                flotilla_messages::encode(&Clock { clock: state.time.to_ros() }),
+                s.run.clock,
+                thinned,
+            )
         };
         // Before the state, on the same session and with the same urgency,
         // so that a contact plugin has a step's contacts when it answers

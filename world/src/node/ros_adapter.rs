@@ -8,7 +8,7 @@ use zenoh::query::Queryable;
 use zenoh::Wait;
 
 use crate::ros_services::{Answer, Service};
-use flotilla_protocol::Keys;
+use flotilla_wire::Keys;
 
 /// Carries out one call (under the world's lock).
 pub type AnswerFn = Arc<dyn Fn(Service, &[u8]) -> Answer + Send + Sync>;

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::world_to_nodes::WorldStatus;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::world_to_nodes::WorldStatus;
 
 use super::stepper::Sim;
 
@@ -91,7 +91,7 @@ mod tests {
     use super::*;
     use crate::control::{ModelDirs, RunState};
     use crate::physics::Physics;
-    use flotilla_protocol::control::ClockMode;
+    use flotilla_wire::control::ClockMode;
     use std::path::Path;
 
     #[test]

@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use flotilla_protocol::control::ClockMode;
-use flotilla_protocol::lockstep::FAST_MAX_LEAD_STEPS;
+use flotilla_wire::control::ClockMode;
+use flotilla_wire::lockstep::FAST_MAX_LEAD_STEPS;
 use flotilla_world_file::StallPolicy;
 
 use super::barrier::Barrier;
@@ -258,8 +258,8 @@ impl Stepper {
 mod tests {
     use super::*;
     use crate::control::ModelDirs;
-    use flotilla_protocol::drive_to_world::{Actuation, BodyCommand, Promise};
-    use flotilla_protocol::world_to_nodes::WorldState;
+    use flotilla_wire::drive_to_world::{Actuation, BodyCommand, Promise};
+    use flotilla_wire::world_to_nodes::WorldState;
     use std::path::Path;
 
     const TIMEOUT: Duration = Duration::from_millis(500);

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use flotilla_node_kit::step_publisher::StepPublisher;
-use flotilla_protocol::Keys;
+use flotilla_wire::Keys;
 use zenoh::sample::SampleKind;
 
 /// The strides nodes want, with a publisher and the nodes that want each.

@@ -1,6 +1,6 @@
 //! Turning description entries into rapier bodies, colliders and joints.
 
-use flotilla_protocol::description::{
+use flotilla_wire::description::{
     BodyDescription, BodyKind, Footprint, FootprintShape, JointDescription, JointKind, LayerBits, LayerDescription,
 };
 use rapier2d::prelude::*;

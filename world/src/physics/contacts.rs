@@ -6,7 +6,7 @@
 //! model body's id, or a layer's index with [`LAYER_TAG`] — so that the
 //! other side of a contact is named without a lookup table.
 
-use flotilla_protocol::world_to_nodes::{BodyId, Contact, ContactPeer, ContactPoint};
+use flotilla_wire::world_to_nodes::{BodyId, Contact, ContactPeer, ContactPoint};
 use rapier2d::parry::utils::PoseOpt;
 use rapier2d::prelude::*;
 

@@ -1,7 +1,7 @@
 //! What the physics world refuses, as data: the control services and ROS
 //! services turn these into their replies' messages.
 
-use flotilla_protocol::geometry::{Pose2, Twist2};
+use flotilla_wire::geometry::{Pose2, Twist2};
 
 /// A request the physics world refuses.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -14,17 +14,17 @@ mod error;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use flotilla_protocol::channels::{model_topics, ChannelNumbers};
-use flotilla_protocol::claim_book::instance_id;
-use flotilla_protocol::description::{
-    assign_map, every_layer, BodyKind, LayerDescription, MapDescription, MapTransition, ModelDescription,
-    WorldDescription,
+use flotilla_plugins::channels::{model_topics, ChannelNumbers};
+use flotilla_plugins::registry;
+use flotilla_plugins::robots::assign_map;
+use flotilla_wire::claim_book::instance_id;
+use flotilla_wire::description::{
+    every_layer, BodyKind, LayerDescription, MapDescription, MapTransition, ModelDescription, WorldDescription,
 };
-use flotilla_protocol::drive_to_world::BodyCommand;
-use flotilla_protocol::geometry::{Pose2, Twist2};
-use flotilla_protocol::plugins::registry;
-use flotilla_protocol::time::SimTime;
-use flotilla_protocol::world_to_nodes::{BodyId, BodyState, WorldContacts, WorldState};
+use flotilla_wire::drive_to_world::BodyCommand;
+use flotilla_wire::geometry::{Pose2, Twist2};
+use flotilla_wire::time::SimTime;
+use flotilla_wire::world_to_nodes::{BodyId, BodyState, WorldContacts, WorldState};
 use rapier2d::prelude::*;
 
 use flotilla_world_file::{NamedPose, WorldSettings, WorldSpec};
@@ -91,7 +91,7 @@ pub struct Physics {
     /// Where robots change maps, for the transition manager.
     transitions: Vec<MapTransition>,
     /// The recorded topics' channel numbers, kept across a replaced world
-    /// (see `flotilla_protocol::channels`).
+    /// (see `flotilla_plugins::channels`).
     channels: ChannelNumbers,
 }
 
@@ -115,8 +115,7 @@ impl Physics {
     /// [`Physics::new`], numbering bodies from `first_body_id` and the
     /// topics without a channel number after those of `channels`.
     fn build(spec: &WorldSpec, first_body_id: BodyId, channels: ChannelNumbers) -> Result<Physics, PhysicsError> {
-        let step_ns =
-            flotilla_protocol::time::step_size_ns(spec.settings.step_size_s).map_err(PhysicsError::StepSize)?;
+        let step_ns = flotilla_wire::time::step_size_ns(spec.settings.step_size_s).map_err(PhysicsError::StepSize)?;
         let mut world = PhysicsWorld::new();
         world.gravity = Vector::ZERO;
         world.integration_parameters.dt = step_ns as f64 * 1e-9;
@@ -225,11 +224,8 @@ impl Physics {
     }
     /// Number of robots: models with a drive plugin.
     pub fn robot_count(&self) -> usize {
-        use flotilla_protocol::plugins::DRIVE_TYPES;
-        self.models
-            .iter()
-            .filter(|m| m.description.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str())))
-            .count()
+        use flotilla_plugins::robots::RobotModel;
+        self.models.iter().filter(|m| m.description.is_robot()).count()
     }
     /// Every plugin instance a Flotilla node can serve: `<model>/<plugin>/<aspect>`.
     pub fn servable_instances(&self) -> Vec<String> {

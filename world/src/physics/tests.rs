@@ -1,8 +1,8 @@
 use std::path::Path;
 
-use flotilla_protocol::drive_to_world::BodyCommand;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::world_to_nodes::WorldState;
+use flotilla_wire::drive_to_world::BodyCommand;
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::WorldState;
 
 use super::Physics;
 use flotilla_world_file::load_world;
@@ -117,8 +117,8 @@ fn configs(rel: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests").join(rel)
 }
 
-fn contacts(p: &Physics) -> Vec<flotilla_protocol::world_to_nodes::Contact> {
-    let mut out = flotilla_protocol::world_to_nodes::WorldContacts::default();
+fn contacts(p: &Physics) -> Vec<flotilla_wire::world_to_nodes::Contact> {
+    let mut out = flotilla_wire::world_to_nodes::WorldContacts::default();
     p.contacts_into(&mut out);
     assert_eq!((out.step, out.revision), (p.step_count(), p.revision()));
     out.contacts
@@ -126,7 +126,7 @@ fn contacts(p: &Physics) -> Vec<flotilla_protocol::world_to_nodes::Contact> {
 
 #[test]
 fn watched_bodies_report_what_they_touch_from_their_side() {
-    use flotilla_protocol::world_to_nodes::ContactPeer;
+    use flotilla_wire::world_to_nodes::ContactPeer;
     let spec = load_world(&configs("bumper/world.yaml")).unwrap();
     let mut p = Physics::new(&spec).unwrap();
     assert!(p.watches_contacts(), "the robot has bumpers");
@@ -158,7 +158,7 @@ fn watched_bodies_report_what_they_touch_from_their_side() {
     assert_eq!((now[1].body, now[1].point_count), (halo, 0));
 
     // Against the room's wall at x = 0, driving backwards: the layer is named by its index.
-    p.place_model("robot", flotilla_protocol::geometry::Pose2::new(0.5, 5.0, 0.0)).unwrap();
+    p.place_model("robot", flotilla_wire::geometry::Pose2::new(0.5, 5.0, 0.0)).unwrap();
     p.command(BodyCommand { body: base, local_vx_mps: -0.5, local_vy_mps: 0.0, omega_radps: 0.0 });
     for _ in 0..200 {
         p.step();
@@ -181,7 +181,7 @@ fn a_world_without_contact_plugins_watches_nothing() {
 
 /// The yaw rate ground truth shows over `steps` steps (from successive
 /// states, unwrapped), in rad per sim second.
-fn yaw_rate(p: &mut Physics, body: flotilla_protocol::world_to_nodes::BodyId, steps: u64) -> f64 {
+fn yaw_rate(p: &mut Physics, body: flotilla_wire::world_to_nodes::BodyId, steps: u64) -> f64 {
     let yaw = |p: &Physics| state(p).bodies.iter().find(|b| b.id == body).unwrap().pose.theta_rad;
     let (start, mut last, mut turned) = (p.time().as_secs_f64(), yaw(p), 0.0);
     for _ in 0..steps {
@@ -199,7 +199,7 @@ fn the_commanded_yaw_rate_is_the_yaw_rate_of_ground_truth_in_place_and_on_an_arc
     let mut p = Physics::new(&spec).unwrap();
     let id = p.model_body_ids("robot")[0];
     for (vx, omega) in [(0.0, 0.5), (0.3, 0.5), (0.0, -2.0), (0.2, 1.0)] {
-        p.place_model("robot", flotilla_protocol::geometry::Pose2::new(5.0, 5.0, 0.0)).unwrap();
+        p.place_model("robot", flotilla_wire::geometry::Pose2::new(5.0, 5.0, 0.0)).unwrap();
         p.command(BodyCommand { body: id, local_vx_mps: vx, local_vy_mps: 0.0, omega_radps: omega });
         let rate = yaw_rate(&mut p, id, 1000);
         assert!(((rate - omega) / omega).abs() < 1e-6, "commanded ({vx} m/s, {omega} rad/s): yaw at {rate} rad/s");

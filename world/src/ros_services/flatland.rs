@@ -1,11 +1,11 @@
 //! Flatland's services, carried out by the world's control handler so that
 //! they behave exactly like `flotilla spawn` / `delete` / `move` / `pause`.
 
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::geometry::Pose2;
-use flotilla_protocol::ros::flatland_msgs::{DeleteModel, ModelServiceResponse, MoveModel, SpawnModel};
-use flotilla_protocol::ros::geometry_msgs::Pose2D;
-use flotilla_protocol::ros::std_srvs::{Empty, EmptyMessage};
+use flotilla_messages::flatland_msgs::{DeleteModel, ModelServiceResponse, MoveModel, SpawnModel};
+use flotilla_messages::geometry_msgs::Pose2D;
+use flotilla_messages::std_srvs::{Empty, EmptyMessage};
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::geometry::Pose2;
 
 use super::{request, Answer, Service, World};
 use crate::control;

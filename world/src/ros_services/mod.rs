@@ -14,10 +14,10 @@ pub mod simulate_steps;
 mod simulation;
 mod worlds;
 
-pub use flotilla_protocol::ros::services::Service;
-use flotilla_protocol::ros::simulation_interfaces::{result_code, tags_filter_mode, SimResult, TagsFilter};
-use flotilla_protocol::ros::{self, RosMessage, RosService};
-use flotilla_protocol::world_to_nodes::WorldChange;
+pub use flotilla_messages::services::Service;
+use flotilla_messages::simulation_interfaces::{result_code, tags_filter_mode, SimResult, TagsFilter};
+use flotilla_messages::{RosMessage, RosService};
+use flotilla_wire::world_to_nodes::WorldChange;
 
 use crate::control::RunState;
 use crate::physics::Physics;
@@ -37,7 +37,7 @@ pub struct Answer {
 
 impl Answer {
     fn reply<T: RosMessage>(response: &T) -> Answer {
-        Answer { reply: Ok(ros::encode(response)), changes: Vec::new(), after_step: None }
+        Answer { reply: Ok(flotilla_messages::encode(response)), changes: Vec::new(), after_step: None }
     }
 
     fn with_changes(mut self, changes: impl IntoIterator<Item = WorldChange>) -> Answer {
@@ -98,7 +98,7 @@ fn tags_pass(filter: &TagsFilter, tags: &[String]) -> bool {
 
 /// Decodes `bytes` as `S`'s request.
 fn request<S: RosService>(bytes: &[u8]) -> Result<S::Request, String> {
-    ros::decode::<S::Request>(bytes).map_err(|e| format!("{}: bad request: {e}", S::TYPE_NAME))
+    flotilla_messages::decode::<S::Request>(bytes).map_err(|e| format!("{}: bad request: {e}", S::TYPE_NAME))
 }
 
 #[cfg(test)]

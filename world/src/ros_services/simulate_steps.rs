@@ -11,14 +11,14 @@
 //! Canceling a goal drops the steps it has not taken (the goal ends
 //! CANCELED, its result OK and saying how far it got).
 
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::ros::action_msgs::{
+use flotilla_messages::action_msgs::{
     cancel_code, goal_status, CancelGoalRequest, CancelGoalResponse, GetResultRequest, GoalInfo, GoalStatus,
     GoalStatusArray, SendGoalResponse, SimulateStepsFeedback, SimulateStepsGoalRequest, SimulateStepsResultResponse,
     Uuid,
 };
-use flotilla_protocol::ros::simulation_interfaces::{result_code, SimResult};
-use flotilla_protocol::ros::{self, RosMessage};
+use flotilla_messages::simulation_interfaces::{result_code, SimResult};
+use flotilla_messages::RosMessage;
+use flotilla_wire::control::ControlRequest;
 
 use super::World;
 use crate::control::{self, RunState};
@@ -49,7 +49,7 @@ impl Goal {
     }
 
     fn result_reply(&self) -> Vec<u8> {
-        ros::encode(&SimulateStepsResultResponse { status: self.status, result: self.result.clone() })
+        flotilla_messages::encode(&SimulateStepsResultResponse { status: self.status, result: self.result.clone() })
     }
 }
 
@@ -73,7 +73,7 @@ pub struct Progress {
 }
 
 fn decode<T: RosMessage>(bytes: &[u8]) -> Result<T, String> {
-    ros::decode::<T>(bytes).map_err(|e| format!("{}: bad request: {e}", T::TYPE_NAME))
+    flotilla_messages::decode::<T>(bytes).map_err(|e| format!("{}: bad request: {e}", T::TYPE_NAME))
 }
 
 impl SimulateSteps {
@@ -199,7 +199,7 @@ impl SimulateSteps {
         match self.goals.iter().find(|g| g.info.goal_id == *id) {
             Some(goal) if goal.ended() => ResultReply::Now(goal.result_reply()),
             Some(_) => ResultReply::WhenEnded(*id),
-            None => ResultReply::Now(ros::encode(&SimulateStepsResultResponse {
+            None => ResultReply::Now(flotilla_messages::encode(&SimulateStepsResultResponse {
                 status: goal_status::UNKNOWN,
                 result: SimResult::fail(result_code::NOT_FOUND, "no such goal"),
             })),

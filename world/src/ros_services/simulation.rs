@@ -1,18 +1,18 @@
 //! The `simulation_interfaces` services, with the standard result codes.
 
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::geometry::{Pose2, Twist2};
-use flotilla_protocol::plugins::DRIVE_TYPES;
-use flotilla_protocol::ros::geometry_msgs::{Point, Pose, Quaternion, Twist, Vector3};
-use flotilla_protocol::ros::simulation_interfaces::{self as si, feature, reset_scope, result_code, simulation_state};
-use flotilla_protocol::ros::std_msgs::Header;
-use flotilla_protocol::ros::RosService;
-use flotilla_protocol::world_to_nodes::WorldChange;
+use flotilla_messages::geometry_msgs::{Point, Pose, Quaternion, Twist, Vector3};
+use flotilla_messages::simulation_interfaces::{self as si, feature, reset_scope, result_code, simulation_state};
+use flotilla_messages::std_msgs::Header;
+use flotilla_messages::RosService;
+use flotilla_plugins::robots::RobotModel;
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::geometry::{Pose2, Twist2};
+use flotilla_wire::world_to_nodes::WorldChange;
 
 use super::{request, tags_filter_check, tags_pass, worlds, Answer, Service, World};
 use crate::control::{self, SpawnError};
 use crate::physics::{EntityLabels, ResetScope};
-use flotilla_protocol::description::{BodyDescription, BodyKind, FootprintShape, ModelDescription};
+use flotilla_wire::description::{BodyDescription, BodyKind, FootprintShape, ModelDescription};
 
 /// The world frame, as replies name it; requests may also say "world" or
 /// nothing, or give an entity's name (see `reference_frame`).
@@ -127,7 +127,7 @@ fn done(result: si::SimResult) -> (si::ResultResponse, Option<WorldChange>) {
 }
 
 fn features(
-    _: flotilla_protocol::ros::std_srvs::EmptyMessage,
+    _: flotilla_messages::std_srvs::EmptyMessage,
     _: World<'_>,
 ) -> (si::GetSimulatorFeaturesResponse, Option<WorldChange>) {
     let features = vec![
@@ -375,7 +375,7 @@ fn describe(model: &ModelDescription) -> String {
 fn category(model: &ModelDescription, labels: &EntityLabels) -> u8 {
     if let Some(category) = labels.category {
         category
-    } else if model.plugins.iter().any(|p| DRIVE_TYPES.contains(&p.plugin_type.as_str())) {
+    } else if model.is_robot() {
         CATEGORY_ROBOT
     } else if model.bodies.iter().all(|b| b.kind == BodyKind::Static) {
         CATEGORY_STATIC_OBJECT
@@ -556,7 +556,7 @@ fn set_entity_state(req: si::SetEntityStateRequest, world: World<'_>) -> (si::Re
 }
 
 fn get_simulation_state(
-    _: flotilla_protocol::ros::std_srvs::EmptyMessage,
+    _: flotilla_messages::std_srvs::EmptyMessage,
     world: World<'_>,
 ) -> (si::GetSimulationStateResponse, Option<WorldChange>) {
     let state = si::SimulationState { state: current_state(world.run) };

@@ -2,13 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla_protocol::control::ClockMode;
-use flotilla_protocol::ros::flatland_msgs::{DeleteModelRequest, ModelServiceResponse, SpawnModelRequest};
-use flotilla_protocol::ros::geometry_msgs::{Point, Pose, Pose2D, PoseStamped, Quaternion};
-use flotilla_protocol::ros::simulation_interfaces::*;
-use flotilla_protocol::ros::std_srvs::EmptyMessage;
-use flotilla_protocol::ros::{decode, encode, RosMessage};
-use flotilla_protocol::world_to_nodes::WorldChange;
+use flotilla_messages::flatland_msgs::{DeleteModelRequest, ModelServiceResponse, SpawnModelRequest};
+use flotilla_messages::geometry_msgs::{Point, Pose, Pose2D, PoseStamped, Quaternion};
+use flotilla_messages::simulation_interfaces::*;
+use flotilla_messages::std_srvs::EmptyMessage;
+use flotilla_messages::{decode, encode, RosMessage};
+use flotilla_wire::control::ClockMode;
+use flotilla_wire::world_to_nodes::WorldChange;
 
 use super::{answer, Answer, Service, World};
 use crate::control::{ModelDirs, RunState};

@@ -10,11 +10,11 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::ros::geometry_msgs::{Point, Pose, Quaternion, Vector3};
-use flotilla_protocol::ros::simulation_interfaces::{self as si, result_code, world_result_code};
-use flotilla_protocol::ros::std_srvs::EmptyMessage;
-use flotilla_protocol::world_to_nodes::WorldChange;
+use flotilla_messages::geometry_msgs::{Point, Pose, Quaternion, Vector3};
+use flotilla_messages::simulation_interfaces::{self as si, result_code, world_result_code};
+use flotilla_messages::std_srvs::EmptyMessage;
+use flotilla_wire::control::ControlRequest;
+use flotilla_wire::world_to_nodes::WorldChange;
 use flotilla_world_file::PoseBounds;
 
 use super::{tags_filter_check, tags_pass, World};

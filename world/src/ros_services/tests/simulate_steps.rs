@@ -2,9 +2,9 @@
 //! succeed; abort when playing or stopped short; reject a second goal;
 //! cancel by id, by time, or all.
 
-use flotilla_protocol::control::ControlRequest;
-use flotilla_protocol::ros::action_msgs::*;
-use flotilla_protocol::ros::builtin_interfaces::Time;
+use flotilla_messages::action_msgs::*;
+use flotilla_messages::builtin_interfaces::Time;
+use flotilla_wire::control::ControlRequest;
 
 use super::*;
 use crate::ros_services::simulate_steps::{ResultReply, SimulateSteps};
