@@ -8,7 +8,7 @@
 //!   the bridge and the nodes all ask it.
 //! * one module per type ([`laser`], [`diff_drive`], …): its typed
 //!   parameters. Each parser reads one `plugins:` entry of a model with a
-//!   [`Reader`](config::Reader), validates it against the model (bodies,
+//!   [`Reader`], validates it against the model (bodies,
 //!   joints, layers) and rejects unknown entries. The node that serves a
 //!   type and `flotilla check` use the same parser, so a world that passes
 //!   `check` starts.
