@@ -28,7 +28,7 @@ pub struct GpsConfig {
     /// Fixes per sim second (default 10; ∞ = every step).
     pub update_rate_hz: f64,
     /// Whether the entry gives `ref_lat` or `ref_lon`; if not, a world
-    /// with a georeference (an ArMap's `OriginLatLonAlt`) supplies them.
+    /// with a georeference (an ArMap's `OriginLatLongAlt`) supplies them.
     pub ref_given: bool,
     /// Latitude of the world's origin, degrees.
     pub ref_lat_deg: f64,

@@ -2,7 +2,8 @@
 //! (`configs/tests/transitions/`): an automatic transition and the loop
 //! guard, a command transition with a new location, an unknown command, a
 //! restart that fires nothing twice, and robots on two floors that neither
-//! touch nor see each other.
+//! touch nor see each other; and each kind of transition taken while the
+//! robot drives, landing where the file says.
 
 mod common;
 
@@ -121,6 +122,84 @@ async fn a_restarted_manager_fires_nothing_twice(sim: &mut Sim, changes: &Change
     sim.wait_for_log("transitions-2", "watching 4 robot(s)", T).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(changes.lock().unwrap().len(), before, "{:?}", changes.lock().unwrap());
+}
+
+/// Each kind of transition of `configs/tests/transitions/moving.world`,
+/// taken while the robot drives. Those with a new location land the robot
+/// there, however far it drove since it was placed; those without leave it
+/// where it was. The world used to keep each body's place in the model
+/// frame as it was after driving, so a new location came out shifted by
+/// the distance driven (p landed 1.1 m past (5, 2), s 0.6 m past (5, 8)).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_of_transition_lands_where_the_file_says_while_the_robot_drives() {
+    let world = common::config("tests/transitions/moving.world.yaml");
+    let nodes = ["flotilla-drive", "flotilla-transitions"];
+    let sim = Sim::start("transitions-moving", &world, &nodes, &[]).await;
+    let changes = map_changes(&sim).await;
+    sim.wait_for_log("flotilla-transitions", "watching 4 robot(s) on 2 map(s), 4 transition(s)", T).await;
+
+    // Automatic, with a new location: p drives +x at 0.5 m/s from (1, 1)
+    // into the circle at (2.5, 1), 1.1 m; it lands at (5, 2) and drives on
+    // until it is stopped.
+    let driving = drive(&sim, "p", 0.5);
+    wait_until(T, || changes_of(&changes, "p") == ["floor-2"]).await;
+    stop(&sim, "p", driving).await;
+    let p = model_pose(&sim, "p").await;
+    assert!((5.0..5.35).contains(&p.x_m) && (p.y_m - 2.0).abs() < 0.01 && p.theta_rad.abs() < 0.01, "p: {p:?}");
+
+    // Automatic, no new location: q stays where it entered the circle at
+    // (2.5, 3), its edge 0.4 m before the centre.
+    let driving = drive(&sim, "q", 0.5);
+    wait_until(T, || changes_of(&changes, "q") == ["floor-2"]).await;
+    stop(&sim, "q", driving).await;
+    let q = model_pose(&sim, "q").await;
+    assert!((2.05..2.45).contains(&q.x_m) && (q.y_m - 3.0).abs() < 0.01, "q: {q:?}");
+
+    // On a command, with a new location: s creeps +x at 0.3 m/s inside the
+    // GO circle at (1.5, 5) for 2 s (0.6 m), then GO lands it at (5, 8)
+    // facing +y, where it creeps on along +y until it is stopped.
+    let driving = drive(&sim, "s", 0.3);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (ok, out) = sim.cli(&["map-command", "s", "GO"]);
+    assert!(ok, "{out}");
+    wait_until(T, || changes_of(&changes, "s") == ["floor-2"]).await;
+    stop(&sim, "s", driving).await;
+    let s = model_pose(&sim, "s").await;
+    assert!((s.x_m - 5.0).abs() < 0.01 && (8.0..8.25).contains(&s.y_m), "s: {s:?}");
+    assert!((s.theta_rad - std::f64::consts::FRAC_PI_2).abs() < 0.01, "s: {s:?}");
+
+    // On a command, no new location: u creeps inside the HOP circle at
+    // (1.5, 7) and changes floor where it is.
+    let driving = drive(&sim, "u", 0.3);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = model_pose(&sim, "u").await;
+    let (ok, out) = sim.cli(&["map-command", "u", "HOP"]);
+    assert!(ok, "{out}");
+    wait_until(T, || changes_of(&changes, "u") == ["floor-2"]).await;
+    stop(&sim, "u", driving).await;
+    let u = model_pose(&sim, "u").await;
+    assert!(u.x_m >= before.x_m && u.x_m < before.x_m + 0.3 && (u.y_m - 7.0).abs() < 0.01, "u: {u:?} after {before:?}");
+}
+
+/// Sends `ns`'s `cmd_vel` forward at `speed_mps` every 100 ms until stopped.
+fn drive(sim: &Sim, ns: &str, speed_mps: f64) -> tokio::task::JoinHandle<()> {
+    let forward = Twist { linear: Vector3 { x: speed_mps, y: 0.0, z: 0.0 }, angular: Vector3::default() };
+    let (session, key) = (sim.session.clone(), sim.keys.ros(&format!("/{ns}/cmd_vel")));
+    tokio::spawn(async move {
+        loop {
+            session.put(&key, flotilla_messages::encode(&forward)).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+}
+
+/// Stops `driving` and the robot: a zero `cmd_vel`, then time for it to
+/// take effect.
+async fn stop(sim: &Sim, ns: &str, driving: tokio::task::JoinHandle<()>) {
+    driving.abort();
+    let key = sim.keys.ros(&format!("/{ns}/cmd_vel"));
+    sim.session.put(&key, flotilla_messages::encode(&Twist::default())).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
 }
 
 /// Every map change the world announces: (model, map).

@@ -32,7 +32,7 @@ pub struct WorldDescription {
     /// Every model, in world-file order then spawn order.
     pub models: Vec<ModelDescription>,
     /// Where the world's origin is on Earth (latitude °, longitude °,
-    /// altitude m), from an ArMap layer's `OriginLatLonAlt`: the GPS
+    /// altitude m), from an ArMap layer's `OriginLatLongAlt`: the GPS
     /// plugin's reference when its entry names none.
     pub georeference: Option<[f64; 3]>,
     /// The maps (floors, buildings, rooms) robots live on, one at a time;

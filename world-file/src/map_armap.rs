@@ -28,7 +28,8 @@
 //!   reflectors (intensity 255), from both sides.
 //! - Forbidden lines and areas and other sectors are planning metadata, as
 //!   for AMRISim: not obstacles.
-//! - `OriginLatLonAlt` is read and checked.
+//! - The georeference, `OriginLatLongAlt` as ARIA writes it (or
+//!   `OriginLatLonAlt`), is read and checked.
 //!
 //! Header entries ARIA defines but the simulation has no use for
 //! (`Display`, `RouteInfo`, `SchedTaskInfo`, ...) are skipped, as ARIA's own
@@ -255,14 +256,16 @@ impl ArMapText {
                 }
                 self.resolution_m = Some(mm / MM_PER_M);
             }
-            "OriginLatLonAlt" => {
+            // ARIA reads and writes `OriginLatLongAlt`; one of its doc
+            // comments (and AMRISim's README) spell it `OriginLatLonAlt`.
+            key @ ("OriginLatLongAlt" | "OriginLatLonAlt") => {
                 if args.len() != 3 {
-                    return Err(error(n, format!("OriginLatLonAlt is latitude longitude altitude, got {rest:?}")));
+                    return Err(error(n, format!("{key} is latitude longitude altitude, got {rest:?}")));
                 }
-                let [lat, lon, alt] = [0, 1, 2].map(|i| number(n, "OriginLatLonAlt", &args[i]));
+                let [lat, lon, alt] = [0, 1, 2].map(|i| number(n, key, &args[i]));
                 let (lat, lon, alt) = (lat?, lon?, alt?);
                 if lat.abs() > 90.0 || lon.abs() > 180.0 {
-                    return Err(error(n, format!("OriginLatLonAlt: latitude {lat}° or longitude {lon}° out of range")));
+                    return Err(error(n, format!("{key}: latitude {lat}° or longitude {lon}° out of range")));
                 }
                 self.origin_lat_lon_alt = Some([lat, lon, alt]);
             }
@@ -581,6 +584,17 @@ DATA
                           Cairn: NoLaser 0 0 0 \"\" ICON \"\"\n";
         let message = error(no_corners);
         assert!(message.contains("line 3") && message.contains("needs its from and to corners"), "{message}");
+    }
+
+    /// ARIA writes the georeference as `OriginLatLongAlt`; this line is
+    /// AMRISim's `columbia.map`'s. Only the other spelling was read, so the
+    /// map loaded without a georeference and its GPS reported 0°, 0°.
+    #[test]
+    fn the_georeference_as_aria_writes_it_is_read() {
+        let map = parse_text("2D-Map\nOriginLatLongAlt: 42.807191 -71.578661 72.000000\nLINES\n0 0 1000 0\n").unwrap();
+        assert_eq!(map.origin_lat_lon_alt, Some([42.807191, -71.578661, 72.0]));
+        let error = parse_text("2D-Map\nOriginLatLongAlt: 42.8 -71.5\n").unwrap_err().to_string();
+        assert!(error.contains("OriginLatLongAlt is latitude longitude altitude"), "{error}");
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub struct WorldSpec {
     /// Places the world names (a Flotilla addition, see [`NamedPose`]).
     pub named_poses: Vec<NamedPose>,
     /// Where the world's origin is on Earth (latitude °, longitude °,
-    /// altitude m), from an ArMap layer's `OriginLatLonAlt`.
+    /// altitude m), from an ArMap layer's `OriginLatLongAlt`.
     pub georeference: Option<[f64; 3]>,
     /// The maps robots live on (`properties: maps:`), the first being
     /// where robots that name none start.
@@ -271,7 +271,7 @@ fn load_layer_maps(pending: Vec<PendingLayer>, path: &Path) -> Result<LayerGeome
                                 &map_path,
                                 format!("layer \"{}\"", names[0]),
                                 format!(
-                                    "OriginLatLonAlt {other:?} differs from {first:?}, another layer's: a world has \
+                                    "OriginLatLongAlt {other:?} differs from {first:?}, another layer's: a world has \
                                      one georeference"
                                 ),
                             ))
