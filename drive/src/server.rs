@@ -48,8 +48,8 @@ use crate::vehicle::Vehicle;
 /// does not wait for it, each answer promising the next ones, so the plan
 /// need only cover how far the drive may fall behind the world before the
 /// world waits: 4 states. Each costs a model step per ramping robot and up
-/// to 36 bytes in the actuation (a warehouse of 1000 robots, most of them
-/// ramping, ran no faster in lockstep with 10: BENCHMARKS.md).
+/// to 36 bytes in the actuation, and a longer plan does not make lockstep
+/// faster: the world rarely runs further ahead.
 const PLANNED_STEPS: u64 = 4;
 
 /// One served drive instance.

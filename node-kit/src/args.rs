@@ -111,8 +111,7 @@ pub const LOOPBACK_PEER_LISTEN: &str = "tcp/127.0.0.1:0";
 /// where the others listen and they connect to each other, so a scan goes
 /// from the laser node to the controller using it without passing through
 /// the world's router, which as a client's router copied every one (the
-/// world's CPU fell by a quarter to a third in office-50 and warehouse-200,
-/// BENCHMARKS.md). A node started by hand stays a client unless told
+/// world's CPU fell by a quarter to a third). A node started by hand stays a client unless told
 /// otherwise.
 pub fn loopback_peer_args(world_endpoint: &str) -> Vec<String> {
     ["--connect", world_endpoint, "--mode", "peer", "--listen", LOOPBACK_PEER_LISTEN]
@@ -126,7 +125,7 @@ pub fn loopback_peer_args(world_endpoint: &str) -> Vec<String> {
 /// node's batch of one step's scans for a recorder, about 0.4 MB) several
 /// times over, and a quarter of Zenoh's 16 MiB default, since each process
 /// locks its own pool and every pool it reads from. As fast as 16 MiB when
-/// recording office-50 (BENCHMARKS.md); a message that finds no room goes
+/// recording office-50; a message that finds no room goes
 /// through the socket.
 const SHARED_MEMORY_POOL_BYTES: usize = 4 << 20;
 

@@ -49,8 +49,7 @@ pub async fn declare_batch_publisher(
 /// subscribers want (office-50's scans, which its wander steers by) need
 /// not: its batch keeps filling. Sent before every such message, the
 /// laser's batches were one a moment, 220 kB each, and the recorder's
-/// receiving, waking and writing of them cost more than their bytes
-/// (BENCHMARKS.md, "batches that wait for other subscribers").
+/// receiving, waking and writing of them cost more than their bytes.
 #[derive(Debug, Default)]
 pub struct RecordersOnKeys {
     /// Tokens alive, so that a moment's check is free while there are none

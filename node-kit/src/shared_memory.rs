@@ -4,7 +4,7 @@
 //! and up) as a reference into a shared-memory pool instead of copying it
 //! through a socket: the sender copies it into its pool once, the receiver
 //! reads it in place. A recording of office-50 in fast mode ran about a
-//! fifth faster that way (BENCHMARKS.md), its nodes' batches no longer
+//! fifth faster that way, its nodes' batches no longer
 //! passing through TCP and Zenoh's reassembly of fragments.
 //!
 //! Zenoh locks every pool it creates or maps into memory (`mlock`), and a

@@ -10,8 +10,7 @@
 //! thread then both waits on the sockets and reads them, saves that hop and
 //! two threads per process. On the 2-core host, office-50 (fast and
 //! lockstep) and warehouse-200 ran faster with less CPU in every
-//! alternating pair (BENCHMARKS.md, "2026-11-23, late session"; then the
-//! world had it too).
+//! alternating pair.
 //!
 //! The price: the one thread must never wait. A send that waits for room
 //! on a link (congestion control `Block`, a slow reader) waits for that

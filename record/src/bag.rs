@@ -74,8 +74,7 @@ pub struct Bag<W: Rewritable> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ChunkCompression {
     /// Not compressed, the default: files about 2.5 times lz4's, and a
-    /// node's batch written without being read (BENCHMARKS.md, "a
-    /// recorder that never reads the payloads"), so that recording slows
+    /// node's batch written without being read, so that recording slows
     /// a fast simulation least.
     #[default]
     None,

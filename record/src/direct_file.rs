@@ -7,8 +7,7 @@
 //! on, whose free memory the host takes back (virtio's free page
 //! reporting), that copy ran at about 0.45 GB/s and took two thirds of the
 //! recorder's CPU: `dd` of 2 GB spent 4.6 s of system time through the
-//! page cache and 0.14 s with `O_DIRECT` (BENCHMARKS.md, "a recording
-//! written around the page cache").
+//! page cache and 0.14 s with `O_DIRECT`.
 //!
 //! So the file is opened with `O_DIRECT` where the file system allows it:
 //! whole blocks go from aligned buffers straight to the device, on a
@@ -67,15 +66,14 @@ const BLOCKS: usize = 12;
 /// megabyte (of any node), the odometry node's CPU and the recorder's rose
 /// from about 0.18 to 0.35 s per 60 sim s of office-50 in two rounds of
 /// eight, as when a node's pool runs out and its batches go through
-/// process memory and the socket (BENCHMARKS.md, "a recorder that never
-/// reads the payloads").
+/// process memory and the socket.
 const LENT_IN_FLIGHT: usize = 2;
 
 /// Bytes the writing thread gathers before it writes, when they come one
 /// after the other: on the virtual machines this project runs on, each
 /// write to the disk costs an exit to the host, and `dd` of 1 GB with
 /// `O_DIRECT` spent 0.21–0.23 s of system time in writes of 256 KiB, 0.09
-/// s in writes of 2 MiB (BENCHMARKS.md, "fewer, larger writes").
+/// s in writes of 2 MiB.
 const RUN_BYTES: usize = BLOCK_BYTES;
 
 /// How long the writing thread waits at most, wall time, for a run to grow
@@ -615,8 +613,8 @@ const EINVAL: i32 = 22;
 /// or a job says to write now; and the job of another place that ended
 /// them, if one did. On the virtual machines this project runs on, each
 /// write to the disk costs an exit to the host: a node's batch of a few
-/// hundred kilobytes and the few bytes before it were one write each
-/// (BENCHMARKS.md, "fewer, larger writes"). Between the jobs the thread
+/// hundred kilobytes and the few bytes before it were one write each.
+/// Between the jobs the thread
 /// sleeps until [`RUN_WAIT`] is over or the sender wakes it (see
 /// [`DirectFile::send`]).
 fn gather(first: Job, jobs: &Receiver<Job>) -> (Vec<Job>, Option<Job>) {

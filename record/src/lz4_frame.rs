@@ -24,8 +24,7 @@ mod lz4_format {
 /// office-50's compressible channels (odometry, twists, tf; the scans are
 /// stored), lz4 compressed 2.5 GB/s to 0.114 at 1, 3.4 GB/s to 0.120 at 4
 /// and 4.2 GB/s to 0.132 at 8; beyond 8 the ratio falls faster than the
-/// speed rises (0.165 at 16 for 4.1 GB/s). BENCHMARKS.md, "odometry
-/// without allocations, faster lz4".
+/// speed rises (0.165 at 16 for 4.1 GB/s).
 const LZ4_ACCELERATION: i32 = 8;
 
 /// `bytes` as one lz4 frame, written at the start of `out`, which only

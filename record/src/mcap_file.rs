@@ -4,26 +4,15 @@
 //! of schemas, channels, statistics and chunk indexes with its offsets), so
 //! Foxglove, rosbag2's MCAP storage and the `mcap` readers seek in it alike.
 //!
-//! Why not the `mcap` crate's writer: at office-50's 48× real time a
-//! recorder takes in about 500,000 messages a second, and there that writer
-//! spent most of the recorder's CPU. It builds its lz4 frames with lz4's
-//! content checksum (an xxHash of every uncompressed byte, a fifth of the
-//! recorder's samples) on top of the chunk's own CRC, which a writer cannot
-//! turn off, and sends each message's few fields through layers of
-//! counting, hashing and compressing writers. Here a message is one copy
-//! into the chunk being filled; a full chunk is checked (CRC-32),
-//! compressed and written at once. A chunk stored as it is (no compression)
-//! is not filled apart: its records go straight to the output after a
-//! header that is filled in when the chunk ends ([`Rewritable`]), one copy
-//! of each message instead of two. With lz4, whose stored chunks hold the
-//! scans, the recorder's CPU at office-50 fell from 0.24 to 0.22 s per 60
-//! sim s; without compression it stayed at 0.14 s, the one copy left (out
-//! of the nodes' shared memory) costing about what the two did
-//! (BENCHMARKS.md, "stored chunks written in place"). A channel whose
-//! first 64 KiB do not compress (laser scans) fills chunks of its own,
-//! stored as they are: compressing them took a third of the compression
-//! time for 7 % of their bytes. MCAP gives every chunk its own
-//! compression, and its readers merge chunks by time.
+//! Ours rather than the `mcap` crate's writer (which `replay` still reads
+//! with) because that one spent most of the recorder's CPU at the 500,000
+//! messages a second of a fast 50-robot run — an lz4 content checksum it
+//! cannot turn off and several writer layers per message field — where
+//! here a message is one copy into the chunk being filled, a chunk stored
+//! as it is goes straight to the output behind a header filled in when it
+//! ends ([`Rewritable`]), and a channel whose first 64 KiB do not compress
+//! (laser scans) fills stored chunks of its own. MCAP gives every chunk its
+//! own compression, and its readers merge chunks by time.
 //!
 //! The records themselves, as bytes, are made in `mcap_records`.
 
@@ -53,9 +42,7 @@ const PROBE_BYTES: usize = 64 * 1024;
 /// A probe compressed to more than this share of its bytes puts its
 /// channel's messages in stored chunks. Laser scans (float ranges)
 /// compress to 0.93 with lz4 at about 2.7 GB/s, a third of the recording's
-/// compression time for 7 % of their bytes; odometry compresses to 0.12
-/// (BENCHMARKS.md, "several moments to a batch, batch keys declared, scans
-/// stored").
+/// compression time for 7 % of their bytes; odometry compresses to 0.12.
 const STORED_ABOVE: f64 = 0.85;
 
 /// Whether a channel's messages compress.

@@ -10,7 +10,7 @@
 //! subscribers want. A batch holds several moments: one a moment was
 //! still 3,500 batches a wall second at office-50's 50× real time, and
 //! each cost the node a hand-over to its main loop and a send, and the
-//! recorder a wake-up (BENCHMARKS.md, "several moments to a batch"). The
+//! recorder a wake-up. The
 //! world sends its `clock`, one message a step, in batches of several
 //! steps.
 //!
@@ -60,8 +60,8 @@
 //! included, and the index is what its message indexes and statistics are
 //! made of: a recorder writes a batch's records into its file without
 //! reading them. Reading the payloads it copied — memory another core had
-//! just written — was most of the recorder's cost at office-50
-//! (BENCHMARKS.md, "a recorder that never reads the payloads"). A sender
+//! just written — was most of the recorder's cost at office-50.
+//! A sender
 //! that can starts the records on a boundary of 4096 bytes, where direct
 //! I/O can take them: in shared memory, a buffer lies at the same place
 //! within a page in every process that maps it, so the bytes skipped

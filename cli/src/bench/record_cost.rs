@@ -6,8 +6,8 @@
 //! cost of a round (one minus the ratio of the two real-time factors) is
 //! measured in the same minutes of the host: on the shared machines this
 //! project is measured on, a scenario's speed drifts by 15 % within minutes
-//! and by 30 % within hours, far more than the cost being measured
-//! (BENCHMARKS.md). The report's cost is the median of the rounds'; the
+//! and by 30 % within hours, far more than the cost being measured.
+//! The report's cost is the median of the rounds'; the
 //! CPU each process adds is the difference of its medians.
 
 use serde::Serialize;

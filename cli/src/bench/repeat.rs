@@ -1,6 +1,6 @@
 //! `flotilla bench --repeat N`: the same scenario measured N times, each
-//! figure summarised by its median and range, so that a figure quoted in
-//! BENCHMARKS.md is never one lucky (or unlucky) run.
+//! figure summarised by its median and range, so that a figure quoted is
+//! never one lucky (or unlucky) run.
 
 use serde::Serialize;
 

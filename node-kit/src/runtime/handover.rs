@@ -4,8 +4,8 @@
 //! not for the node's lock while the main loop holds it to send. A send
 //! there may wait for room on a slow link; with the socket thread waiting
 //! on the lock, no room ever comes, and after 5 s Zenoh closes the link
-//! (a recorder's, in office-50 with `--record`: BENCHMARKS.md, "a
-//! recording's lost odometry"). So an arrival the receiving thread cannot
+//! (a recorder's link, in a busy simulation with `--record`, lost
+//! odometry this way). So an arrival the receiving thread cannot
 //! answer at once goes to the main loop, as do the lossless messages an
 //! answer made (a slow subscriber's or a recorder's link may have no room
 //! for them), and

@@ -270,7 +270,7 @@ impl Outbox {
     /// straight into the batch for recorders instead: in office-50 the
     /// copies of the odometry node's messages into the batch, their keys'
     /// strings and the lookups of who wants each were a fifth of its work
-    /// while recording (BENCHMARKS.md, "odometry written into the batch").
+    /// while recording.
     pub fn put_encoded<T: RosMessage>(&mut self, key: &str, message: &T) {
         let recorder_only = self.batches_go && self.recording() && !self.subscribed(key);
         self.put_encoded_where(key, message, recorder_only, &mut ChannelCache::default());
@@ -291,7 +291,7 @@ impl Outbox {
     /// answered: a recorder takes `key` from this node's batches rather
     /// than on the key (see [`flotilla_wire::recording`]). In
     /// office-50 the recorder's own subscriptions to the 50 robots'
-    /// `cmd_vel` were 45 % of its work (BENCHMARKS.md).
+    /// `cmd_vel` were 45 % of its work.
     pub(crate) fn forward(&mut self, key: &str, payload: &[u8]) {
         if self.batches_go && self.recording() {
             let (moment_ns, cache) = (self.moment_ns, &mut ChannelCache::default());
@@ -332,8 +332,7 @@ impl Outbox {
     /// after step (the odometry of every robot at 50 Hz) then allocates
     /// nothing for them: each allocation and release of a batch's worth of
     /// payloads grew and trimmed the heap around every batch, and a page the
-    /// heap takes back costs a fault (BENCHMARKS.md, "the nodes' batches
-    /// without allocations").
+    /// heap takes back costs a fault.
     fn payload_buffer(&mut self) -> Vec<u8> {
         self.reuses_payloads = true;
         let mut buffer = self.spare_payloads.pop().unwrap_or_default();

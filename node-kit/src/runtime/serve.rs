@@ -648,8 +648,8 @@ impl<P: NodePlugin> MainLoop<'_, P> {
 /// A topic that the simulation's nodes take in and nothing of it
 /// publishes (see [`forwarded_topics`]) comes from a controller outside:
 /// office-50's `cmd_vel`s. A recorder would subscribe to it, and Zenoh's
-/// receiving of the 145,000 commands of 300 sim s was 45 % of its work
-/// (BENCHMARKS.md). The node that receives it anyway puts each message
+/// receiving of the 145,000 commands of 300 sim s was 45 % of its work.
+/// The node that receives it anyway puts each message
 /// into its batch instead, and says so with its [`Keys::forwarder`]
 /// token.
 struct Subscribed {

@@ -82,8 +82,7 @@ pub struct Odom {
 /// an update changes their stamps and figures only, so their frames'
 /// strings are made once. Made afresh, they were about a million
 /// allocations and releases per minute of office-50 while a recorder took
-/// every message, a sixth of the odometry node's CPU (BENCHMARKS.md,
-/// "odometry without allocations, faster lz4").
+/// every message, a sixth of the odometry node's CPU.
 struct Messages {
     ground_truth: Odometry,
     odometry: Odometry,

@@ -25,20 +25,18 @@ use super::{bounding_box, ray_edge, ray_edge_fraction, Fan, Hit, Vec2};
 /// Side of the blocks fans are swept through on maps of short walls, m. On
 /// the conestogo office (1081-beam 20 m scans, walls 0.14 m long on average:
 /// the steps of a pixel map), with walls seen from behind skipped by groups:
-/// on the Intel and first AMD hosts of 2026-11-23, 1.6 m and 2.0 m blocks
-/// were fastest, 5 % ahead of 1.2 m, 2.4 m 2 % behind; on the AVX-512 host
-/// of 2026-11-24, 2.3–3.0 m were 8–12 % ahead of 1.6 m (fewer blocks
-/// visited, with more walls each), 2.0 m 6–8 %; on 2026-11-27 office-50's
-/// laser used 2 % more CPU with 4 m blocks and 6 % more with 5 m.
-/// BENCHMARKS.md has the figures.
+/// smaller blocks visit more blocks for the same walls, larger ones test
+/// more walls a beam cannot reach. On hosts with wide vectors 2.3–3.0 m
+/// were fastest, 8–12 % ahead of 1.6 m; on older hosts 1.6–2.0 m were, by
+/// 5 %; 4 m and 5 m blocks cost office-50's laser 2 % and 6 % more.
 const SWEEP_BLOCK_M: f64 = 2.6;
 
 /// How many blocks an average wall should span, at most: a long wall is
 /// filed (and its end points mapped to beams) in every block it crosses,
 /// so maps of long straight walls sweep faster through larger blocks.
-/// warehouse-1000's walls (shelves of 12 × 1 m, 7.1 m on average) gave the
-/// laser 6.05 CPU s per 20 sim s with 2.6 m blocks, 4.9 with 4 m, 4.5–4.6
-/// with 5 m and 4.7 with 6.5 m (2026-11-27, BENCHMARKS.md).
+/// With warehouse-1000's walls (shelves of 12 × 1 m, 7.1 m on average) the
+/// laser took 6.05 CPU s per 20 sim s with 2.6 m blocks, 4.9 with 4 m,
+/// 4.5–4.6 with 5 m and 4.7 with 6.5 m: about 1.4 blocks per wall.
 const BLOCKS_PER_WALL: f64 = 1.4;
 
 /// The largest blocks chosen for maps of long walls, m.

@@ -194,7 +194,7 @@ impl FanSweep {
 
     /// [`FanSweep::cast_fan`] compiled for AVX2 (twice as many numbers per
     /// vector instruction; 15–25 % more beams per second on the office
-    /// map, see BENCHMARKS.md). The results are bit for bit those of the portable code:
+    /// map). The results are bit for bit those of the portable code:
     /// vectors of any width round each operation alike, and no `mul_add`
     /// is written, so none is fused.
     ///

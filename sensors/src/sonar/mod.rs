@@ -32,7 +32,7 @@ use crate::scene::Scene;
 /// rays from many origins, not fans: in warehouse-1000-pioneer the sonar
 /// process used 0.44 CPU s per 5 sim s with the laser's 0.1 m cells, 0.35
 /// with 0.2 m, 0.27 with 0.8 m and 1.6 m, 0.29 with 3.2 m; on the office
-/// map's pixel outlines 0.05–0.8 m made no difference (BENCHMARKS.md).
+/// map's pixel outlines 0.05–0.8 m made no difference.
 pub const WALL_CELL_M: f64 = 0.8;
 
 /// One sonar ring.

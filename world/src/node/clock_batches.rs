@@ -3,7 +3,7 @@
 //! The world publishes a `clock` at every step: 200 a sim second at
 //! office-50's 5 ms steps, 10,000 a wall second at 50× real time. A
 //! recorder that took each on its key paid a wake-up for each, about a
-//! quarter of its CPU (BENCHMARKS.md, "the clock in batches"). So while a
+//! quarter of its CPU. So while a
 //! recorder listens (see [`flotilla_wire::recording`]), the world also
 //! sends it its clock messages in batches of [`CLOCK_BATCH_STEPS`] steps,
 //! each message logged at its own time. The first after a recorder appears

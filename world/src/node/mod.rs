@@ -43,9 +43,9 @@ pub use flotilla_world_file::StallPolicy;
 pub use pacing::Pacer;
 
 /// The default of [`WorldNodeConfig::lockstep_spin`], in µs: about half a
-/// drive's round trip on loopback, which brought office-50 in lockstep
-/// from 14.8–14.9× to 15.3–16.5× (BENCHMARKS.md, 2026-11-26) for about 0.15
-/// of a core.
+/// drive's round trip on loopback, so that a drive's answer usually lands
+/// while the world still spins instead of after it went to sleep (a few
+/// per cent faster lockstep for about 0.15 of a core).
 pub const DEFAULT_LOCKSTEP_SPIN_US: u64 = 60;
 
 use crate::physics::Physics;
