@@ -4,9 +4,10 @@
 use serde_yaml::Value;
 
 use super::bumper::first_body;
-use super::registry::{Role, TopicSpec};
 use super::{check_rate, check_topic, PluginContext};
 use crate::config::LoadError;
+use crate::role::Role;
+use crate::topic::TopicSpec;
 use flotilla_messages::std_msgs::Bool;
 use flotilla_wire::names::resolve_topic;
 

@@ -2,9 +2,10 @@
 
 use serde_yaml::Value;
 
-use super::registry::{Role, TopicSpec};
 use super::{check_rate, check_topic, PluginContext};
 use crate::config::LoadError;
+use crate::role::Role;
+use crate::topic::TopicSpec;
 use flotilla_messages::flatland_msgs::Collisions;
 use flotilla_wire::names::resolve_topic;
 

@@ -5,9 +5,10 @@ use serde_yaml::Value;
 
 use super::dynamics_limits::DynamicsLimitsConfig;
 use super::odometry::OdometryConfig;
-use super::registry::{Role, TopicSpec};
 use super::{check_topic, PluginContext};
 use crate::config::LoadError;
+use crate::role::Role;
+use crate::topic::TopicSpec;
 use flotilla_messages::geometry_msgs::Twist;
 use flotilla_wire::names::resolve_topic;
 

@@ -2,9 +2,10 @@
 
 use serde_yaml::Value;
 
-use super::registry::{Role, TopicSpec};
 use super::{check_rate, check_topic, read_pose, PluginContext};
 use crate::config::LoadError;
+use crate::role::Role;
+use crate::topic::TopicSpec;
 use flotilla_messages::sensor_msgs::LaserScan;
 use flotilla_wire::description::{layer_bits, LayerBits};
 use flotilla_wire::geometry::Pose2;

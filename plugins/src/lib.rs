@@ -6,6 +6,8 @@
 //!   and the topics an instance exposes. It is the only place that knows
 //!   plugin types: the loader, `flotilla check`, the launcher, the world,
 //!   the bridge and the nodes all ask it.
+//! * [`role`] and [`topic`]: who serves a type and what an instance
+//!   exposes to ROS, the vocabulary the type modules and the registry share;
 //! * one module per type ([`laser`], [`diff_drive`], …): its typed
 //!   parameters. Each parser reads one `plugins:` entry of a model with a
 //!   [`Reader`], validates it against the model (bodies,
@@ -37,9 +39,11 @@ pub mod odometry;
 pub mod pioneer;
 pub mod registry;
 pub mod robots;
+pub mod role;
 pub mod sonar;
 #[rustfmt::skip] // generated: scripts/gen-sonar-rings.py
 mod sonar_rings;
+pub mod topic;
 pub mod tricycle_drive;
 pub mod tween;
 pub mod vehicle;
@@ -120,7 +124,7 @@ pub trait PluginConfig: Sized {
     /// The plugin type, e.g. `Laser`.
     const TYPE: &'static str;
     /// The processes that serve it, one per aspect.
-    const ROLES: &'static [registry::Role];
+    const ROLES: &'static [role::Role];
     /// Whether it makes a model a robot (something driven by `cmd_vel`).
     const DRIVES_ROBOT: bool = false;
     /// Whether its model's bodies are watched for contacts: the world
@@ -135,7 +139,7 @@ pub trait PluginConfig: Sized {
     fn body(&self) -> &str;
     /// The topics an instance exposes, its model's namespace being
     /// `namespace` (Flatland's rule: a name starting with `/` ignores it).
-    fn topics(&self, namespace: &str) -> Vec<registry::TopicSpec>;
+    fn topics(&self, namespace: &str) -> Vec<topic::TopicSpec>;
     /// Cuts the layers the plugin senses down to `mask`, those its model
     /// lives in on its map (`ModelDescription::layer_mask`): a laser on
     /// floor 2 sees nothing of floor 1. Plugins that sense no layer keep

@@ -2,7 +2,7 @@
 //! each robot on a map: its current map's name and the map itself, both
 //! latched, and the topic it takes map commands on (Flat's `t` command).
 
-use crate::registry::{Durability, TopicSpec};
+use crate::topic::{Durability, TopicSpec};
 use flotilla_messages::nav_msgs::OccupancyGrid;
 use flotilla_messages::std_msgs::StdString;
 use flotilla_wire::description::{ModelDescription, WorldDescription};

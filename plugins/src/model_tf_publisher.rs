@@ -2,9 +2,10 @@
 
 use serde_yaml::Value;
 
-use super::registry::{Role, TopicSpec};
 use super::{check_rate, PluginContext};
 use crate::config::LoadError;
+use crate::role::Role;
+use crate::topic::TopicSpec;
 
 /// A validated `ModelTfPublisher` entry.
 #[derive(Debug, Clone, PartialEq)]

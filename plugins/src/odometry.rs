@@ -2,9 +2,9 @@
 //! (DiffDrive, TricycleDrive): frames, topics, noise, covariances, rate and
 //! which messages go out. `flotilla-odom` serves it.
 
-use super::registry::TopicSpec;
 use super::{check_rate, check_topic};
 use crate::config::{LoadError, Reader};
+use crate::topic::TopicSpec;
 use flotilla_messages::geometry_msgs::TwistWithCovarianceStamped;
 use flotilla_messages::nav_msgs::Odometry;
 use flotilla_messages::Covariance;

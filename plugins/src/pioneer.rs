@@ -7,9 +7,10 @@
 
 use serde_yaml::Value;
 
-use super::registry::{Role, TopicSpec};
 use super::{PluginConfig, PluginContext};
 use crate::config::LoadError;
+use crate::role::Role;
+use crate::topic::TopicSpec;
 
 /// The first port AMRISim gives its robots.
 pub const DEFAULT_FIRST_PORT: u16 = 8101;

@@ -1,7 +1,7 @@
 //! Which models a node serves: `--models GLOB` and `--shard i/n`, decided
 //! the same way by every node without talking.
 
-use crate::registry::Role;
+use crate::role::Role;
 use flotilla_wire::claim_book::instance_id;
 use flotilla_wire::description::WorldDescription;
 

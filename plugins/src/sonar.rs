@@ -3,10 +3,11 @@
 
 use serde_yaml::Value;
 
-use super::registry::{Role, TopicSpec};
 use super::sonar_rings::RINGS;
 use super::{check_rate, check_topic, PluginContext};
 use crate::config::{LoadError, Reader};
+use crate::role::Role;
+use crate::topic::TopicSpec;
 use flotilla_messages::sensor_msgs::{PointCloud2, Range};
 use flotilla_wire::description::{layer_bits, LayerBits};
 use flotilla_wire::geometry::Pose2;

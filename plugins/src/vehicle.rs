@@ -26,9 +26,10 @@ use serde_yaml::Value;
 
 use super::diff_drive::DEFAULT_CMD_VEL_TIMEOUT_S;
 use super::odometry::OdometryConfig;
-use super::registry::{Role, TopicSpec};
 use super::{check_topic, PluginContext};
 use crate::config::{LoadError, Reader};
+use crate::role::Role;
+use crate::topic::TopicSpec;
 use flotilla_messages::geometry_msgs::{Twist, TwistStamped};
 use flotilla_messages::sensor_msgs::JointState;
 use flotilla_wire::names::resolve_topic;
