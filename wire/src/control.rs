@@ -93,11 +93,12 @@ pub enum ControlRequest {
         /// The model to delete.
         name: String,
     },
-    /// Flatland's `move_model`.
+    /// Flatland's `move_model`: the model's first body lands at `pose`,
+    /// the others where they are relative to it, velocities zeroed.
     Move {
         /// The model to move.
         name: String,
-        /// Its new pose.
+        /// Where its first body goes.
         pose: Pose2,
     },
     /// Stop stepping.
@@ -123,7 +124,7 @@ pub enum ControlRequest {
         name: String,
         /// The map it goes to.
         map: String,
-        /// Where it lands (model pose), if it moves.
+        /// Where its first body lands, if it moves (as for `Move`).
         pose: Option<Pose2>,
         /// Only if the model is on this map now: a transition fires once
         /// even when it is asked twice (a restarted manager, two managers).

@@ -150,8 +150,13 @@ pub fn handle(
             .map(|()| Some(WorldChange::ModelDeleted { model: name }))
             .map_err(|e| e.to_string()),
         ControlRequest::Move { name, pose } => physics
-            .move_model(&name, pose)
-            .map(|()| Some(WorldChange::ModelMoved { model: name, pose }))
+            .place_model(&name, pose)
+            .map(|()| {
+                // The event carries the model's pose, which places its first
+                // body at `pose`.
+                let pose = physics.models().find(|m| m.name == name).map_or(pose, |m| m.pose);
+                Some(WorldChange::ModelMoved { model: name, pose })
+            })
             .map_err(|e| e.to_string()),
         ControlRequest::Pause => {
             run.paused = true;
@@ -213,7 +218,7 @@ fn set_map(
         ));
     }
     if let Some(pose) = pose {
-        physics.move_model(&name, pose).map_err(|e| e.to_string())?;
+        physics.place_model(&name, pose).map_err(|e| e.to_string())?;
     }
     tracing::info!("{name} is on map {map} now");
     Ok(Some(WorldChange::MapChanged { model: name, map, pose }))

@@ -255,7 +255,7 @@ impl NodePlugin for PioneerServer {
                 }
             };
             robot.body = body;
-            robot.model_pose = model.pose;
+            robot.first_body = model.bodies.first().map_or(body, |b| b.id);
             if created {
                 // Where SIM_RESET takes it back to: the body's pose as the
                 // node first finds it.

@@ -171,9 +171,8 @@ pub struct Robot {
     pub body: BodyId,
     /// Where SIM_RESET puts its body.
     pub start_pose: Pose2,
-    /// The model's pose in the description (its frame, which the world's
-    /// `move` places; the body keeps its offset from it).
-    pub model_pose: Pose2,
+    /// The model's first body, which the world's `move` places.
+    pub first_body: BodyId,
     /// The world's georeference, for SIMSTAT.
     pub georeference: Option<[f64; 3]>,
     link: Arc<Link>,
@@ -197,6 +196,8 @@ pub struct Robot {
     // Inputs.
     odometry: Option<OdometryReading>,
     true_pose: Option<Pose2>,
+    /// The first body's true pose, when it is not `body`.
+    first_true_pose: Option<Pose2>,
     sonar_ranges: Vec<Option<f64>>,
     scan: Option<LaserScan>,
     scan_sent: bool,
@@ -264,7 +265,7 @@ impl Robot {
             inputs,
             body: BodyId::default(),
             start_pose: Pose2::default(),
-            model_pose: Pose2::default(),
+            first_body: BodyId::default(),
             georeference: None,
             link,
             listener: task,
@@ -280,6 +281,7 @@ impl Robot {
             origin: Pose2::default(),
             odometry: None,
             true_pose: None,
+            first_true_pose: None,
             sonar_ranges: Vec::new(),
             scan: None,
             scan_sent: true,
@@ -357,6 +359,10 @@ impl Robot {
         if let Ok(i) = state.bodies.binary_search_by_key(&self.body, |b| b.id) {
             let truth = state.bodies[i].pose;
             self.true_pose = Some(truth);
+            if self.first_body != self.body {
+                let first = state.bodies.binary_search_by_key(&self.first_body, |b| b.id);
+                self.first_true_pose = first.ok().map(|j| state.bodies[j].pose);
+            }
             if let Some(Rezero::AwaitMove { target, hold }) = self.rezero {
                 let off = (truth.x_m - target.x_m).hypot(truth.y_m - target.y_m);
                 let turned = replies::wrap_angle(truth.theta_rad - target.theta_rad).abs();
@@ -617,13 +623,14 @@ impl Robot {
         self.motion.stop();
         self.rezero = Some(Rezero::AwaitMove { target: pose, hold });
         let Some(world) = self.world.clone() else { return };
-        // The world's `move` places the model's frame, and the body keeps
-        // its offset from it (Flatland's move_model): ask for the frame
-        // that puts the body at `pose`.
-        let body = self.true_pose.unwrap_or(self.model_pose);
-        let body_in_model = self.model_pose.inverse().compose(&body);
-        let frame = pose.compose(&body_in_model.inverse());
-        let request = ControlRequest::Move { name: self.model.clone(), pose: frame };
+        // The world's `move` puts the model's first body at the pose and the
+        // others rigidly with it (Flatland's MoveModel): ask for the first
+        // body's pose that puts this robot's body at `pose`.
+        let first = match (self.true_pose, self.first_true_pose) {
+            (Some(body), Some(first)) if self.first_body != self.body => pose.compose(&body.inverse().compose(&first)),
+            _ => pose,
+        };
+        let request = ControlRequest::Move { name: self.model.clone(), pose: first };
         let model = self.model.clone();
         tokio::spawn(async move {
             if let Err(e) = call_control(&world.session, &world.keys, verbs::MOVE, &request, CONTROL_TIMEOUT).await {

@@ -310,43 +310,50 @@ impl Physics {
         Ok(())
     }
 
-    /// Puts a model at `pose` as if it were spawned there: each body at its
-    /// place in the model (where the model file, or the last move, put it
-    /// relative to the model's pose), whatever the model did since, with
-    /// velocities zeroed. A robot that drove 2 m lands at `pose`, not 2 m
-    /// past it: for a model whose first body is at its origin this is
-    /// Flatland's MoveModel, which puts the first body at the pose. A map
-    /// transition's new location and `set-map --pose` go through here.
+    /// Teleports a model rigidly so that its model frame becomes `pose`,
+    /// each body keeping its offset from the frame *as it is now* (a robot
+    /// that drove 2 m from its frame stays 2 m from it); velocities are
+    /// zeroed. What users and transitions ask for is
+    /// [`Physics::place_model`].
     pub fn move_model(&mut self, name: &str, pose: Pose2) -> Result<(), PhysicsError> {
         if !pose.is_finite() {
             return Err(PhysicsError::NonFinitePose(pose));
         }
         let index = self.model_index(name)?;
+        let old = self.models[index].description.pose;
         let entry = &mut self.models[index];
-        let placed_at = entry.description.pose.inverse();
-        for (handle, body) in entry.handles.iter().zip(&mut entry.description.bodies) {
-            let in_model = placed_at.compose(&body.pose);
-            let target = pose.compose(&in_model);
-            body.pose = target;
-            let Some(rigid) = self.world.bodies.get_mut(*handle) else { continue };
-            rigid.set_position(Pose::new(Vector::new(target.x_m, target.y_m), target.theta_rad), true);
-            rigid.set_linvel(Vector::ZERO, true);
-            rigid.set_angvel(0.0, true);
+        for handle in &entry.handles {
+            let Some(body) = self.world.bodies.get_mut(*handle) else { continue };
+            let current = body_pose(body);
+            // current pose in the old model frame, re-expressed in the new one
+            let (s, c) = (-old.theta_rad).sin_cos();
+            let (dx, dy) = (current.x_m - old.x_m, current.y_m - old.y_m);
+            let local = Pose2::new(c * dx - s * dy, s * dx + c * dy, current.theta_rad - old.theta_rad);
+            let target = pose.compose(&local);
+            body.set_position(Pose::new(Vector::new(target.x_m, target.y_m), target.theta_rad), true);
+            body.set_linvel(Vector::ZERO, true);
+            body.set_angvel(0.0, true);
         }
         entry.description.pose = pose;
         self.revision += 1;
         Ok(())
     }
 
-    /// [`Physics::move_model`] so that its first body lands at `pose` (the
-    /// inverse of [`Physics::model_state`]).
+    /// Teleports a model rigidly so that its first body lands at `pose`
+    /// (the inverse of [`Physics::model_state`]), the other bodies where
+    /// they are relative to it; velocities are zeroed. This is Flatland's
+    /// MoveModel, and what `move`, `set-map --pose`, a map transition's new
+    /// location and SetEntityState do: the robot lands at the pose however
+    /// far it drove since it was placed.
     pub fn place_model(&mut self, name: &str, pose: Pose2) -> Result<(), PhysicsError> {
-        let model = &self.models[self.model_index(name)?].description;
-        let first_in_model = match model.bodies.first() {
-            Some(first) => model.pose.inverse().compose(&first.pose),
-            None => Pose2::default(),
-        };
-        self.move_model(name, pose.compose(&first_in_model.inverse()))
+        if !pose.is_finite() {
+            return Err(PhysicsError::NonFinitePose(pose));
+        }
+        let index = self.model_index(name)?;
+        let (body_pose, _) = self.model_state(name)?;
+        let model_pose = self.models[index].description.pose;
+        let body_in_model = model_pose.inverse().compose(&body_pose);
+        self.move_model(name, pose.compose(&body_in_model.inverse()))
     }
 
     /// Puts a model on map `map` (see `MapDescription`): its footprints
@@ -462,9 +469,7 @@ impl Physics {
                     rb.set_angvel(0.0, true);
                 }
                 entry.description.pose = model.pose;
-                for (body, initial) in entry.description.bodies.iter_mut().zip(&model.bodies) {
-                    // Where a later move places it from.
-                    body.pose = initial.pose;
+                for body in &entry.description.bodies {
                     self.commands.remove(&body.id);
                 }
                 // The map it was loaded on (the loader put robots on theirs).
