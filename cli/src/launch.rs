@@ -498,22 +498,50 @@ fn look_after(children: &mut [Supervised], console: &Arc<Mutex<Console>>, world_
     None
 }
 
-/// Stops every child: nodes first, the world last, so that nodes do not log
-/// a lost world; each gets SIGTERM and 5 s in all before SIGKILL, and
-/// whatever a child left in its process group goes too.
+/// Stops every child in stages, each waited for before the next: first
+/// what only watches the simulation (the live view, the recorder, the
+/// bridge), so that a recorder still gets the nodes' last batches and the
+/// world's clocks while it stops, and none of them logs its peers going
+/// away; then the nodes and the `--exec` programs; the world last, so that
+/// nodes do not log a lost world. Each stage gets SIGTERM and 5 s
+/// in all before SIGKILL, and whatever a child left in its process group
+/// goes too.
 async fn stop_all(children: &mut [Supervised]) {
-    use nix::sys::signal::Signal::{SIGKILL, SIGTERM};
-    for c in children.iter().rev().filter(|c| c.child.is_some()) {
-        if c.name == "world" {
-            break;
+    for stage in [StopStage::Watchers, StopStage::Nodes, StopStage::World] {
+        stop_stage(children.iter_mut().filter(|c| StopStage::of(&c.name) == stage)).await;
+    }
+}
+
+/// When [`stop_all`] stops a child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StopStage {
+    /// The live view, the recorder and the bridge: they only watch.
+    Watchers,
+    /// Plugin nodes and `--exec` programs.
+    Nodes,
+    /// The world.
+    World,
+}
+
+impl StopStage {
+    fn of(name: &str) -> StopStage {
+        match name {
+            "view" | "record" | "bridge" => StopStage::Watchers,
+            "world" => StopStage::World,
+            _ => StopStage::Nodes,
         }
+    }
+}
+
+/// SIGTERM to each of `children`, then waits for them, SIGKILL after 5 s.
+async fn stop_stage<'a>(children: impl Iterator<Item = &'a mut Supervised>) {
+    use nix::sys::signal::Signal::{SIGKILL, SIGTERM};
+    let mut stopping: Vec<&mut Supervised> = children.collect();
+    for c in stopping.iter().filter(|c| c.child.is_some()) {
         signal_group(c, SIGTERM);
     }
     let grace = Instant::now() + Duration::from_secs(5);
-    for c in children.iter_mut().rev() {
-        if c.name == "world" && c.child.is_some() {
-            signal_group(c, SIGTERM);
-        }
+    for c in stopping.iter_mut() {
         if let Some(child) = &mut c.child {
             let left = grace.saturating_duration_since(Instant::now());
             if tokio::time::timeout(left, child.wait()).await.is_err() {

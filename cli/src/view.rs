@@ -4,6 +4,8 @@
 use clap::Args;
 use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
 use flotilla_wire::Keys;
+use std::time::Duration;
+use zenoh::Wait;
 
 /// Where the page is served by default.
 pub const DEFAULT_VIEW_ADDR: &str = "127.0.0.1:8080";
@@ -21,11 +23,15 @@ pub struct ViewArgs {
     pub node: NodeArgs,
 }
 
+/// How long the view waits, after its subscriptions are gone, for what its
+/// peers had already sent to arrive before it closes its session.
+const DRAIN: Duration = Duration::from_millis(200);
+
 /// Serves the view until Ctrl-C or SIGTERM.
 pub fn view(args: ViewArgs) -> anyhow::Result<()> {
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(async {
+    let (session, served) = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(&args.addr)
             .await
             .map_err(|e| anyhow::anyhow!("cannot serve the view on {}: {e} (choose another with --addr)", args.addr))?;
@@ -34,7 +40,14 @@ pub fn view(args: ViewArgs) -> anyhow::Result<()> {
         let live = flotilla_view::live::follow(session.clone(), keys.clone()).await?;
         eprintln!("flotilla view: open http://{}/", args.addr);
         let served = flotilla_view::server::serve(listener, live, session.clone(), keys, shutdown_signal()).await;
-        let _ = session.close().await;
-        served
-    })
+        anyhow::Ok((session, served))
+    })?;
+    // The tasks that follow the simulation hold its subscriptions: ending
+    // them undeclares those, and the peers stop sending. Closing the session
+    // while their messages still arrived made Zenoh log "Received Data for
+    // unknown expr_id" at ERROR for each, at every clean stop.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    std::thread::sleep(DRAIN);
+    let _ = session.close().wait();
+    served
 }
