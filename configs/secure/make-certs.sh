@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes the certificates of an authenticated Flotilla network (see README.md
-# here): a certificate authority, and a certificate and key per identity, each
+# Makes the certificates of an authenticated Flotilla network (see
+# docs/security.md): a certificate authority, and a certificate and key per identity, each
 # signed by it, with the identity as its common name — the name the world's
 # access control knows it by.
 #

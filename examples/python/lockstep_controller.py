@@ -4,7 +4,7 @@ deterministically, with nothing but Zenoh (pip install eclipse-zenoh).
 
 It drives a robot forward until its ground-truth x passes a goal, then stops.
 
-The handshake (see README, "Lockstep"):
+The handshake (see docs/time-and-determinism.md, "Lockstep participants"):
   * declare a liveliness token on  flotilla/<sim>/lockstep/<id>
   * for every world state k on     flotilla/<sim>/world/state
     publish your commands, then    StepDone(k) on flotilla/<sim>/lockstep/<id>

@@ -104,7 +104,7 @@ pub fn watch_for_removed_pools() {
                          (a race in Zenoh 1.10's cleanup of orphaned pools). If it is this process's own pool, a \
                          process of this machine that had not read from it before no longer receives this process's \
                          messages of 3 kB and up (a node started from now on never gets the world's description): \
-                         if that shows, restart this process, or turn shared memory off for the simulation (README, \
+                         if that shows, restart this process, or turn shared memory off for the simulation (docs/several-machines.md, \
                          \"Shared memory on one machine\")"
                     );
                 }

@@ -34,7 +34,7 @@ const HOOK_EVERY: u32 = 10_000;
 
 /// What `param(NAME)` reads: ROS-style parameter names (`/robot/speed`)
 /// with scalar values. A Flotilla world has no ROS parameter server; these
-/// come from the YAML file named by `FLOTILLA_PARAMS` (see the README).
+/// come from the YAML file named by `FLOTILLA_PARAMS` (see docs/worlds.md).
 pub type Params = BTreeMap<String, Value>;
 
 /// The environment variable naming the parameters file.

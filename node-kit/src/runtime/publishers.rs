@@ -142,7 +142,7 @@ impl Publishers {
     /// is ready, asked for only once a recorder listens: made at every
     /// node's start, the pools were 4 MiB of locked memory each even
     /// without a recorder, and more pools made while processes start make
-    /// Zenoh 1.10's removal of pools it takes for orphans (README, "Shared
+    /// Zenoh 1.10's removal of pools it takes for orphans (docs/several-machines.md, "Shared
     /// memory on one machine") likelier. The first ask starts making it;
     /// until it is ready, batches are written in process memory.
     fn offer_shared_memory(&mut self, session: &zenoh::Session, batch: &mut PendingBatch) {

@@ -96,7 +96,7 @@ pub struct Physics {
 }
 
 /// What a reset puts back (simulation_interfaces' ResetSimulation scopes
-/// that apply to Flotilla; sim time never goes back, see the README).
+/// that apply to Flotilla; sim time never goes back, see docs/ros2.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResetScope {
     /// Every model of the world file back at its initial pose, at rest;
