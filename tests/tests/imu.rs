@@ -17,7 +17,11 @@ const T: Duration = Duration::from_secs(30);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_imu_reads_gravity_at_rest_and_the_drive_s_acceleration_limit() {
     let world = common::config("tests/imu/world.yaml");
-    let mut sim = Sim::start("imu", &world, &["flotilla-drive"], &[]).await;
+    // At half speed: a step every 10 ms of wall time, so that a busy
+    // machine's late actuation (which reads as a step without acceleration)
+    // stays rare; at full speed one run in several read too few samples at
+    // the limit.
+    let mut sim = Sim::start("imu", &world, &["flotilla-drive"], &["--rate", "0.5"]).await;
     let mut latched = sim.subscribe::<TFMessage>("/tf_static").await;
     let mut samples = sim.subscribe::<Imu>("/robot/imu/ground_truth").await;
     let mut measured = sim.subscribe::<Imu>("/robot/imu/filtered").await;
