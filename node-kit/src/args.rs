@@ -124,9 +124,9 @@ pub fn loopback_peer_args(world_endpoint: &str) -> Vec<String> {
 /// otherwise, bytes: room for the largest messages office-50 makes (a laser
 /// node's batch of one step's scans for a recorder, about 0.4 MB) several
 /// times over, and a quarter of Zenoh's 16 MiB default, since each process
-/// locks its own pool and every pool it reads from. As fast as 16 MiB when
-/// recording office-50; a message that finds no room goes
-/// through the socket.
+/// locks its own pool and every pool it reads from, and a larger pool made
+/// recording no faster; a message that finds no room goes through the
+/// socket.
 const SHARED_MEMORY_POOL_BYTES: usize = 4 << 20;
 
 /// Sets up Zenoh's shared memory (see [`crate::shared_memory`]): off where

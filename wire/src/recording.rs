@@ -60,7 +60,7 @@
 //! included, and the index is what its message indexes and statistics are
 //! made of: a recorder writes a batch's records into its file without
 //! reading them. Reading the payloads it copied — memory another core had
-//! just written — was most of the recorder's cost at office-50.
+//! just written — was most of the recorder's cost in a fast run.
 //! A sender
 //! that can starts the records on a boundary of 4096 bytes, where direct
 //! I/O can take them: in shared memory, a buffer lies at the same place

@@ -28,15 +28,15 @@ use super::{bounding_box, ray_edge, ray_edge_fraction, Fan, Hit, Vec2};
 /// smaller blocks visit more blocks for the same walls, larger ones test
 /// more walls a beam cannot reach. On hosts with wide vectors 2.3–3.0 m
 /// were fastest, 8–12 % ahead of 1.6 m; on older hosts 1.6–2.0 m were, by
-/// 5 %; 4 m and 5 m blocks cost office-50's laser 2 % and 6 % more.
+/// 5 %; 4 m and 5 m blocks cost the office's lasers more.
 const SWEEP_BLOCK_M: f64 = 2.6;
 
 /// How many blocks an average wall should span, at most: a long wall is
 /// filed (and its end points mapped to beams) in every block it crosses,
 /// so maps of long straight walls sweep faster through larger blocks.
-/// With warehouse-1000's walls (shelves of 12 × 1 m, 7.1 m on average) the
-/// laser took 6.05 CPU s per 20 sim s with 2.6 m blocks, 4.9 with 4 m,
-/// 4.5–4.6 with 5 m and 4.7 with 6.5 m: about 1.4 blocks per wall.
+/// Shelves of 12 × 1 m (walls of 7.1 m on average) swept fastest through
+/// blocks of about 5 m, 1.4 blocks per wall: cheaper than 2.6 m blocks by a
+/// quarter, and larger ones gain nothing more.
 const BLOCKS_PER_WALL: f64 = 1.4;
 
 /// The largest blocks chosen for maps of long walls, m.
