@@ -33,17 +33,10 @@ impl CdrWriter<'_> {
     /// A message of 4 GiB or more (a string or a count of that size, which
     /// CDR's 32-bit lengths cannot say) goes to serde, which refuses it.
     pub(super) fn encode<T: WriteCdr + RosMessage>(message: &T) -> Vec<u8> {
-        CdrWriter::encode_in(message, Vec::new())
-    }
-
-    /// [`CdrWriter::encode`] into `buffer`, emptied first: a buffer kept
-    /// from an earlier message of the same size allocates nothing.
-    pub(super) fn encode_in<T: WriteCdr + RosMessage>(message: &T, mut buffer: Vec<u8>) -> Vec<u8> {
         let Some(len) = CdrWriter::payload_len(message) else {
             return super::encode_with_serde(message);
         };
-        buffer.clear();
-        buffer.resize(len, 0);
+        let mut buffer = vec![0; len];
         CdrWriter::write_into(message, &mut buffer);
         buffer
     }
@@ -121,21 +114,6 @@ macro_rules! written_without_serde {
     () => {
         fn to_cdr(&self) -> Vec<u8> {
             $crate::cdr_ser::CdrWriter::encode(self)
-        }
-
-        fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
-            $crate::cdr_ser::CdrWriter::encode_in(self, buffer)
-        }
-
-        fn cdr_len(&self) -> Option<usize> {
-            $crate::cdr_ser::CdrWriter::payload_len(self)
-        }
-
-        fn write_cdr_into(&self, out: &mut [u8]) {
-            match self.cdr_len() {
-                Some(len) if len == out.len() => $crate::cdr_ser::CdrWriter::write_into(self, out),
-                _ => $crate::copy_payload_into(&self.to_cdr(), out),
-            }
         }
     };
 }

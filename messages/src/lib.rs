@@ -45,28 +45,6 @@ pub trait RosMessage: Serialize + DeserializeOwned {
         encode_with_serde(self)
     }
 
-    /// [`RosMessage::to_cdr`] into `buffer` (see [`encode_in`]). Types
-    /// written without serde reuse it; the others make a payload of their
-    /// own.
-    fn to_cdr_in(&self, buffer: Vec<u8>) -> Vec<u8> {
-        drop(buffer);
-        self.to_cdr()
-    }
-
-    /// The length of the payload, for a type that writes it straight into
-    /// memory of that length (see [`RosMessage::write_cdr_into`]): a node
-    /// then writes it where a recorder's batch has room for it, without a
-    /// buffer of its own. `None` for the others.
-    fn cdr_len(&self) -> Option<usize> {
-        None
-    }
-
-    /// Writes the payload into `out`, [`RosMessage::cdr_len`] bytes long.
-    /// Memory of another length gets as much of it as fits, the rest zeros.
-    fn write_cdr_into(&self, out: &mut [u8]) {
-        copy_payload_into(&self.to_cdr(), out);
-    }
-
     /// The message of a payload (see [`decode`]). Through serde unless a
     /// type has a faster way to the same message.
     fn from_cdr(bytes: &[u8]) -> Result<Self, CdrError> {
@@ -106,21 +84,6 @@ pub struct CdrError {
 /// Encodes a message as little-endian CDR with the encapsulation header.
 pub fn encode<T: RosMessage>(message: &T) -> Vec<u8> {
     message.to_cdr()
-}
-
-/// [`encode`] into `buffer`, whose bytes are replaced: a node that sends
-/// the same messages step after step hands back the buffers of those sent
-/// (see `Outbox::put_encoded` in `flotilla_node_kit`) and allocates
-/// nothing.
-pub fn encode_in<T: RosMessage>(message: &T, buffer: Vec<u8>) -> Vec<u8> {
-    message.to_cdr_in(buffer)
-}
-
-/// Copies `payload` into `out`: as much as fits, the rest of `out` zeros.
-pub(crate) fn copy_payload_into(payload: &[u8], out: &mut [u8]) {
-    let len = payload.len().min(out.len());
-    out[..len].copy_from_slice(&payload[..len]);
-    out[len..].fill(0);
 }
 
 /// Decodes a CDR payload (either endianness, as announced by its header).

@@ -13,6 +13,8 @@
 //! * [`health`]: bad messages counted, with a rate-limited log line;
 //! * [`runtime`]: the one loop every plugin node runs, around a plugin
 //!   free of Zenoh;
+//! * [`recording`]: everything a node does for recorders, one tap the
+//!   runtime feeds once per moment;
 //! * [`logging`] and [`zenoh_threads`]: the process set-up every binary shares;
 //! * [`shared_memory`]: whether Zenoh may pass large messages in shared memory.
 //!
@@ -28,7 +30,7 @@ pub mod follow_world;
 pub mod health;
 pub mod lockstep;
 pub mod logging;
-pub mod recorders;
+pub mod recording;
 pub mod runtime;
 pub mod shared_memory;
 pub mod step_publisher;

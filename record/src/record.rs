@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use flotilla_messages::rosgraph_msgs::Clock;
 use flotilla_node_kit::follow_world::DescriptionFollower;
-use flotilla_node_kit::runtime::recorder_batch::BATCH_AGE;
+use flotilla_node_kit::recording::BATCH_AGE;
 use flotilla_plugins::channels::{channel_ids, recorded_topics};
 use flotilla_plugins::registry::TopicSpec;
 use flotilla_wire::description::WorldDescription;

@@ -38,7 +38,8 @@ pub enum Arrival {
         /// Where a message the plugin cannot use is counted.
         bad: Arc<BadMessages>,
         /// The input's key, if the node forwards its messages to recorders
-        /// (see `Outbox::forward`).
+        /// (the runtime does, before the core sees it: see
+        /// `crate::recording::forwarding`).
         forwarded: Option<Arc<str>>,
     },
     /// The world's liveliness token came or went.
@@ -153,10 +154,7 @@ impl<P: NodePlugin> Core<P> {
                 }
                 StateVerdict::Handle { resync: false } => self.answer(&state),
             },
-            Arrival::Input { tag, payload, bad, forwarded } => {
-                if let Some(key) = forwarded {
-                    self.outbox.forward(&key, &payload);
-                }
+            Arrival::Input { tag, payload, bad, .. } => {
                 if let Err(e) = self.plugin.on_input(&tag, &payload, &mut self.outbox) {
                     bad.record(&e);
                 }

@@ -22,7 +22,7 @@ use flotilla_wire::delivery::OutputDelivery;
 /// a slow subscriber's link. (An actuation and a lockstep report go to the
 /// world, which reads its links on threads of its own; a moment only added
 /// to the batch for recorders being filled sends nothing, see
-/// `super::recorder_batch`.)
+/// `crate::recording`.)
 pub(crate) fn may_send_here(delivery: OutputDelivery, made_messages: bool, recording: bool) -> bool {
     !made_messages || (delivery == OutputDelivery::BestEffort && !recording)
 }

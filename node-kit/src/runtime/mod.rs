@@ -22,7 +22,6 @@
 //! lockstep step), or on the node's main loop (a laser, whose scans must
 //! not hold up the receiving thread).
 
-mod batch_channels;
 pub mod cli;
 pub mod core;
 mod flags;
@@ -31,7 +30,6 @@ mod latched;
 pub mod plugin;
 mod publishers;
 mod rebuild;
-pub mod recorder_batch;
 pub mod serve;
 mod state_gate;
 mod state_stream;

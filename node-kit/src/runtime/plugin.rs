@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use super::flags::{Flag, Flags};
 pub use super::rebuild::{Input, Rebuild};
-use super::recorder_batch::{ChannelCache, PendingBatch};
 
 use flotilla_messages::geometry_msgs::TransformStamped;
 use flotilla_messages::RosMessage;
@@ -183,16 +182,8 @@ impl From<flotilla_messages::CdrError> for BadInput {
 #[derive(Default)]
 pub struct Outbox {
     items: Vec<(String, Vec<u8>)>,
-    /// Keys' strings and payloads of messages sent in a recorder's batch
-    /// only, to be filled again (see [`Outbox::payload_buffer`]): kept
-    /// only once the plugin has asked for them, so that a plugin that
-    /// never does (a laser) keeps none.
-    spare_keys: Vec<String>,
-    spare_payloads: Vec<Vec<u8>>,
-    reuses_keys: bool,
-    reuses_payloads: bool,
     /// The sim time of the state answered last, ns: the time of what the
-    /// plugin puts here, for a recorder's batch.
+    /// plugin puts here.
     moment_ns: u64,
     /// Per key published on so far, whether any subscriber matches it: as
     /// its own publisher last learned, or for a key whose first message
@@ -206,15 +197,9 @@ pub struct Outbox {
     folders: FxHashMap<String, Flag>,
     /// Where the flags of `subscribed` and `folders` are made.
     flags: Flags,
-    /// Whether a recorder listens to this node's batches (see
-    /// [`flotilla_wire::recording`]): every output is then wanted.
-    recording: Arc<AtomicBool>,
-    /// The batch for recorders being filled (see `super::recorder_batch`).
-    pub(crate) batch: PendingBatch,
-    /// Whether the node's batches for recorders have their publisher, so
-    /// that a message only a recorder wants may be written straight into
-    /// the batch (see [`Outbox::put_encoded`]).
-    pub(crate) batches_go: bool,
+    /// Whether a recorder listens to this node (see [`crate::recording`]):
+    /// every output is then wanted.
+    recorder_listens: Arc<AtomicBool>,
     /// Bumped whenever a flag of `subscribed` or `folders` is added,
     /// replaced or dropped: an [`Interest`] taken earlier is then looked
     /// up again.
@@ -232,27 +217,14 @@ pub struct Outbox {
     promised: bool,
 }
 
-/// Messages whose keys and payloads an [`Outbox`] keeps for the next
-/// moment's: more than one moment of a large fleet's odometry (three
-/// messages per robot).
-const SPARE_MESSAGES: usize = 8192;
-
-/// The largest payload an [`Outbox`] keeps: a scan of a few thousand beams;
-/// larger ones (maps, point clouds) are let go.
-const SPARE_PAYLOAD_BYTES: usize = 64 * 1024;
-
 /// Where [`Outbox::wants_cached`] and [`Outbox::nobody_under_cached`]
-/// keep the flag of one key or folder between calls, and
-/// [`Outbox::put_encoded_cached`] the key's channel id in the batches
-/// for recorders: each `Interest` is for one key, always the same (a new key,
-/// after a rebuild, gets a new `Interest`).
+/// keep the flag of one key or folder between calls: each `Interest` is
+/// for one key, always the same (a new key, after a rebuild, gets a new
+/// `Interest`).
 #[derive(Debug, Default, Clone)]
 pub struct Interest {
     generation: Option<u64>,
     flag: Option<Flag>,
-    /// The key's channel id in the batches for recorders, for
-    /// [`Outbox::put_encoded_cached`].
-    channel: ChannelCache,
 }
 
 impl Outbox {
@@ -261,96 +233,9 @@ impl Outbox {
         self.items.push((key, payload));
     }
 
-    /// Queues `message` for `key`, encoded into the buffers of a message
-    /// that went to a recorder only, where there is one (see
-    /// `Outbox::payload_buffer`).
-    ///
-    /// A message that only a recorder wants, of a type that can write
-    /// itself in place (odometry, its twist, transforms), is written
-    /// straight into the batch for recorders instead: in office-50 the
-    /// copies of the odometry node's messages into the batch, their keys'
-    /// strings and the lookups of who wants each were a fifth of its work
-    /// while recording.
+    /// Queues `message` for `key`, encoded as CDR.
     pub fn put_encoded<T: RosMessage>(&mut self, key: &str, message: &T) {
-        let recorder_only = self.batches_go && self.recording() && !self.subscribed(key);
-        self.put_encoded_where(key, message, recorder_only, &mut ChannelCache::default());
-    }
-
-    /// [`Outbox::put_encoded`] for a key whose `interest`
-    /// [`Outbox::wants_cached`] keeps: whether anyone subscribes is read
-    /// from it rather than looked up (a hash and a compare of the key, a
-    /// tenth of the odometry node's work while recording when looked up
-    /// for each message).
-    pub fn put_encoded_cached<T: RosMessage>(&mut self, key: &str, interest: &mut Interest, message: &T) {
-        let recorder_only = self.batches_go && self.recording() && !self.subscribed_cached(key, interest);
-        self.put_encoded_where(key, message, recorder_only, &mut interest.channel);
-    }
-
-    /// Puts a message the node received on `key` into the batch for
-    /// recorders while one listens, at the sim time of the state last
-    /// answered: a recorder takes `key` from this node's batches rather
-    /// than on the key (see [`flotilla_wire::recording`]). In
-    /// office-50 the recorder's own subscriptions to the 50 robots'
-    /// `cmd_vel` were 45 % of its work.
-    pub(crate) fn forward(&mut self, key: &str, payload: &[u8]) {
-        if self.batches_go && self.recording() {
-            let (moment_ns, cache) = (self.moment_ns, &mut ChannelCache::default());
-            self.batch.put_in_place(moment_ns, key, cache, payload.len(), |out| out.copy_from_slice(payload));
-        }
-    }
-
-    /// Queues `message` for `key`, or writes it into the batch for
-    /// recorders when only a recorder wants it and its type can.
-    fn put_encoded_where<T: RosMessage>(
-        &mut self,
-        key: &str,
-        message: &T,
-        recorder_only: bool,
-        channel: &mut ChannelCache,
-    ) {
-        if let Some(len) = message.cdr_len().filter(|_| recorder_only) {
-            self.batch.put_in_place(self.moment_ns, key, channel, len, |out| message.write_cdr_into(out));
-            return;
-        }
-        let payload = flotilla_messages::encode_in(message, self.payload_buffer());
-        self.put_at(key, payload);
-    }
-
-    /// [`Outbox::put`] with the key's string taken from a message that
-    /// went to a recorder only, where there is one.
-    fn put_at(&mut self, key: &str, payload: Vec<u8>) {
-        self.reuses_keys = true;
-        let mut owned = self.spare_keys.pop().unwrap_or_default();
-        owned.clear();
-        owned.push_str(key);
-        self.items.push((owned, payload));
-    }
-
-    /// An empty buffer to encode a payload into: one a message left that
-    /// went to a recorder only, where there is one. While
-    /// a recorder listens, a node that publishes the same messages step
-    /// after step (the odometry of every robot at 50 Hz) then allocates
-    /// nothing for them: each allocation and release of a batch's worth of
-    /// payloads grew and trimmed the heap around every batch, and a page the
-    /// heap takes back costs a fault.
-    fn payload_buffer(&mut self) -> Vec<u8> {
-        self.reuses_payloads = true;
-        let mut buffer = self.spare_payloads.pop().unwrap_or_default();
-        buffer.clear();
-        buffer
-    }
-
-    /// Keeps the key and payload of a message sent in a batch only, for
-    /// [`Outbox::put_encoded`] (if the plugin uses it), up to
-    /// [`SPARE_MESSAGES`] of each.
-    pub(crate) fn recycle_message(&mut self, key: String, payload: Vec<u8>) {
-        if self.reuses_keys && self.spare_keys.len() < SPARE_MESSAGES {
-            self.spare_keys.push(key);
-        }
-        let small = payload.capacity() <= SPARE_PAYLOAD_BYTES;
-        if self.reuses_payloads && small && self.spare_payloads.len() < SPARE_MESSAGES {
-            self.spare_payloads.push(payload);
-        }
+        self.items.push((key.to_string(), flotilla_messages::encode(message)));
     }
 
     /// Whether a message on `key` would reach anyone: true for the key's
@@ -366,7 +251,7 @@ impl Outbox {
     /// model (state, noise), so that a subscriber that comes later sees
     /// what it would have seen from the start.
     pub fn wants(&self, key: &str) -> bool {
-        self.recording() || self.subscribed(key)
+        self.recorder_listens() || self.subscribed(key)
     }
 
     /// The sim time of the state being answered (or answered last, while
@@ -380,14 +265,15 @@ impl Outbox {
         self.moment_ns = time_ns;
     }
 
-    /// Whether a recorder listens to this node's batches.
-    pub(crate) fn recording(&self) -> bool {
-        self.recording.load(Ordering::Relaxed)
+    /// Whether a recorder listens to this node.
+    fn recorder_listens(&self) -> bool {
+        self.recorder_listens.load(Ordering::Relaxed)
     }
 
-    /// The flag a recorder's presence is kept in.
-    pub(crate) fn recording_flag(&self) -> Arc<AtomicBool> {
-        self.recording.clone()
+    /// Reads whether a recorder listens from `flag` (the node's
+    /// [`crate::recording`] tap keeps it).
+    pub(crate) fn follow_recorders(&mut self, flag: Arc<AtomicBool>) {
+        self.recorder_listens = flag;
     }
 
     /// [`Outbox::wants`] without the recorder: whether a message on `key`
@@ -406,7 +292,7 @@ impl Outbox {
     /// outbox's flags changed, so that a warm call hashes nothing.
     pub fn wants_cached(&self, key: &str, interest: &mut Interest) -> bool {
         let subscribed = self.subscribed_cached(key, interest);
-        self.recording() || subscribed
+        self.recorder_listens() || subscribed
     }
 
     /// [`Outbox::subscribed`] with the flag kept in `interest` (see
@@ -431,7 +317,7 @@ impl Outbox {
             interest.flag = self.folders.get(folder).cloned();
             interest.generation = Some(self.generation);
         }
-        !self.recording() && interest.flag.as_ref().is_some_and(|flag| !flag.get())
+        !self.recorder_listens() && interest.flag.as_ref().is_some_and(|flag| !flag.get())
     }
 
     /// Whether a key's folder is watched and shows no subscriber: its
@@ -504,19 +390,6 @@ impl Outbox {
     /// The messages queued to go out.
     pub(crate) fn items(&self) -> &[(String, Vec<u8>)] {
         &self.items
-    }
-
-    /// Whether the answer made messages: queued to go out, or written
-    /// straight into the batch for recorders.
-    pub(crate) fn made_messages(&self) -> bool {
-        !self.items.is_empty() || self.batch.has_open_moment()
-    }
-
-    /// Whether what it holds makes a moment of the batch for recorders:
-    /// messages queued while a recorder listens, or messages already
-    /// written into the batch (whose moment is closed with the rest).
-    pub(crate) fn makes_batch_moment(&self) -> bool {
-        (self.recording() && !self.items.is_empty()) || self.batch.has_open_moment()
     }
 
     /// The queued messages, taken out (give the vector back with
@@ -602,14 +475,15 @@ mod tests {
         let (nobody, folder) = (out.subscribed_flag("robot1/odom"), out.folder_flag("robot1/sonar"));
         let (mut odom, mut sonar) = (Interest::default(), Interest::default());
         assert!(!out.wants("robot1/odom") && out.nobody_under_cached("robot1/sonar", &mut sonar));
-        out.recording_flag().store(true, Ordering::Relaxed);
+        let recorder = Arc::new(AtomicBool::new(true));
+        out.follow_recorders(recorder.clone());
         assert!(out.wants("robot1/odom"), "the recorder wants it");
         assert!(out.wants_cached("robot1/odom", &mut odom));
         assert!(!out.nobody_under_cached("robot1/sonar", &mut sonar), "the recorder listens under every folder");
         assert!(!out.subscribed("robot1/odom"), "but nobody subscribes to the key itself");
         nobody.set(true);
         assert!(out.subscribed("robot1/odom"));
-        out.recording_flag().store(false, Ordering::Relaxed);
+        recorder.store(false, Ordering::Relaxed);
         folder.set(false);
         assert!(out.nobody_under_cached("robot1/sonar", &mut sonar), "the recorder left");
     }
@@ -658,100 +532,5 @@ mod tests {
         assert_eq!(out.take_actuation(), None, "taken once");
         assert!(out.actuate(8).is_empty(), "a fresh step starts empty");
         assert!(out.commands.capacity() >= capacity, "in the same buffer");
-    }
-
-    #[test]
-    fn messages_only_a_recorder_wants_are_written_straight_into_its_batch() {
-        use super::super::recorder_batch::tests::{numbered, Expected};
-        use flotilla_messages::geometry_msgs::Twist;
-        use flotilla_messages::nav_msgs::Odometry;
-        let mut out = Outbox::default();
-        numbered(&mut out.batch);
-        let odometry = Odometry { child_frame_id: "robot1/base_link".into(), ..Default::default() };
-        let (nobody, watched) = (out.subscribed_flag("robot1/odom"), out.subscribed_flag("robot1/watched"));
-        nobody.set(false);
-        watched.set(true);
-        out.set_moment(20_000_000);
-        out.put_encoded("robot1/odom", &odometry);
-        assert_eq!(out.items().len(), 1, "no recorder: queued as before");
-        out.take_items().clear();
-
-        out.recording_flag().store(true, Ordering::Relaxed);
-        out.put_encoded("robot1/odom", &odometry);
-        assert_eq!(out.items().len(), 1, "a recorder, but no publisher of batches yet");
-        out.take_items().clear();
-
-        out.batches_go = true;
-        out.put_encoded("robot1/odom", &odometry);
-        assert!(out.items().is_empty() && out.batch.has_open_moment(), "written into the batch");
-        let (mut odom, mut watched_interest) = (Interest::default(), Interest::default());
-        out.put_encoded_cached("robot1/odom", &mut odom, &odometry);
-        out.put_encoded_cached("robot1/watched", &mut watched_interest, &odometry);
-        out.put_encoded("robot1/cmd", &Twist::default());
-        out.put_encoded("robot1/odom", &Twist::default());
-        let queued: Vec<&str> = out.items().iter().map(|(key, _)| key.as_str()).collect();
-        assert_eq!(
-            queued,
-            ["robot1/watched", "robot1/cmd", "robot1/odom"],
-            "subscribed, not yet published, through serde"
-        );
-
-        let items = out.take_items();
-        out.batch.add(out.moment_ns(), &items);
-        let in_place = vec![("robot1/odom".to_string(), flotilla_messages::encode(&odometry)); 2];
-        let expected: Vec<(String, Vec<u8>)> = in_place.into_iter().chain(items).collect();
-        let batch = out.batch.take().unwrap().to_bytes().into_owned();
-        let expected = Expected::default().batch(0, &[(20_000_000, &expected)]);
-        assert_eq!(batch, expected, "one moment: in place first, then the rest");
-    }
-
-    #[test]
-    fn messages_received_are_forwarded_into_the_batch_only_while_a_recorder_listens() {
-        use super::super::recorder_batch::tests::{numbered, Expected};
-        let mut out = Outbox::default();
-        numbered(&mut out.batch);
-        out.batches_go = true;
-        out.set_moment(20_000_000);
-        out.forward("robot1/cmd", &[1; 48]);
-        assert!(!out.batch.has_open_moment(), "no recorder: nothing forwarded");
-        out.recording_flag().store(true, Ordering::Relaxed);
-        out.forward("robot1/cmd", &[2; 48]);
-        out.batch.add(out.moment_ns(), &[]); // closed as the node publishes after it
-        out.forward("robot1/cmd", &[3; 48]);
-        out.set_moment(40_000_000);
-        out.forward("robot1/cmd", &[4; 48]);
-        let batch = out.batch.take().unwrap().to_bytes().into_owned();
-        let command = |byte: u8| ("robot1/cmd".to_string(), vec![byte; 48]);
-        let at_20 = [command(2), command(3)];
-        let expected = Expected::default().batch(0, &[(20_000_000, &at_20[..]), (40_000_000, &[command(4)])]);
-        assert_eq!(batch, expected, "each at the time of the state last answered, one moment a time");
-    }
-
-    #[test]
-    fn a_message_that_went_to_a_recorder_only_lends_its_key_and_buffer_to_the_next() {
-        let mut out = Outbox::default();
-        let mut payload = out.payload_buffer();
-        assert_eq!(payload.capacity(), 0, "nothing to reuse yet");
-        payload.extend_from_slice(&[7; 700]);
-        out.put_at("robot1/odometry/filtered", payload);
-        let (key, payload) = out.drain().next().unwrap();
-        assert_eq!((key.as_str(), payload.len()), ("robot1/odometry/filtered", 700));
-        let memory = payload.as_ptr();
-        out.recycle_message(key, payload);
-
-        let buffer = out.payload_buffer();
-        assert!(buffer.is_empty(), "handed out empty");
-        assert_eq!(buffer.as_ptr(), memory, "the same memory");
-        out.put_at("robot2/twist", buffer);
-        assert_eq!(out.drain().map(|(key, _)| key).collect::<Vec<_>>(), ["robot2/twist"]);
-
-        out.recycle_message("map".into(), vec![0; SPARE_PAYLOAD_BYTES + 1]);
-        assert_eq!(out.payload_buffer().capacity(), 0, "a large payload is let go");
-
-        let mut laser = Outbox::default();
-        laser.put("robot1/scan".into(), vec![1; 4000]);
-        let (key, payload) = laser.drain().next().unwrap();
-        laser.recycle_message(key, payload);
-        assert!(laser.spare_keys.is_empty() && laser.spare_payloads.is_empty(), "kept only for a plugin that asks");
     }
 }

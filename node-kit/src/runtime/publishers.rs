@@ -1,9 +1,8 @@
 //! A node's publishers (see [`Publishers`]): its outputs, declared as
-//! their keys first come and told whether anyone subscribes, its
-//! actuation, and its batches for recorders.
+//! their keys first come and told whether anyone subscribes, and its
+//! actuation; each moment's messages pass the recorders' tap first.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use flotilla_wire::delivery::OutputDelivery;
@@ -13,14 +12,12 @@ use zenoh::Wait;
 
 use super::flags::Flag;
 use super::plugin::Outbox;
-use super::recorder_batch::PendingBatch;
 use crate::error::{Error, Result};
-use crate::recorders::RecordersOnKeys;
+use crate::recording::RecorderTap;
 use crate::step_publisher::{congestion_control, StepPublisher};
 
 /// A node's publishers: one per output key and congestion control (the
-/// clock mode can change while the node runs), the actuation's and the
-/// recorders' batches'.
+/// clock mode can change while the node runs), and the actuation's.
 #[derive(Default)]
 pub(crate) struct Publishers {
     outputs: HashMap<(String, CongestionControl), zenoh::pubsub::Publisher<'static>>,
@@ -28,13 +25,8 @@ pub(crate) struct Publishers {
     /// whose subscribed flag is still the provisional "yes".
     unconfirmed: Vec<Unconfirmed>,
     actuation: Option<StepPublisher>,
-    pub(crate) recording: Option<zenoh::pubsub::Publisher<'static>>,
-    /// The keys a recorder still takes on the keys themselves, and the
-    /// watch of its tokens that keeps them.
-    pub(crate) recorders_on_keys: Arc<RecordersOnKeys>,
-    pub(crate) recorders_on_keys_watch: Option<zenoh::pubsub::Subscriber<()>>,
-    /// While a recorder listens, per message being published, whether a
-    /// subscriber of its key wants it too (kept for its memory).
+    /// While the recorders' tap takes a moment, per message, whether it
+    /// goes on its key too (kept for its memory).
     on_keys: Vec<bool>,
 }
 
@@ -57,43 +49,23 @@ impl Publishers {
     /// Publishes every message queued in `outbox`, declaring publishers for
     /// new keys. Synchronous: it runs on receiving threads as well as on
     /// the main loop, and a Zenoh put completes at once either way.
-    /// While a recorder listens, the messages are added to the batch for
-    /// recorders as a moment (see `super::recorder_batch`), which goes
-    /// first if any of them also goes on its key to a recorder that still
-    /// takes that key there (see [`RecordersOnKeys`]); each then goes on
-    /// its key only if a subscriber there wants it: the recorder takes a
-    /// topic from the batches once one has it, and ignores what reaches it
-    /// on the key after (see `flotilla_record`). Returns when the batch
-    /// must go for its age, if this moment started it.
+    /// The moment's messages pass the recorders' `tap` first: while it
+    /// takes them, each then goes on its key only if a subscriber there
+    /// wants it (the recorder has it from the tap).
     pub(crate) fn publish(
         &mut self,
         session: &zenoh::Session,
         outbox: &mut Outbox,
         delivery: OutputDelivery,
-    ) -> Option<Instant> {
+        tap: Option<&RecorderTap>,
+    ) {
         self.confirm_matching();
         let congestion = congestion_control(delivery);
-        // A moment with messages written straight into the batch (see
-        // `Outbox::put_encoded`) is closed here, with the rest.
-        let recording = self.recording.is_some() && outbox.makes_batch_moment();
         let mut items = outbox.take_items();
-        let mut started = None;
-        if recording {
-            self.offer_shared_memory(session, &mut outbox.batch);
-            // Whether each message also goes on its key: one lookup each.
-            self.on_keys.clear();
-            self.on_keys.extend(items.iter().map(|(key, _)| outbox.subscribed(key)));
-            outbox.batch.add(outbox.moment_ns(), &items);
-            if outbox.batch.take_started() {
-                started = outbox.batch.due_at();
-            }
-            if outbox.batch.is_full() || batch_goes_first(&items, &self.on_keys, &self.recorders_on_keys) {
-                self.send_batch(&mut outbox.batch);
-            }
-        }
+        let tapped = tap
+            .is_some_and(|tap| tap.moment(outbox.moment_ns(), &items, |key| outbox.subscribed(key), &mut self.on_keys));
         for (index, (key, payload)) in items.drain(..).enumerate() {
-            if recording && !self.on_keys[index] {
-                outbox.recycle_message(key, payload);
+            if tapped && !self.on_keys[index] {
                 continue;
             }
             let slot = (key, congestion);
@@ -124,42 +96,6 @@ impl Publishers {
             }
         }
         outbox.restore(items);
-        started
-    }
-
-    /// Whether what `outbox` holds only goes into the batch for recorders,
-    /// without filling it: nothing is sent, so a receiving thread may
-    /// publish it (see `super::handover`).
-    pub(crate) fn only_batches(&self, outbox: &Outbox) -> bool {
-        let items = outbox.items();
-        self.recording.is_some()
-            && outbox.makes_batch_moment()
-            && outbox.batch.takes_without_sending(outbox.moment_ns(), items)
-            && items.iter().all(|(key, _)| !outbox.subscribed(key))
-    }
-
-    /// Gives the batches for recorders the session's shared memory once it
-    /// is ready, asked for only once a recorder listens: made at every
-    /// node's start, the pools were 4 MiB of locked memory each even
-    /// without a recorder, and more pools made while processes start make
-    /// Zenoh 1.10's removal of pools it takes for orphans (docs/several-machines.md, "Shared
-    /// memory on one machine") likelier. The first ask starts making it;
-    /// until it is ready, batches are written in process memory.
-    fn offer_shared_memory(&mut self, session: &zenoh::Session, batch: &mut PendingBatch) {
-        if batch.wants_shared_memory() {
-            if let zenoh::shm::ShmProviderState::Ready(shared) = session.get_shm_provider() {
-                batch.use_shared_memory(shared);
-            }
-        }
-    }
-
-    /// Sends `batch`, the batch for recorders, if it has a moment.
-    pub(crate) fn send_batch(&mut self, batch: &mut PendingBatch) {
-        let (Some(publisher), Some(batch)) = (&self.recording, batch.take()) else { return };
-        // Numbered even if it fails to go: the recorder sees the gap.
-        if let Err(e) = publisher.put(batch).wait() {
-            tracing::warn!("cannot send the recorders their batch: {e}");
-        }
     }
 
     /// Sets the subscribed flags of the publishers declared
@@ -208,16 +144,6 @@ impl Publishers {
     }
 }
 
-/// Whether the batch for recorders must go before a moment's `items`, of
-/// which those marked in `on_keys` also go on their keys: it must when a
-/// recorder takes one of those keys there, not when only other
-/// subscribers want them.
-fn batch_goes_first(items: &[(String, Vec<u8>)], on_keys: &[bool], recorders: &RecordersOnKeys) -> bool {
-    on_keys.contains(&true)
-        && recorders
-            .takes_any(items.iter().zip(on_keys).filter(|(_, &on_key)| on_key).map(|((key, _), _)| key.as_str()))
-}
-
 /// Declares the publisher of an output key, with a matching listener that
 /// keeps [`Outbox::wants`] true exactly while a subscriber matches it; its
 /// flag starts true, as Zenoh may not know the subscribers of a new key yet
@@ -245,28 +171,4 @@ fn declare_output(
         tracing::warn!("cannot watch subscribers of {key}: {e}");
     }
     Ok((publisher, flag))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn moment(keys: &[&str]) -> Vec<(String, Vec<u8>)> {
-        keys.iter().map(|key| (key.to_string(), vec![1, 2, 3])).collect()
-    }
-
-    #[test]
-    fn a_batch_goes_first_only_for_a_key_a_recorder_still_takes_there() {
-        let recorders = RecordersOnKeys::default();
-        let items = moment(&["robot1/scan", "robot2/scan"]);
-        // The wander subscribes the scans; no recorder takes them on their keys.
-        assert!(!batch_goes_first(&items, &[true, true], &recorders));
-        // A recorder that has not switched robot2's scans to batches yet.
-        let token = "flotilla/s/recorders_on_keys/1f2e/robot2/scan";
-        recorders.token(token, "robot2/scan", true);
-        assert!(batch_goes_first(&items, &[true, true], &recorders));
-        assert!(!batch_goes_first(&items, &[true, false], &recorders), "robot2's scan stays in the batch only");
-        recorders.token(token, "robot2/scan", false);
-        assert!(!batch_goes_first(&items, &[true, true], &recorders), "switched: the batch keeps filling");
-    }
 }

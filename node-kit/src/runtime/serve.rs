@@ -8,7 +8,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
-use std::time::Instant;
 
 use flotilla_plugins::channels::forwarded_topics;
 use flotilla_plugins::registry::{self, Role};
@@ -36,6 +35,8 @@ use crate::error::{Error, Result};
 use crate::follow_world::FETCH_TIMEOUT;
 use crate::health::BadMessages;
 use crate::lockstep::LockstepReporter;
+use crate::recording::forwarding::InputForwarding;
+use crate::recording::RecorderTap;
 use crate::subscribe::{on_message, on_world_presence};
 
 /// Runs `plugin` as node `node_id` until `shutdown` completes.
@@ -52,7 +53,9 @@ pub async fn serve<P: NodePlugin>(
         session.liveliness().declare_token(&token_key).await.map_err(Error::zenoh("declare the token", token_key))?;
     let (role, extra_roles) = (plugin.role(), plugin.also_serves());
     let (shared, mut handed) = Shared::new(&session, &keys, &node_id, plugin);
-    watch_recorders(&shared).await?;
+    let tap = RecorderTap::open(&session, &keys, &node_id).await?;
+    shared.lock().core.outbox.follow_recorders(tap.listening());
+    let _ = shared.recording.set(tap);
     let (full_states, _world) = subscribe_world(&shared).await?;
     let (_claims, mut claim_events) = watch_claims(&session, &keys).await?;
 
@@ -84,24 +87,10 @@ pub async fn serve<P: NodePlugin>(
     let _ = shared.lockstep.set(lockstep);
     shared.lock().core.release();
 
-    // When the batch for recorders being filled must go for its age.
-    let mut batch_due: Option<Instant> = None;
-    // Alive while a recorder listens: the node forwards its inputs.
-    let mut forwarding = None;
     loop {
-        let batch_age = async {
-            match batch_due {
-                Some(at) => tokio::time::sleep_until(at.into()).await,
-                None => std::future::pending().await,
-            }
-        };
         let next = tokio::select! {
             biased;
             _ = &mut shutdown => break,
-            _ = batch_age => {
-                batch_due = shared.send_batch_if_due();
-                continue;
-            }
             Some(claim) = claim_events.recv() => {
                 if main.claims.seen(&claim.instance, &claim.node, claim.alive) {
                     shared.gate.open();
@@ -114,9 +103,9 @@ pub async fn serve<P: NodePlugin>(
             next = handed.recv() => match next { Some(next) => next, None => break },
         };
         let rework = match next {
-            ToLoop::Arrival(arrival) => shared.handle(|core| core.arrive(arrival)),
+            ToLoop::Arrival(arrival) => shared.handle(|core| shared.arrive_at(core, arrival)),
             ToLoop::Handed(arrival) => {
-                let rework = shared.handle(|core| core.arrive(arrival));
+                let rework = shared.handle(|core| shared.arrive_at(core, arrival));
                 shared.handover.answered();
                 rework
             }
@@ -130,24 +119,14 @@ pub async fn serve<P: NodePlugin>(
                 main.states.flowing(stride);
                 None
             }
-            ToLoop::BatchStarted(due) => {
-                batch_due = Some(batch_due.map_or(due, |earlier| earlier.min(due)));
-                None
-            }
-            ToLoop::Recorder(listens) => {
-                forwarding = match (listens, forwarding.take()) {
-                    (true, None) => declare_forwarding(&shared).await,
-                    (true, token) => token,
-                    (false, _) => None,
-                };
-                None
-            }
         };
         if let Some(rework) = rework {
             main.rework(rework).await;
         }
     }
-    shared.lock().send_batch();
+    if let Some(tap) = shared.recording.get() {
+        tap.flush();
+    }
     Ok(())
 }
 
@@ -165,10 +144,6 @@ enum ToLoop {
     Rework(Rework),
     /// The first state of the thinned stream of this stride arrived.
     ThinFlowing(u64),
-    /// A batch for recorders was started, due to go at this time.
-    BatchStarted(Instant),
-    /// A recorder came (the first) or went (the last).
-    Recorder(bool),
 }
 
 /// What the receiving threads and the main loop share.
@@ -184,6 +159,8 @@ struct Shared<P> {
     gate: StateGate,
     /// Set once the node has joined the barrier (nothing is answered before).
     lockstep: OnceLock<LockstepReporter>,
+    /// The recorders' tap, set before anything arrives.
+    recording: OnceLock<RecorderTap>,
     /// Whether nothing the node publishes is any instance's input, so that
     /// its lockstep work commands no robot (see
     /// [`flotilla_plugins::registry::commands_nothing`]); said
@@ -196,13 +173,6 @@ struct Shared<P> {
 struct Locked<P> {
     core: Core<P>,
     publishers: Publishers,
-}
-
-impl<P> Locked<P> {
-    /// Sends the batch for recorders, if it has a moment.
-    fn send_batch(&mut self) {
-        self.publishers.send_batch(&mut self.core.outbox.batch);
-    }
 }
 
 impl<P: NodePlugin> Shared<P> {
@@ -233,6 +203,7 @@ impl<P: NodePlugin> Shared<P> {
             to_loop,
             gate: StateGate::default(),
             lockstep: OnceLock::new(),
+            recording: OnceLock::new(),
             commands_nothing: AtomicBool::new(false),
         });
         (shared, handed)
@@ -259,10 +230,8 @@ impl<P: NodePlugin> Shared<P> {
         // `Handover`).
         if !self.handover.queued() {
             if let Some(mut locked) = self.try_lock().filter(|locked| locked.core.admits_here()) {
-                let reply = locked.core.arrive(arrival);
-                let (delivery, outbox) = (output_delivery(locked.core.clock()), &locked.core.outbox);
-                let only_batched = locked.publishers.only_batches(outbox);
-                if !only_batched && !may_send_here(delivery, outbox.made_messages(), outbox.recording()) {
+                let reply = self.arrive_at(&mut locked.core, arrival);
+                if !self.may_send_here(&locked.core) {
                     // The main loop sends them, and the report after them.
                     self.handover.hand();
                     let _ = self.to_loop.send(ToLoop::Send(reply));
@@ -288,17 +257,26 @@ impl<P: NodePlugin> Shared<P> {
         }
     }
 
-    /// Sends the batch for recorders if it is due for its age; returns
-    /// when it will be otherwise, while it has moments.
-    fn send_batch_if_due(&self) -> Option<Instant> {
-        let mut locked = self.lock();
-        match locked.core.outbox.batch.due_at() {
-            Some(due) if due <= Instant::now() => {
-                locked.send_batch();
-                None
-            }
-            due => due,
+    /// Hands `arrival` to the core, a forwarded input's message going to
+    /// the recorders' tap first.
+    fn arrive_at(&self, core: &mut Core<P>, arrival: Arrival) -> Reply {
+        if let (Arrival::Input { forwarded: Some(key), payload, .. }, Some(tap)) = (&arrival, self.recording.get()) {
+            tap.forward(core.outbox.moment_ns(), key, payload);
         }
+        core.arrive(arrival)
+    }
+
+    /// Whether the receiving thread may send what `core`'s answer made
+    /// (see [`may_send_here`]); a moment that only joins the recorders'
+    /// batch sends nothing.
+    fn may_send_here(&self, core: &Core<P>) -> bool {
+        let (outbox, tap) = (&core.outbox, self.recording.get());
+        let items = outbox.items();
+        if tap.is_some_and(|tap| tap.only_joins_batch(outbox.moment_ns(), items, |key| outbox.subscribed(key))) {
+            return true;
+        }
+        let made_messages = !items.is_empty() || tap.is_some_and(RecorderTap::has_open_moment);
+        may_send_here(output_delivery(core.clock()), made_messages, tap.is_some_and(RecorderTap::listens))
     }
 
     /// Runs `answer` on the core and sends what it produced.
@@ -313,9 +291,7 @@ impl<P: NodePlugin> Shared<P> {
     fn send(&self, locked: &mut Locked<P>, reply: Reply) -> Option<Rework> {
         let Locked { core, publishers } = locked;
         let (urgent, delivery) = (core.urgent(), output_delivery(core.clock()));
-        if let Some(due) = publishers.publish(&self.session, &mut core.outbox, delivery) {
-            let _ = self.to_loop.send(ToLoop::BatchStarted(due));
-        }
+        publishers.publish(&self.session, &mut core.outbox, delivery, self.recording.get());
         if let Some((step, commands)) = core.outbox.take_actuation() {
             let actuation = Actuation { node: self.node.clone(), step, commands };
             let bytes = encode_actuation(&actuation, core.outbox.take_promise());
@@ -332,43 +308,6 @@ impl<P: NodePlugin> Shared<P> {
             self.gate.open();
         }
         reply.rework
-    }
-}
-
-/// Declares the publisher of the node's batches for recorders, whose
-/// matching listener tells the outbox whether a recorder listens, once the
-/// keys recorders still take on the keys themselves are known.
-async fn watch_recorders<P: NodePlugin>(shared: &Arc<Shared<P>>) -> Result<()> {
-    let on_keys = shared.lock().publishers.recorders_on_keys.clone();
-    let watch = crate::recorders::watch_recorders_on_keys(&shared.session, &shared.keys, on_keys).await?;
-    shared.lock().publishers.recorders_on_keys_watch = Some(watch);
-    let flag = shared.lock().core.outbox.recording_flag();
-    let key = shared.keys.recording(&shared.node);
-    // The node's inputs are forwarded from the moment the flag is set; its
-    // token says so (see `declare_forwarding`), declared on the main loop.
-    let to_loop = shared.to_loop.clone();
-    let changed = move |listens| {
-        let _ = to_loop.send(ToLoop::Recorder(listens));
-    };
-    let publisher = crate::recorders::declare_batch_publisher(&shared.session, key, flag, changed).await?;
-    let mut locked = shared.lock();
-    locked.publishers.recording = Some(publisher);
-    locked.core.outbox.batches_go = true;
-    Ok(())
-}
-
-/// Declares the node's [`Keys::forwarding`] token, once a recorder listens
-/// to its batches: from then on every message it receives on a
-/// [`Keys::forwarder`] key goes into them, so that a recorder (or a test)
-/// that waits for the token misses none.
-async fn declare_forwarding<P: NodePlugin>(shared: &Shared<P>) -> Option<zenoh::liveliness::LivelinessToken> {
-    let key = shared.keys.forwarding(&shared.node);
-    match shared.session.liveliness().declare_token(&key).await {
-        Ok(token) => Some(token),
-        Err(e) => {
-            tracing::warn!("cannot declare {key}: {e}");
-            None
-        }
     }
 }
 
@@ -525,7 +464,9 @@ impl<P: NodePlugin> MainLoop<'_, P> {
             }
             locked.core.plugin.rebuild(&mut rebuild);
             locked.core.revision = self.description.revision;
-            locked.core.outbox.batch.channels.follow(&self.description.channels, &shared.keys);
+            if let Some(tap) = shared.recording.get() {
+                tap.follow(&self.description.channels, &shared.keys);
+            }
             shared.commands_nothing.store(silent, Ordering::Relaxed);
             (locked.core.plugin.static_transforms(), locked.core.plugin.latched())
         };
@@ -548,14 +489,14 @@ impl<P: NodePlugin> MainLoop<'_, P> {
         let mut kept = BTreeMap::new();
         for input in inputs {
             let forward = forwarded.contains(&input.key);
-            if let Some(mut subscribed) = self.inputs.remove(&input) {
-                subscribed.forward(shared, &input.key, forward).await;
-                kept.insert(input, subscribed);
-                continue;
-            }
-            match subscribe_input(shared, &input).await {
+            let subscribed = match self.inputs.remove(&input) {
+                Some(subscribed) => Ok(subscribed),
+                None => subscribe_input(shared, &input).await,
+            };
+            match subscribed {
                 Ok(mut subscribed) => {
-                    subscribed.forward(shared, &input.key, forward).await;
+                    let (session, keys, node) = (&shared.session, &shared.keys, &shared.node);
+                    subscribed.forwarding.set(session, keys, node, &input.key, forward).await;
                     kept.insert(input, subscribed);
                 }
                 Err(e) => tracing::error!("cannot serve {}: {e}", input.tag),
@@ -643,65 +584,30 @@ impl<P: NodePlugin> MainLoop<'_, P> {
 }
 
 /// An input's subscription, and whether its messages are forwarded to
-/// recorders in the node's batches.
-///
-/// A topic that the simulation's nodes take in and nothing of it
-/// publishes (see [`forwarded_topics`]) comes from a controller outside:
-/// office-50's `cmd_vel`s. A recorder would subscribe to it, and Zenoh's
-/// receiving of the 145,000 commands of 300 sim s was 45 % of its work.
-/// The node that receives it anyway puts each message
-/// into its batch instead, and says so with its [`Keys::forwarder`]
-/// token.
+/// recorders (see [`crate::recording::forwarding`]).
 struct Subscribed {
     /// Dropped first: the node no longer receives the key when its token
     /// goes, so that a recorder that then subscribes to the key itself
     /// cannot receive a message the node forwarded.
     _subscriber: zenoh::pubsub::Subscriber<()>,
-    forward: Arc<AtomicBool>,
-    token: Option<zenoh::liveliness::LivelinessToken>,
-}
-
-impl Subscribed {
-    /// Forwards the messages of `key` from now on, or stops.
-    async fn forward<P: NodePlugin>(&mut self, shared: &Shared<P>, key: &str, forward: bool) {
-        if !forward {
-            self.forward.store(false, Ordering::Relaxed);
-            self.token = None;
-            return;
-        }
-        if self.token.is_some() {
-            return;
-        }
-        // Forwarding before the token says so: a recorder that finds the
-        // token misses nothing.
-        self.forward.store(true, Ordering::Relaxed);
-        let token_key = shared.keys.forwarder(&shared.node, key);
-        match shared.session.liveliness().declare_token(&token_key).await {
-            Ok(token) => self.token = Some(token),
-            Err(e) => {
-                // Recorders then subscribe to the key themselves.
-                tracing::warn!("cannot declare {token_key}: {e}");
-                self.forward.store(false, Ordering::Relaxed);
-            }
-        }
-    }
+    forwarding: InputForwarding,
 }
 
 async fn subscribe_input<P: NodePlugin>(shared: &Arc<Shared<P>>, input: &Input) -> Result<Subscribed> {
     let tag: Arc<str> = input.tag.as_str().into();
     let key: Arc<str> = input.key.as_str().into();
     let bad = Arc::new(BadMessages::new(input.key.clone()));
-    let forward = Arc::new(AtomicBool::new(false));
-    let (arrivals, forwarding) = (shared.clone(), forward.clone());
+    let forwarding = InputForwarding::default();
+    let (arrivals, forwarded) = (shared.clone(), forwarding.flag());
     let subscriber = shared
         .session
         .declare_subscriber(input.key.clone())
         .callback(move |sample| {
             let payload = sample.payload().to_bytes().into_owned();
-            let forwarded = forwarding.load(Ordering::Relaxed).then(|| key.clone());
+            let forwarded = forwarded.load(Ordering::Relaxed).then(|| key.clone());
             arrivals.arrive(Arrival::Input { tag: tag.clone(), payload, bad: bad.clone(), forwarded });
         })
         .await
         .map_err(Error::zenoh("subscribe to", input.key.clone()))?;
-    Ok(Subscribed { _subscriber: subscriber, forward, token: None })
+    Ok(Subscribed { _subscriber: subscriber, forwarding })
 }

@@ -151,15 +151,14 @@ impl NodePlugin for OdomServer {
             let (publishes_odom, publishes_twist, publishes_tf) =
                 (config.enable_odom_pub, config.enable_twist_pub, config.enable_odom_tf_pub);
             let [odom_interest, truth_interest, twist_interest] = &mut instance.interest;
-            // Into the buffers of the messages a recorder alone took last time.
             if publishes_odom && out.wants_cached(&instance.ground_truth_key, truth_interest) {
-                out.put_encoded_cached(&instance.ground_truth_key, truth_interest, odom.ground_truth(&reading));
+                out.put_encoded(&instance.ground_truth_key, odom.ground_truth(&reading));
             }
             if publishes_odom && out.wants_cached(&instance.odom_key, odom_interest) {
-                out.put_encoded_cached(&instance.odom_key, odom_interest, odom.odometry(&reading));
+                out.put_encoded(&instance.odom_key, odom.odometry(&reading));
             }
             if publishes_twist && out.wants_cached(&instance.twist_key, twist_interest) {
-                out.put_encoded_cached(&instance.twist_key, twist_interest, odom.twist(&reading));
+                out.put_encoded(&instance.twist_key, odom.twist(&reading));
             }
             if wants_tf {
                 if publishes_tf {
@@ -171,7 +170,7 @@ impl NodePlugin for OdomServer {
             }
         }
         if !tf.message.transforms.is_empty() {
-            out.put_encoded_cached(&self.tf_key, &mut self.tf_interest, &tf.message);
+            out.put_encoded(&self.tf_key, &tf.message);
         }
     }
 

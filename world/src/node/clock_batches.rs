@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_node_kit::recorders::declare_batch_publisher;
+use flotilla_node_kit::recording::declare_batch_publisher;
 use flotilla_plugins::channels::CLOCK_CHANNEL;
 use flotilla_wire::recording::{encode_batch, ChannelMessage};
 use flotilla_wire::Keys;

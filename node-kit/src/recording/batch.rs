@@ -1,37 +1,33 @@
 //! The batch for recorders a node fills moment by moment (see
 //! [`flotilla_wire::recording`]).
 //!
-//! A batch a moment was 3,500 batches a wall second at office-50's 50×
-//! real time, and each cost the node a hand-over from the receiving thread
-//! to its main loop (a lossless send must not wait on the thread that
-//! drives the sockets, see `super::handover`), a put and a wake-up of
-//! Zenoh's sending thread, and the recorder a wake-up and a route lookup.
-//! Now a moment whose messages only the recorder wants is added to the
-//! batch being filled, on the thread that answered it, and nothing is
-//! sent; the batch goes out, from the main loop, when it holds
-//! `BATCH_MOMENTS` moments or `BATCH_BYTES` bytes, when a moment also
-//! has a message for a key a recorder still takes there (the batch must
-//! reach the recorder before the same message on its key; see
-//! [`crate::recorders::RecordersOnKeys`]), at most [`BATCH_AGE`] after its
-//! first moment (a paused or slow simulation), and when the node stops.
+//! One batch a moment would be thousands of batches a wall second in a
+//! fast fleet run, each costing the node a hand-over from the receiving
+//! thread to its main loop (a lossless send must not wait on the thread
+//! that drives the sockets), a put and a wake-up of Zenoh's sending
+//! thread, and the recorder a wake-up and a route lookup. So a moment whose
+//! messages only the recorder wants is added to the batch being filled, on
+//! the thread that answered it, and nothing is sent; the batch goes out
+//! when it holds `BATCH_MOMENTS` moments or `BATCH_BYTES` bytes, when a
+//! moment also has a message for a key a recorder still takes there (the
+//! batch must reach the recorder before the same message on its key; see
+//! [`super::RecordersOnKeys`]), at most [`BATCH_AGE`] after its first
+//! moment (a paused or slow simulation), and when the node stops.
 //!
 //! Where this process has Zenoh's shared memory, a batch is written
-//! straight into a buffer of it, which Zenoh then sends as it is: a batch
-//! in process memory was copied again into shared memory at its put, 6 %
-//! of the odometry node's samples while recording office-50. Otherwise
-//! (shared memory off, its pool full while the recorder still holds
-//! earlier batches, a moment larger than the room left) the batch is
-//! written in process memory, which Zenoh is done with once its put returns
-//! (it copies it into shared memory or the link's buffer), so the next such
-//! batch reuses it.
+//! straight into a buffer of it, which Zenoh then sends as it is (a batch
+//! in process memory would be copied again into shared memory at its
+//! put). Otherwise (shared memory off, its pool full while the recorder
+//! still holds earlier batches, a moment larger than the room left) the
+//! batch is written in process memory, which Zenoh is done with once its
+//! put returns (it copies it into shared memory or the link's buffer), so
+//! the next such batch reuses it.
 //!
-//! A message that only the recorder wants and that can write itself into
-//! memory of its exact size (odometry, twists, transforms: see
-//! `Outbox::put_encoded`) is written straight into the batch, in a moment
-//! left open until the answer's other messages join it and close it. So is
-//! a message the node received and forwards (`Outbox::forward`); messages
-//! of the last moment's sim time join it even after it closed, so that a
-//! drive's commands between two states make one moment.
+//! A message the node received and forwards ([`PendingBatch::forward`])
+//! is written into a moment left open until the answer's messages join it
+//! and close it; messages of the last moment's sim time join it even after
+//! it closed, so that a drive's commands between two states make one
+//! moment.
 //!
 //! Each message's record carries its topic's channel id, the world's
 //! number for it ([`flotilla_plugins::channels`]), and the node's
@@ -51,8 +47,7 @@ use flotilla_wire::recording::{
 use zenoh::shm::{GarbageCollect, OwnedShmBuf, PosixShmProviderBackend, ShmProvider, ZShmMut};
 use zenoh::Wait;
 
-pub(crate) use super::batch_channels::BatchChannels;
-pub use super::batch_channels::ChannelCache;
+pub(crate) use super::channels::BatchChannels;
 
 /// The shared memory this process's Zenoh session sends from.
 pub(crate) type SharedMemory = Arc<ShmProvider<PosixShmProviderBackend>>;
@@ -89,8 +84,8 @@ enum Memory {
     Shared { buffer: ZShmMut, at: usize, len: usize },
 }
 
-/// A moment still taking messages written in place (see
-/// [`PendingBatch::put_in_place`]).
+/// A moment still taking forwarded messages (see
+/// [`PendingBatch::forward`]).
 struct OpenMoment {
     /// Where it starts in the batch.
     at: usize,
@@ -114,13 +109,13 @@ pub(crate) struct PendingBatch {
     largest_moment: usize,
     /// Batches sent so far: the next one's number.
     sent: u64,
-    /// The moment whose messages are being written in place, if any: it
+    /// The moment whose messages are being forwarded, if any: it
     /// counts among `moments` already.
     open: Option<OpenMoment>,
     /// The batch's last moment, once closed: messages of its sim time join
     /// it again rather than making a moment of their own. A node that
     /// forwards what it receives (a drive's commands, see
-    /// `Outbox::forward`) closes its moment at each message, and would
+    /// `PendingBatch::forward`) closes its moment at each message, and would
     /// otherwise fill a batch every [`BATCH_MOMENTS`] commands.
     closed: Option<OpenMoment>,
     /// Whether a batch started since [`PendingBatch::take_started`] last
@@ -159,8 +154,8 @@ impl PendingBatch {
     }
 
     /// Whether it has no shared memory yet. Given some in the middle of a
-    /// batch, it writes the next batch there: a node whose messages are
-    /// written in place starts each batch before it is asked.
+    /// batch, it writes the next batch there: a node that forwards what it
+    /// receives may start a batch before it is asked.
     pub(crate) fn wants_shared_memory(&self) -> bool {
         self.shared.is_none()
     }
@@ -214,33 +209,21 @@ impl PendingBatch {
         self.close_moment();
     }
 
-    /// Writes a message of `len` bytes on `key` at sim time `time_ns` in
-    /// place: `write` fills the room made for its payload, where the batch
-    /// goes from (Zenoh's shared memory, most often), so that the payload
-    /// is neither written in a buffer of its own nor copied. It joins the
-    /// moment open at that time, or opens one; [`PendingBatch::add`]
-    /// closes it with the moment's other messages. A key of no numbered
-    /// topic writes nothing.
-    ///
-    /// `cache` keeps the key's channel id for the key's next message.
-    pub(crate) fn put_in_place(
-        &mut self,
-        time_ns: u64,
-        key: &str,
-        cache: &mut ChannelCache,
-        len: usize,
-        write: impl FnOnce(&mut [u8]),
-    ) {
-        let Some(channel) = self.channels.id_cached(key, cache) else { return };
-        let message = message_len(len);
+    /// Writes a message the node received on `key` (a command it
+    /// forwards) at sim time `time_ns`: it joins the moment open at that
+    /// time, or opens one, which [`PendingBatch::add`] closes with the
+    /// moment's other messages. A key of no numbered topic writes nothing.
+    pub(crate) fn forward(&mut self, time_ns: u64, key: &str, payload: &[u8]) {
+        let Some(channel) = self.channels.id(key) else { return };
+        let message = message_len(payload.len());
         if !self.open_at(time_ns) {
             // A moment of another time is done.
             self.close_moment();
             self.open_moment(time_ns, message);
         }
         self.make_room(message);
-        self.write_head(channel, time_ns, len);
-        write(self.extend(len));
+        self.write_head(channel, time_ns, payload.len());
+        self.write(|pieces| pieces(payload));
     }
 
     /// Writes the head of a record on `channel` at `time_ns` whose
@@ -253,12 +236,12 @@ impl PendingBatch {
         self.write(|pieces| write_record_head(channel, sequence, time_ns, len, pieces));
     }
 
-    /// Whether a moment is open for messages written in place.
+    /// Whether a moment is open for messages forwarded.
     pub(crate) fn has_open_moment(&self) -> bool {
         self.open.is_some()
     }
 
-    /// Whether the moment open for messages written in place is of sim
+    /// Whether the moment open for messages forwarded is of sim
     /// time `time_ns`.
     fn open_at(&self, time_ns: u64) -> bool {
         self.open.as_ref().is_some_and(|open| open.time_ns == time_ns)
@@ -306,22 +289,6 @@ impl PendingBatch {
     /// loop then watches.
     pub(crate) fn take_started(&mut self) -> bool {
         std::mem::take(&mut self.started)
-    }
-
-    /// `len` more bytes, for which room was made, to be written.
-    fn extend(&mut self, len: usize) -> &mut [u8] {
-        match &mut self.memory {
-            Memory::Heap => {
-                let start = self.heap.len();
-                self.heap.resize(start + len, 0);
-                &mut self.heap[start..]
-            }
-            Memory::Shared { buffer, len: used, .. } => {
-                let start = *used;
-                *used += len;
-                &mut buffer[start..start + len]
-            }
-        }
     }
 
     /// Starts a batch whose first moment is `first_moment` bytes: in a
@@ -519,9 +486,8 @@ pub(crate) mod tests {
         batch.add(5, &items);
         let sent = batch.take().unwrap().to_bytes().into_owned();
         assert_eq!(sent, Expected::default().batch(0, &[(5, &items[..1])]));
-        let mut cache = ChannelCache::default();
-        batch.put_in_place(6, "robot9/scan", &mut cache, 3, |_| panic!("nothing is written for it"));
-        assert_eq!(cache, ChannelCache::default());
+        batch.forward(6, "robot9/scan", &[3; 3]);
+        assert!(!batch.has_open_moment(), "nothing is written for it");
     }
 
     #[test]
@@ -530,19 +496,18 @@ pub(crate) mod tests {
         let keys = Keys::new("s");
         let mut names: Vec<String> = ["/clock", "/tf", "/tf_static", "/robot1/odom"].map(String::from).to_vec();
         channels.follow(&names, &keys);
-        let mut cache = ChannelCache::default();
-        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(4));
+        assert_eq!(channels.id("robot1/odom"), Some(4));
         assert_eq!((channels.next_sequence(4), channels.next_sequence(4)), (0, 1));
         assert_eq!(channels.id("clock"), Some(CLOCK_CHANNEL));
         names.push("/robot2/odom".into());
         channels.follow(&names, &keys);
         assert_eq!(channels.id("robot2/odom"), Some(5), "a model spawned: its topics numbered after");
-        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(4));
+        assert_eq!(channels.id("robot1/odom"), Some(4));
         assert_eq!(channels.next_sequence(4), 2, "the same channel goes on");
         // Another world: the same names in another order.
         names.swap(3, 4);
         channels.follow(&names, &keys);
-        assert_eq!(channels.id_cached("robot1/odom", &mut cache), Some(5), "the cached id is looked up again");
+        assert_eq!(channels.id("robot1/odom"), Some(5), "numbered afresh");
         assert_eq!(channels.next_sequence(5), 0, "a new world's channels start their sequences");
     }
 
@@ -658,51 +623,42 @@ pub(crate) mod tests {
         assert_eq!(third.to_bytes().into_owned(), want.batch(2, &[(3, &items)]));
     }
 
-    /// `put_in_place` for `messages`, each payload written by copying it.
-    fn put_each_in_place(batch: &mut PendingBatch, time_ns: u64, messages: &[(String, Vec<u8>)]) {
+    /// [`PendingBatch::forward`] for each of `messages`.
+    fn forward_each(batch: &mut PendingBatch, time_ns: u64, messages: &[(String, Vec<u8>)]) {
         for (key, payload) in messages {
-            batch.put_in_place(time_ns, key, &mut ChannelCache::default(), payload.len(), |out| {
-                out.copy_from_slice(payload)
-            });
+            batch.forward(time_ns, key, payload);
         }
     }
 
     #[test]
-    fn a_channel_id_kept_numbers_a_key_s_messages_batch_after_batch() {
+    fn forwarded_messages_are_numbered_on_from_batch_to_batch() {
         let (items, mut batch, mut want) = (odometry(), batch_of_test_topics(), Expected::default());
-        let mut caches = [ChannelCache::default(); 2];
-        let put = |batch: &mut PendingBatch, caches: &mut [ChannelCache; 2], time_ns: u64, which: &[usize]| {
-            for &i in which {
-                let (key, payload) = &items[i];
-                batch.put_in_place(time_ns, key, &mut caches[i], payload.len(), |out| out.copy_from_slice(payload));
-            }
-        };
-        put(&mut batch, &mut caches, 1, &[0, 1]);
-        put(&mut batch, &mut caches, 2, &[1, 0]);
-        let sent = batch.take().unwrap().to_bytes().into_owned();
         let swapped = [items[1].clone(), items[0].clone()];
-        assert_eq!(sent, want.batch(0, &[(1, &items[..]), (2, &swapped[..])]));
-        put(&mut batch, &mut caches, 3, &[1, 0]);
+        forward_each(&mut batch, 1, &items);
+        forward_each(&mut batch, 2, &swapped);
         let sent = batch.take().unwrap().to_bytes().into_owned();
-        assert_eq!(sent, want.batch(1, &[(3, &swapped[..])]), "the same ids in the next batch");
+        assert_eq!(sent, want.batch(0, &[(1, &items[..]), (2, &swapped[..])]));
+        forward_each(&mut batch, 3, &swapped);
+        let sent = batch.take().unwrap().to_bytes().into_owned();
+        assert_eq!(sent, want.batch(1, &[(3, &swapped[..])]), "the same channels in the next batch");
     }
 
     #[test]
-    fn messages_written_in_place_make_the_moment_they_would_have_made_added() {
+    fn forwarded_messages_make_the_moment_they_would_have_made_added() {
         let (items, mut batch) = (odometry(), batch_of_test_topics());
-        // All of a moment in place, then closed by an add of nothing.
-        put_each_in_place(&mut batch, 20_000_000, &items);
+        // All of a moment forwarded, then closed by an add of nothing.
+        forward_each(&mut batch, 20_000_000, &items);
         assert!(batch.has_open_moment() && batch.take_started(), "the first message starts the batch");
         batch.add(20_000_000, &[]);
         assert!(!batch.has_open_moment(), "closed");
-        // Part in place, the rest added at the same time.
-        put_each_in_place(&mut batch, 40_000_000, &items[..1]);
+        // Part forwarded, the rest added at the same time.
+        forward_each(&mut batch, 40_000_000, &items[..1]);
         assert!(!batch.take_started(), "the batch was started already");
         assert!(batch.takes_without_sending(40_000_000, &items[1..]), "joins the open moment");
         batch.add(40_000_000, &items[1..]);
-        // In place at a later time: the open moment is closed, another opened.
-        put_each_in_place(&mut batch, 60_000_000, &items[..1]);
-        put_each_in_place(&mut batch, 80_000_000, &items[1..]);
+        // Forwarded at a later time: the open moment is closed, another opened.
+        forward_each(&mut batch, 60_000_000, &items[..1]);
+        forward_each(&mut batch, 80_000_000, &items[1..]);
         let sent = batch.take().unwrap().to_bytes().into_owned();
         let expected =
             [(20_000_000, &items[..]), (40_000_000, &items[..]), (60_000_000, &items[..1]), (80_000_000, &items[1..])];
@@ -718,17 +674,17 @@ pub(crate) mod tests {
         // node publishes after it: more than a batch holds in moments.
         let commands: Vec<(String, Vec<u8>)> = (0..BATCH_MOMENTS + 5).map(|i| items[i % 2].clone()).collect();
         for command in &commands {
-            put_each_in_place(&mut batch, 20_000_000, std::slice::from_ref(command));
+            forward_each(&mut batch, 20_000_000, std::slice::from_ref(command));
             batch.add(20_000_000, &[]);
         }
         assert!(!batch.is_full(), "one moment");
         assert!(batch.takes_without_sending(20_000_000, &items), "the same time joins it");
         batch.add(20_000_000, &items);
-        put_each_in_place(&mut batch, 40_000_000, &items[..1]);
+        forward_each(&mut batch, 40_000_000, &items[..1]);
         let sent = batch.take().unwrap().to_bytes().into_owned();
         let first: Vec<(String, Vec<u8>)> = commands.iter().chain(&items).cloned().collect();
         assert_eq!(sent, want.batch(0, &[(20_000_000, &first[..]), (40_000_000, &items[..1])]));
-        put_each_in_place(&mut batch, 40_000_000, &items[1..]);
+        forward_each(&mut batch, 40_000_000, &items[1..]);
         let next = batch.take().unwrap().to_bytes().into_owned();
         assert_eq!(next, want.batch(1, &[(40_000_000, &items[1..])]), "a new batch, a new moment");
     }
@@ -737,16 +693,16 @@ pub(crate) mod tests {
     fn an_open_moment_counts_toward_a_full_batch() {
         let (items, mut batch) = (odometry(), batch_of_test_topics());
         for moment in 1..BATCH_MOMENTS as u64 {
-            put_each_in_place(&mut batch, moment, &items);
+            forward_each(&mut batch, moment, &items);
             batch.add(moment, &[]);
         }
-        put_each_in_place(&mut batch, 0, &items[..1]);
+        forward_each(&mut batch, 0, &items[..1]);
         assert!(batch.is_full(), "the open moment is the last one a batch holds");
         assert!(!batch.takes_without_sending(0, &[]), "full already: nothing more joins it without sending");
     }
 
     #[test]
-    fn in_shared_memory_messages_written_in_place_go_on_in_process_memory_past_the_room() {
+    fn in_shared_memory_forwarded_messages_go_on_in_process_memory_past_the_room() {
         let Some(shared) = shared_memory(4 * BATCH_BYTES) else { return };
         // Larger than the bytes a buffer may have beyond its room, for the
         // skip to the records' boundary.
@@ -754,14 +710,14 @@ pub(crate) mod tests {
         let (mut batch, mut want) = (batch_of_test_topics(), Expected::default());
         batch.use_shared_memory(shared);
         // The first batch has room for its first message only.
-        put_each_in_place(&mut batch, 1, &small);
+        forward_each(&mut batch, 1, &small);
         batch.add(1, &[]);
-        put_each_in_place(&mut batch, 2, &small);
+        forward_each(&mut batch, 2, &small);
         let moved = batch.take().unwrap();
         assert!(moved.as_shm().is_none(), "moved to process memory");
         assert_eq!(moved.to_bytes().into_owned(), want.batch(0, &[(1, &small), (2, &small)]));
         // The next has room for as much, and goes from shared memory.
-        put_each_in_place(&mut batch, 3, &small);
+        forward_each(&mut batch, 3, &small);
         batch.add(3, &small[..1]);
         let in_place = batch.take().unwrap();
         assert!(in_place.as_shm().is_some(), "written where it is sent from");

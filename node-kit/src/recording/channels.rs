@@ -16,15 +16,7 @@ pub(crate) struct BatchChannels {
     ids: FxHashMap<String, u16>,
     /// Per channel id, the sequence number of its next message.
     sequences: Vec<u32>,
-    /// Bumped whenever a key's id changes (another world), so that a
-    /// [`ChannelCache`] taken earlier is looked up again.
-    generation: u64,
 }
-
-/// A key's channel id, kept by whoever writes that key again and again (a
-/// robot's odometry, each step): found without hashing the key's string.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct ChannelCache(Option<(u64, u16)>);
 
 impl BatchChannels {
     /// Follows the world's `channels` (a description's), its topics' keys
@@ -39,7 +31,6 @@ impl BatchChannels {
             self.names.clear();
             self.ids.clear();
             self.sequences.clear();
-            self.generation += 1;
         }
         for (name, id) in channel_ids(channels).skip(self.names.len()) {
             self.ids.insert(keys.ros(name), id);
@@ -50,18 +41,6 @@ impl BatchChannels {
     /// The channel id of `key`, if its topic has one.
     pub(super) fn id(&self, key: &str) -> Option<u16> {
         self.ids.get(key).copied()
-    }
-
-    /// [`BatchChannels::id`], kept in `cache`.
-    pub(super) fn id_cached(&self, key: &str, cache: &mut ChannelCache) -> Option<u16> {
-        if let Some((generation, id)) = cache.0 {
-            if generation == self.generation {
-                return Some(id);
-            }
-        }
-        let id = self.id(key)?;
-        *cache = ChannelCache(Some((self.generation, id)));
-        Some(id)
     }
 
     /// The next sequence number on channel `id`.
