@@ -131,9 +131,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (binaries, unserved) = node_binaries(&spec, &args);
 
     let node_args = || -> Vec<String> { vec!["--sim".into(), sim.clone(), "--ros-prefix".into(), ros_prefix.clone()] };
-    let world = world_args(&args, &listen, &ros_prefix, clock);
+    let world = world_args(&args, &listen, &ros_prefix);
     let mut children = vec![supervised("world", sibling("flotilla-world")?, world, vec![])];
-    let lockstep_nodes = (clock == ClockMode::Lockstep).then_some(binaries.len());
+    let start = StartGate { nodes: binaries.len(), wait_at_most: start_wait(clock), clock };
     let pioneer = flotilla_plugins::pioneer::PioneerConfig::ROLE.binary;
     for binary in &binaries {
         let name = binary.trim_start_matches("flotilla-").to_string();
@@ -165,7 +165,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
 
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(supervise(children, console, endpoint, sim, args.for_s, lockstep_nodes))
+    runtime.block_on(supervise(children, console, endpoint, sim, args.for_s, start))
 }
 
 /// The node binaries a world needs (one per plugin type, the Pioneer
@@ -208,7 +208,7 @@ fn pioneer_args(args: &RunArgs) -> Vec<String> {
 /// The world's command line: its file, network, clock and the overrides
 /// given to `flotilla run`. In lockstep it starts paused, until every node
 /// launched has joined the barrier.
-fn world_args(args: &RunArgs, listen: &str, ros_prefix: &str, clock: ClockMode) -> Vec<String> {
+fn world_args(args: &RunArgs, listen: &str, ros_prefix: &str) -> Vec<String> {
     let zenoh = &args.node.zenoh;
     let mut world = vec![
         args.world.to_string_lossy().into_owned(),
@@ -229,9 +229,9 @@ fn world_args(args: &RunArgs, listen: &str, ros_prefix: &str, clock: ClockMode) 
     if let Some(mode) = &zenoh.mode {
         world.extend(["--mode".into(), mode.clone()]);
     }
-    if clock == ClockMode::Lockstep {
-        world.push("--start-paused".into());
-    }
+    // Every clock mode: the launcher starts stepping once the nodes it
+    // launched have joined (see `StartGate`).
+    world.push("--start-paused".into());
     for (flag, value) in [
         ("--clock", args.clock.map(|c| c.to_string())),
         ("--rate", args.rate.map(|r| r.to_string())),
@@ -362,7 +362,7 @@ async fn supervise(
     endpoint: String,
     sim: String,
     for_s: Option<f64>,
-    lockstep_nodes: Option<usize>,
+    start_gate: StartGate,
 ) -> anyhow::Result<()> {
     let log = |line: String| console.lock().unwrap_or_else(|e| e.into_inner()).log(&line);
     // The world first (it is `children[0]`), and the rest once it listens:
@@ -390,10 +390,14 @@ async fn supervise(
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
 
-    if let Some(expected) = lockstep_nodes {
+    // The world starts paused; started again after a crash, it is paused
+    // again, and its nodes (still joined) let it go at once.
+    let open_gate = |world_group: Option<u32>| {
         let (session, console, sim) = (session.clone(), console.clone(), sim.clone());
-        tokio::spawn(async move { start_when_all_joined(&session, &sim, expected, &console).await });
-    }
+        tokio::spawn(async move { start_gate.open_when_joined(&session, &sim, &console).await });
+        world_group
+    };
+    let mut gated_world = open_gate(children[0].group);
 
     let deadline = for_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
     let signal = shutdown_signal();
@@ -419,6 +423,9 @@ async fn supervise(
                 failure = look_after(&mut children, &console, world_seen);
                 if failure.is_some() {
                     break;
+                }
+                if children[0].child.is_some() && children[0].group != gated_world {
+                    gated_world = open_gate(children[0].group);
                 }
             }
         }
@@ -555,43 +562,62 @@ async fn stop_stage<'a>(children: impl Iterator<Item = &'a mut Supervised>) {
     }
 }
 
-/// Lockstep: resumes the (paused) world once `expected` participants hold
-/// lockstep tokens, so that every node sees every step from the first.
-async fn start_when_all_joined(session: &zenoh::Session, sim: &str, expected: usize, console: &Arc<Mutex<Console>>) {
-    use flotilla_wire::control::ControlRequest;
-    let keys = Keys::new(sim);
-    let give_up = Instant::now() + Duration::from_secs(120);
-    loop {
-        let joined = flotilla_node_kit::claims::live_tokens(session, keys.lockstep_all(), Duration::from_secs(1))
-            .await
-            .map_or(0, |tokens| tokens.len());
-        if joined >= expected || Instant::now() >= give_up {
-            if joined < expected {
-                console.lock().unwrap_or_else(|e| e.into_inner()).log(&format!(
-                    "flotilla: only {joined} of {expected} nodes joined the lockstep barrier; starting anyway"
-                ));
+/// When `flotilla run` lets the world step: it starts the world paused in
+/// every clock mode and resumes it once every node it launched has joined
+/// the lockstep barrier (each joins once it has claimed its instances and
+/// subscribed their inputs), so that every plugin — a drive, a Tween, a
+/// sensor — sees the world from t = 0, as Flatland's plugins do. A node
+/// that does not join within `wait_at_most` is not waited for any longer,
+/// and the console says so.
+#[derive(Debug, Clone, Copy)]
+struct StartGate {
+    /// Plugin nodes launched.
+    nodes: usize,
+    wait_at_most: Duration,
+    clock: ClockMode,
+}
+
+/// How long [`StartGate`] waits for the nodes: long in lockstep, whose run
+/// is deterministic only with every node from the first step (a cold start
+/// of many nodes on a busy machine takes a while); short in the other
+/// modes, where a user is watching a world that does not move.
+fn start_wait(clock: ClockMode) -> Duration {
+    match clock {
+        ClockMode::Lockstep => Duration::from_secs(120),
+        _ => Duration::from_secs(20),
+    }
+}
+
+impl StartGate {
+    /// Resumes the (paused) world once the nodes hold lockstep tokens, or
+    /// at `wait_at_most`.
+    async fn open_when_joined(self, session: &zenoh::Session, sim: &str, console: &Arc<Mutex<Console>>) {
+        use flotilla_wire::control::ControlRequest;
+        let log = |line: String| console.lock().unwrap_or_else(|e| e.into_inner()).log(&line);
+        let keys = Keys::new(sim);
+        let give_up = Instant::now() + self.wait_at_most;
+        let joined = loop {
+            let joined = flotilla_node_kit::claims::live_tokens(session, keys.lockstep_all(), Duration::from_secs(1))
+                .await
+                .map_or(0, |tokens| tokens.len());
+            if joined >= self.nodes || Instant::now() >= give_up {
+                break joined;
             }
-            match flotilla_node_kit::client::call_control(
-                session,
-                &keys,
-                "resume",
-                &ControlRequest::Resume,
-                Duration::from_secs(10),
-            )
-            .await
-            {
-                Ok(_) => console
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .log(&format!("flotilla: lockstep with {joined} nodes; stepping")),
-                Err(e) => console
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .log(&format!("flotilla: cannot start stepping: {e}")),
-            }
-            return;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        if joined < self.nodes {
+            log(format!(
+                "flotilla: only {joined} of {} nodes joined within {} s; starting the clock anyway",
+                self.nodes,
+                self.wait_at_most.as_secs()
+            ));
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let resume = ControlRequest::Resume;
+        match flotilla_node_kit::client::call_control(session, &keys, "resume", &resume, Duration::from_secs(10)).await
+        {
+            Ok(_) => log(format!("flotilla: {joined} nodes joined; stepping ({})", self.clock)),
+            Err(e) => log(format!("flotilla: cannot start stepping: {e}")),
+        }
     }
 }
 

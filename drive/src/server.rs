@@ -121,7 +121,7 @@ impl Served {
             Model::Tween(tween) => {
                 // bodies are sorted by id in the state
                 let i = state.bodies.binary_search_by_key(&body, |b| b.id).ok()?;
-                tween.step(body, state.bodies[i].pose, dt_s)
+                tween.step(body, state.bodies[i].pose, state.step, dt_s)
             }
         })
     }

@@ -1,8 +1,11 @@
 //! Flatland's Tween as a model: a body moved from its start pose by `delta`
 //! along an easing curve, in `duration` sim seconds one way, repeating as
-//! its mode says. Flatland teleports the body to each pose; here the drive
-//! commands the velocity that takes the body from where it is to the next
-//! pose in one step, so it follows the same path (and still collides).
+//! its mode says. Flatland sets the body's pose at every step; here the
+//! drive commands the velocity that takes the body from where it is to the
+//! next pose in one step, and the world, which makes a tweened body
+//! kinematic and position-based (`PluginConfig::PLACES_BODY`), moves it by
+//! exactly that: it lands on each pose of the curve, through walls, and
+//! pushes the robots it meets on the way.
 
 use flotilla_plugins::tween::{TweenConfig, TweenMode};
 use flotilla_wire::drive_to_world::BodyCommand;
@@ -21,12 +24,14 @@ pub struct Tween {
     progress: f64,
     forward: bool,
     triggered: bool,
+    /// The world state answered last, and the pose it aimed at.
+    answered: Option<(u64, Pose2)>,
 }
 
 impl Tween {
     /// A tween of a body starting at `start`.
     pub fn new(config: TweenConfig, start: Pose2) -> Tween {
-        Tween { config, start, progress: 0.0, forward: true, triggered: false }
+        Tween { config, start, progress: 0.0, forward: true, triggered: false, answered: None }
     }
 
     /// The trigger topic said `on`.
@@ -46,9 +51,49 @@ impl Tween {
         self.progress
     }
 
-    /// Advances by one step of `dt_s` with the body at `now`: the velocity
-    /// that brings it to the tween's next pose in that step.
-    pub fn step(&mut self, body: BodyId, now: Pose2, dt_s: f64) -> BodyCommand {
+    /// Answers world state `state` (its step number) with the body at
+    /// `now`: the velocity that brings it to the tween's next pose in one
+    /// step of `dt_s`.
+    ///
+    /// The tween's progress is always that of one that advanced at every
+    /// step from t = 0, as Flatland's does: steps it did not see (it was
+    /// served only from a later step on, or its node restarted) are counted
+    /// first; a state answered already is answered the same again; a step
+    /// before the last answered (the world went back to an earlier time)
+    /// starts the tween over.
+    pub fn step(&mut self, body: BodyId, now: Pose2, state: u64, dt_s: f64) -> BodyCommand {
+        let target = match self.answered {
+            Some((answered, target)) if answered == state => target,
+            answered => {
+                let missed = match answered {
+                    Some((answered, _)) if answered < state => state - answered - 1,
+                    Some(_) => {
+                        *self = Tween::new(self.config.clone(), self.start);
+                        state
+                    }
+                    None => state,
+                };
+                for _ in 0..missed {
+                    self.advance(dt_s);
+                }
+                self.advance(dt_s)
+            }
+        };
+        self.answered = Some((state, target));
+        // From where the body is to the target, in the body's frame.
+        let (sin, cos) = now.theta_rad.sin_cos();
+        let (dx, dy) = ((target.x_m - now.x_m) / dt_s, (target.y_m - now.y_m) / dt_s);
+        BodyCommand {
+            body,
+            local_vx_mps: cos * dx + sin * dy,
+            local_vy_mps: -sin * dx + cos * dy,
+            omega_radps: wrap_angle(target.theta_rad - now.theta_rad) / dt_s,
+        }
+    }
+
+    /// Advances the progress by one step of `dt_s`, turning or starting
+    /// over as the mode says; the pose at the new progress.
+    fn advance(&mut self, dt_s: f64) -> Pose2 {
         if self.config.mode == TweenMode::Trigger {
             self.forward = self.triggered;
         }
@@ -61,15 +106,7 @@ impl Tween {
             TweenMode::Loop if self.progress >= 1.0 => self.progress = 0.0,
             _ => {}
         }
-        // From where the body is to the target, in the body's frame.
-        let (sin, cos) = now.theta_rad.sin_cos();
-        let (dx, dy) = ((target.x_m - now.x_m) / dt_s, (target.y_m - now.y_m) / dt_s);
-        BodyCommand {
-            body,
-            local_vx_mps: cos * dx + sin * dy,
-            local_vy_mps: -sin * dx + cos * dy,
-            omega_radps: wrap_angle(target.theta_rad - now.theta_rad) / dt_s,
-        }
+        target
     }
 }
 
@@ -154,8 +191,8 @@ mod tests {
     fn follow(t: &mut Tween, n: usize, dt: f64) -> Vec<Pose2> {
         let mut pose = Pose2::new(1.0, 1.0, 0.0);
         (0..n)
-            .map(|_| {
-                let c = t.step(1, pose, dt);
+            .map(|k| {
+                let c = t.step(1, pose, k as u64, dt);
                 let (s, co) = pose.theta_rad.sin_cos();
                 pose = Pose2::new(
                     pose.x_m + (co * c.local_vx_mps - s * c.local_vy_mps) * dt,
@@ -206,8 +243,8 @@ mod tests {
         let mut t = Tween::new(TweenConfig::parse(&entry, "tween", &ctx).unwrap(), start);
         let mut pose = start;
         (0..steps)
-            .map(|_| {
-                let c = t.step(1, pose, 0.5);
+            .map(|k| {
+                let c = t.step(1, pose, k as u64, 0.5);
                 let (s, co) = pose.theta_rad.sin_cos();
                 pose = Pose2::new(
                     pose.x_m + (co * c.local_vx_mps - s * c.local_vy_mps) * 0.5,
@@ -253,7 +290,25 @@ mod tests {
         let mut t = tween("delta: [1, 0, 0], mode: trigger, trigger_topic: go, duration: 1.0");
         assert!((follow(&mut t, 50, 0.005)[49].x_m - 1.0).abs() < 1e-9, "not triggered: stays");
         t.trigger(true);
-        t.step(1, Pose2::new(1.0, 1.0, 0.0), 0.005);
+        t.step(1, Pose2::new(1.0, 1.0, 0.0), 50, 0.005);
         assert!(t.progress() > 0.0);
+    }
+
+    #[test]
+    fn a_tween_served_late_is_where_one_served_from_the_start_is() {
+        let yaml = "mode: loop, delta: [10, 10, 1], duration: 2";
+        let from_start = flatland_steps(yaml, Pose2::default(), 7);
+        // Served from state 4 on (t = 2 s): the body still at its start.
+        let ctx = PluginContext::single_body(Path::new("tween.model.yaml"), "tween", "base", &[]);
+        let entry = serde_yaml::from_str(&format!("{{body: base, easing: linear, {yaml}}}")).unwrap();
+        let mut late = Tween::new(TweenConfig::parse(&entry, "tween", &ctx).unwrap(), Pose2::default());
+        let c = late.step(1, Pose2::default(), 4, 0.5);
+        let aimed = [c.local_vx_mps * 0.5, c.local_vy_mps * 0.5, c.omega_radps * 0.5];
+        assert_poses(&[aimed], &[from_start[4]]);
+        // The same state again (a world waiting on the barrier resends it): the same aim.
+        assert_eq!(late.step(1, Pose2::default(), 4, 0.5), c);
+        // A world gone back to t = 0 (reset): the tween starts over.
+        let over = late.step(1, Pose2::default(), 0, 0.5);
+        assert_poses(&[[over.local_vx_mps * 0.5, over.local_vy_mps * 0.5, over.omega_radps * 0.5]], &[from_start[0]]);
     }
 }

@@ -130,6 +130,12 @@ pub trait PluginConfig: Sized {
     /// Whether its model's bodies are watched for contacts: the world
     /// publishes their contacts at every step (`world/contacts`).
     const WATCHES_CONTACTS: bool = false;
+    /// Whether it places its body at every step along a path of its own,
+    /// as Flatland's Tween sets its body's transform: the world then makes
+    /// that body kinematic and position-based, so that it lands exactly
+    /// where its commands take it (through walls), pushing the dynamic
+    /// bodies it meets and pushed by none (see [`robots::placed_bodies`]).
+    const PLACES_BODY: bool = false;
     /// The smallest valid entry, for a model whose one body is `base`
     /// (documentation, and the registry's tests).
     const EXAMPLE: &'static str;

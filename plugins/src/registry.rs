@@ -31,12 +31,16 @@ pub struct PluginType {
     /// Whether its model's bodies are watched for contacts (see
     /// [`PluginConfig::WATCHES_CONTACTS`]).
     pub watches_contacts: bool,
+    /// Whether it places its body along a path (see
+    /// [`PluginConfig::PLACES_BODY`]).
+    pub places_body: bool,
     /// The smallest valid entry (see [`PluginConfig::EXAMPLE`]).
     pub example: &'static str,
     validate: ValidateFn,
     check_siblings: CheckSiblingsFn,
     drive_interface: DriveInterfaceFn,
     topics: TopicsFn,
+    body: BodyFn,
 }
 
 /// Parses and validates an entry: (entry, plugin name, model context).
@@ -46,6 +50,8 @@ type ValidateFn = fn(&Value, &str, &PluginContext) -> Result<(), LoadError>;
 type CheckSiblingsFn = fn(&Value, &str, &PluginContext, &[(&str, &str)]) -> Result<(), LoadError>;
 /// A drive's interface: (entry, plugin name, model context).
 type DriveInterfaceFn = fn(&Value, &str, &PluginContext) -> Result<Option<DriveInterface>, LoadError>;
+/// The body an entry is attached to: (entry, plugin name, model context).
+type BodyFn = fn(&Value, &str, &PluginContext) -> Result<String, LoadError>;
 /// An entry's topics: (entry, plugin name, model context, namespace).
 type TopicsFn = fn(&Value, &str, &PluginContext, &str) -> Result<Vec<TopicSpec>, LoadError>;
 
@@ -57,11 +63,13 @@ impl PluginType {
             roles: C::ROLES,
             drives_robot: C::DRIVES_ROBOT,
             watches_contacts: C::WATCHES_CONTACTS,
+            places_body: C::PLACES_BODY,
             example: C::EXAMPLE,
             validate: validate_as::<C>,
             check_siblings: check_siblings_as::<C>,
             drive_interface: drive_interface_as::<C>,
             topics: topics_as::<C>,
+            body: body_as::<C>,
         }
     }
 
@@ -105,6 +113,11 @@ impl PluginType {
         (self.topics)(entry, name, ctx, namespace)
     }
 
+    /// The body an entry of this type is attached to.
+    pub fn body_of(&self, entry: &Value, name: &str, ctx: &PluginContext) -> Result<String, LoadError> {
+        (self.body)(entry, name, ctx)
+    }
+
     /// The role of this type served under `aspect`.
     pub fn role(&self, aspect: &str) -> Option<&'static Role> {
         self.roles.iter().find(|r| r.aspect == aspect)
@@ -130,6 +143,10 @@ fn drive_interface_as<C: PluginConfig>(
     ctx: &PluginContext,
 ) -> Result<Option<DriveInterface>, LoadError> {
     Ok(C::parse(entry, name, ctx)?.drive_interface())
+}
+
+fn body_as<C: PluginConfig>(entry: &Value, name: &str, ctx: &PluginContext) -> Result<String, LoadError> {
+    Ok(C::parse(entry, name, ctx)?.body().to_string())
 }
 
 fn topics_as<C: PluginConfig>(

@@ -1,5 +1,5 @@
-//! Which described models are robots, as the registry says, and which map
-//! a model starts on.
+//! Which described models are robots, as the registry says, which map a
+//! model starts on, and which of its bodies a plugin places.
 //!
 //! A robot is a model with a plugin whose registered type drives it
 //! ([`PluginType::drives_robot`](crate::registry::PluginType::drives_robot)):
@@ -9,7 +9,8 @@
 
 use flotilla_wire::description::{map_mask, LayerBits, MapDescription, ModelDescription, PluginDescription};
 
-use crate::registry;
+use crate::config::LoadError;
+use crate::{entry_of, registry, PluginContext};
 
 /// What the registry says of a described model.
 pub trait RobotModel {
@@ -48,6 +49,21 @@ pub fn assign_map(model: &mut ModelDescription, maps: &[MapDescription], layers:
     model.layer_mask = map_mask(maps, &model.map, layers);
 }
 
+/// The names of `model`'s bodies that a plugin places along a path (see
+/// [`PluginConfig::PLACES_BODY`](crate::PluginConfig::PLACES_BODY)),
+/// `layer_names` being the world's. An entry that does not parse is
+/// refused with its file, model and plugin named.
+pub fn placed_bodies(model: &ModelDescription, layer_names: &[String]) -> Result<Vec<String>, LoadError> {
+    let ctx = PluginContext::of(model, layer_names);
+    let mut placed = Vec::new();
+    for plugin in &model.plugins {
+        let Some(placing) = registry::plugin_type(&plugin.plugin_type).filter(|t| t.places_body) else { continue };
+        let entry = entry_of(plugin, ctx.model_file)?;
+        placed.push(placing.body_of(&entry, &plugin.name, &ctx)?);
+    }
+    Ok(placed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +86,18 @@ mod tests {
         assert!(!lamp.is_robot());
         assign_map(&mut lamp, &maps, every_layer(2));
         assert_eq!((lamp.map.as_str(), lamp.layer_mask), ("", 0b11), "no map: every layer its footprints list");
+    }
+
+    #[test]
+    fn a_tween_places_its_body_and_nothing_else_places_one() {
+        let tween = "{type: Tween, name: door, body: base, delta: [1, 0, 0], duration: 2, mode: yoyo}";
+        let door = robot("door", &[("Tween", "door", tween), ("Laser", "laser", "{}")]);
+        assert_eq!(placed_bodies(&door, &[]).unwrap(), ["base"]);
+        let r1 = robot("r1", &[("DiffDrive", "drive", "{type: DiffDrive, name: drive, body: base}")]);
+        assert!(placed_bodies(&r1, &[]).unwrap().is_empty(), "a drive commands velocities");
+        let broken = robot("door", &[("Tween", "door", "{type: Tween, name: door, body: leaf}")]);
+        let error = placed_bodies(&broken, &[]).unwrap_err().to_string();
+        assert!(error.contains("robot.model.yaml") && error.contains("door") && error.contains("leaf"), "{error}");
     }
 
     fn robot_without_drive() -> ModelDescription {

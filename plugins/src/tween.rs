@@ -79,6 +79,7 @@ pub struct TweenConfig {
 impl super::PluginConfig for TweenConfig {
     const TYPE: &'static str = "Tween";
     const ROLES: &'static [Role] = &[TweenConfig::ROLE];
+    const PLACES_BODY: bool = true;
     const EXAMPLE: &'static str =
         "{type: Tween, name: tween, body: base, delta: [2, 0, 0], trigger_topic: go, mode: trigger}";
     fn parse(entry: &Value, name: &str, ctx: &PluginContext) -> Result<TweenConfig, LoadError> {

@@ -34,3 +34,100 @@ async fn a_yoyo_walker_reaches_its_end_and_comes_back_on_time() {
     let halfway = x_at(t_far + 0.5);
     assert!((halfway - 4.0).abs() < 0.03, "and halfway half a second after: {halfway}");
 }
+
+/// The body's pose at each half second of Flatland's tween test `name`
+/// (`configs/tests/tween/flatland/`), run in lockstep from t = 0 so that
+/// every state is seen: (t s, x m, y m, θ rad) from 0.5 s to `until_s`.
+async fn flatland_track(name: &str, until_s: f64) -> Vec<(f64, f64, f64, f64)> {
+    let world = common::config(&format!("tests/tween/flatland/{name}.world.yaml"));
+    let sim =
+        Sim::start(&format!("tween-{name}"), &world, &["flotilla-drive"], &["--clock", "lockstep", "--start-paused"])
+            .await;
+    let mut states = sim.subscribe_states().await;
+    common::wait_for_participants(&sim.session, &sim.keys, 1, sim.logs()).await;
+    let (resumed, output) = sim.cli(&["resume"]);
+    assert!(resumed, "{output}");
+    let mut track = Vec::new();
+    loop {
+        let state = states.next(Duration::from_secs(20)).await;
+        let t = state.time.as_secs_f64();
+        if t == 0.0 {
+            continue;
+        }
+        let pose = state.bodies[0].pose;
+        track.push((t, pose.x_m, pose.y_m, pose.theta_rad));
+        if t >= until_s {
+            return track;
+        }
+    }
+}
+
+/// Asserts `track` against Flatland's expected poses, as its test does
+/// (within 1e-5 m and rad, float precision).
+fn assert_flatland(track: &[(f64, f64, f64, f64)], expected: &[(f64, [f64; 3])]) {
+    for &(t, [x, y, theta]) in expected {
+        let &(_, tx, ty, ttheta) =
+            track.iter().find(|p| (p.0 - t).abs() < 1e-9).unwrap_or_else(|| panic!("no state at {t} s: {track:?}"));
+        let close = (tx - x).abs() < 1e-5 && (ty - y).abs() < 1e-5 && (ttheta - theta).abs() < 1e-5;
+        assert!(close, "at {t} s: ({tx}, {ty}, {ttheta}), Flatland's ({x}, {y}, {theta}); track {track:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flatland_s_once_tween_lands_on_each_pose_and_stays() {
+    let track = flatland_track("once", 1.5).await;
+    assert_flatland(&track, &[(0.5, [2.5, 2.5, 1.0]), (1.0, [3.0, 4.0, 2.0]), (1.5, [3.0, 4.0, 2.0])]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flatland_s_yoyo_tween_goes_through_the_walls_it_starts_in_and_back() {
+    let track = flatland_track("yoyo", 2.5).await;
+    let expected = [
+        (0.5, [5.0, 5.0, 0.5]),
+        (1.0, [10.0, 10.0, 1.0]),
+        (1.5, [5.0, 5.0, 0.5]),
+        (2.0, [0.0, 0.0, 0.0]),
+        (2.5, [5.0, 5.0, 0.5]),
+    ];
+    assert_flatland(&track, &expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flatland_s_loop_tween_jumps_back_to_its_start_after_the_end() {
+    let track = flatland_track("loop", 3.0).await;
+    let expected = [
+        (0.5, [2.5, 2.5, 0.25]),
+        (1.5, [7.5, 7.5, 0.75]),
+        (2.0, [10.0, 10.0, 1.0]),
+        (2.5, [2.5, 2.5, 0.25]),
+        (3.0, [5.0, 5.0, 0.5]),
+    ];
+    assert_flatland(&track, &expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_realtime_flotilla_run_starts_the_clock_once_the_tween_is_served() {
+    // Flatland's loop tween in real time: had the clock started before
+    // flotilla-drive served the tween, every pose after would lag behind
+    // Flatland's by the steps it missed (the loop never settles).
+    let world = common::config("tests/tween/flatland/loop.world.yaml");
+    let run = common::Launched::start("tween-realtime", &world, &["--clock", "realtime"]).await;
+    let mut states = run.subscribe_states().await;
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        let state = states.next(Duration::from_secs(30)).await;
+        let t = state.time.as_secs_f64();
+        if t == 0.0 {
+            continue;
+        }
+        // Progress 0.25 at the first half second, 1 at the fourth, then 0.25 again.
+        let progress = (((t / 0.5).round() - 1.0) % 4.0 + 1.0) / 4.0;
+        let pose = state.bodies[0].pose;
+        let (x, theta) = (10.0 * progress, progress);
+        let close = (pose.x_m - x).abs() < 1e-5 && (pose.y_m - x).abs() < 1e-5 && (pose.theta_rad - theta).abs() < 1e-5;
+        assert!(close, "at {t} s: {pose:?}, Flatland's ({x}, {x}, {theta})\n{}", run.output());
+        seen.push(t);
+    }
+    assert!(run.output().contains("1 nodes joined; stepping (realtime)"), "{}", run.output());
+    run.stop().await;
+}

@@ -175,16 +175,7 @@ impl Sim {
 
     /// Subscribes to an internal key, decoding every message.
     async fn subscribe_internal<T: flotilla_wire::codec::WireMessage + Send + 'static>(&self, key: String) -> Topic<T> {
-        let (tx, rx) = unbounded_channel();
-        let subscriber = self
-            .session
-            .declare_subscriber(&key)
-            .callback(move |sample| {
-                let _ = tx.send(flotilla_wire::codec::decode(&sample.payload().to_bytes()).expect("well-formed"));
-            })
-            .await
-            .unwrap();
-        Topic { key, rx, _subscriber: subscriber }
+        subscribe_internal(&self.session, key).await
     }
 
     /// Publishes a CDR message on a ROS topic.
@@ -355,6 +346,22 @@ pub async fn wait_for_participants(session: &zenoh::Session, keys: &Keys, count:
     }
 }
 
+/// Subscribes to an internal key (`flotilla/<sim>/…`), decoding every message.
+pub async fn subscribe_internal<T: flotilla_wire::codec::WireMessage + Send + 'static>(
+    session: &zenoh::Session,
+    key: String,
+) -> Topic<T> {
+    let (tx, rx) = unbounded_channel();
+    let subscriber = session
+        .declare_subscriber(&key)
+        .callback(move |sample| {
+            let _ = tx.send(flotilla_wire::codec::decode(&sample.payload().to_bytes()).expect("well-formed"));
+        })
+        .await
+        .unwrap();
+    Topic { key, rx, _subscriber: subscriber }
+}
+
 /// Subscribes to a ROS topic of a simulation, decoding every message.
 pub async fn subscribe<T: RosMessage + Send + 'static>(
     session: &zenoh::Session,
@@ -425,6 +432,12 @@ impl Launched {
     /// Subscribes to a ROS topic of this simulation.
     pub async fn subscribe<T: RosMessage + Send + 'static>(&self, ros_name: &str) -> Topic<T> {
         subscribe(&self.session, &self.keys, ros_name).await
+    }
+
+    /// Subscribes to the world's internal state messages.
+    #[allow(dead_code)] // not every test binary reads states
+    pub async fn subscribe_states(&self) -> Topic<flotilla_wire::world_to_nodes::WorldState> {
+        subscribe_internal(&self.session, self.keys.world_state()).await
     }
 
     /// The launcher's output so far.

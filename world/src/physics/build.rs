@@ -54,8 +54,19 @@ fn collider(footprint: &Footprint, mask: LayerBits) -> ColliderBuilder {
 
 /// Inserts a body with its footprints at its description pose, in the
 /// layers of `mask` only (its model's map), carrying `tag` as its user data.
-pub fn insert_body(world: &mut PhysicsWorld, body: &BodyDescription, mask: LayerBits, tag: u128) -> RigidBodyHandle {
+/// A body a plugin places (`placed`, see
+/// `flotilla_plugins::robots::placed_bodies`) is kinematic and
+/// position-based whatever its type: it goes exactly where it is put,
+/// pushing dynamic bodies and pushed by nothing.
+pub fn insert_body(
+    world: &mut PhysicsWorld,
+    body: &BodyDescription,
+    mask: LayerBits,
+    tag: u128,
+    placed: bool,
+) -> RigidBodyHandle {
     let builder = match body.kind {
+        _ if placed => RigidBodyBuilder::kinematic_position_based(),
         BodyKind::Dynamic => RigidBodyBuilder::dynamic(),
         BodyKind::Static => RigidBodyBuilder::fixed(),
         BodyKind::Kinematic => RigidBodyBuilder::kinematic_velocity_based(),

@@ -35,4 +35,8 @@ pub enum PhysicsError {
     /// A twist with NaN or infinity in it.
     #[error("twist must be finite, got {0:?}")]
     NonFiniteTwist(Twist2),
+    /// A plugin entry that does not parse (the loader checks them all,
+    /// so only a description from elsewhere has one).
+    #[error("{0}")]
+    BadPlugin(String),
 }

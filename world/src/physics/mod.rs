@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use flotilla_plugins::channels::{model_topics, ChannelNumbers};
 use flotilla_plugins::registry;
-use flotilla_plugins::robots::assign_map;
+use flotilla_plugins::robots::{assign_map, placed_bodies};
 use flotilla_wire::claim_book::instance_id;
 use flotilla_wire::description::{
     every_layer, BodyKind, LayerDescription, MapDescription, MapTransition, ModelDescription, WorldDescription,
@@ -56,6 +56,8 @@ pub struct EntityLabels {
 struct BodyEntry {
     handle: RigidBodyHandle,
     kind: BodyKind,
+    /// Placed by a plugin along a path (kinematic, position-based).
+    placed: bool,
 }
 
 /// The world's physics: rapier plus Flotilla's registry of models and bodies.
@@ -265,12 +267,16 @@ impl Physics {
             return Err(PhysicsError::NoMap(model.map));
         }
         assign_map(&mut model, &self.maps, every_layer(self.layer_names.len()));
+        let placed_bodies =
+            placed_bodies(&model, &self.layer_names).map_err(|e| PhysicsError::BadPlugin(e.to_string()))?;
         let mut handles = Vec::with_capacity(model.bodies.len());
         for body in &mut model.bodies {
             body.id = self.next_body_id;
             self.next_body_id += 1;
-            let handle = build::insert_body(&mut self.world, body, model.layer_mask, contacts::body_tag(body.id));
-            self.bodies.insert(body.id, BodyEntry { handle, kind: body.kind });
+            let placed = placed_bodies.contains(&body.name);
+            let tag = contacts::body_tag(body.id);
+            let handle = build::insert_body(&mut self.world, body, model.layer_mask, tag, placed);
+            self.bodies.insert(body.id, BodyEntry { handle, kind: body.kind, placed });
             handles.push(handle);
         }
         if model.plugins.iter().any(|p| registry::watches_contacts(&p.plugin_type)) {
@@ -490,10 +496,11 @@ impl Physics {
     }
 
     /// Holds a body at a velocity from now on (until replaced or cleared).
-    /// Commands for unknown or static bodies, and non-finite ones, are refused.
+    /// Commands for unknown or static bodies (unless a plugin places them),
+    /// and non-finite ones, are refused.
     pub fn command(&mut self, command: BodyCommand) -> bool {
         match self.bodies.get(&command.body) {
-            Some(entry) if entry.kind != BodyKind::Static && command.is_finite() => {
+            Some(entry) if (entry.kind != BodyKind::Static || entry.placed) && command.is_finite() => {
                 self.commands.insert(command.body, (entry.handle, command));
                 true
             }
@@ -503,8 +510,13 @@ impl Physics {
 
     /// Advances the world by one step: commands first, then rapier.
     pub fn step(&mut self) {
+        let dt_s = self.step_ns as f64 * 1e-9;
         for (handle, command) in self.commands.values() {
             let Some(body) = self.world.bodies.get_mut(*handle) else { continue };
+            if body.body_type() == RigidBodyType::KinematicPositionBased {
+                body.set_next_kinematic_position(placed_after(body, command, dt_s));
+                continue;
+            }
             // A body held at a velocity never sleeps. rapier puts a body to
             // sleep once its farthest point has moved slowly for 0.5 s, and
             // sleeping zeroes its velocity for that step: a small robot
@@ -604,6 +616,20 @@ impl Physics {
             .map(|m| m.description.bodies.iter().map(|b| b.id).collect())
             .unwrap_or_default()
     }
+}
+
+/// Where a placed body's origin goes in one step of `dt_s` at `command`'s
+/// velocity: moved by exactly v·dt in its own frame and turned by ω·dt, so
+/// that a plugin that commands "from here to the next pose in one step"
+/// (Tween) lands on that pose to the last bit of rounding. (Integrating
+/// the velocity about the centre of mass, as rapier does for other bodies,
+/// would miss it by up to (ω·dt)²/2 times the centre's offset.)
+fn placed_after(body: &RigidBody, command: &BodyCommand, dt_s: f64) -> Pose {
+    let rotation = body.rotation();
+    let (c, s) = (rotation.cos(), rotation.sin());
+    let (vx, vy) = (command.local_vx_mps, command.local_vy_mps);
+    let origin = body.translation() + Vector::new(c * vx - s * vy, s * vx + c * vy) * dt_s;
+    Pose::new(origin, rotation.angle() + command.omega_radps * dt_s)
 }
 
 fn body_pose(body: &RigidBody) -> Pose2 {

@@ -351,3 +351,33 @@ fn a_robot_that_drove_lands_exactly_where_it_is_placed() {
         assert!(close(at(&p), target), "placed at {target:?}, landed at {:?}", at(&p));
     }
 }
+
+#[test]
+fn a_tweened_body_goes_exactly_where_it_is_commanded_through_walls_and_pushes_a_robot_away() {
+    // The walker (a Tween's body, radius 0.3 m) at (3, 5) and a robot
+    // (radius 0.2 m) just ahead of it at (3.8, 5), in the 10 m room.
+    let mut p = Physics::new(&load_world(&configs("tween/world.yaml")).unwrap()).unwrap();
+    let mut robot = load_world(&configs("room/world.yaml")).unwrap().models.remove(0);
+    robot.pose = Pose2::new(3.8, 5.0, 0.0);
+    robot.bodies[0].pose = robot.pose;
+    p.add_model(robot).unwrap();
+    let walker = p.model_body_ids("walker")[0];
+    // 1 m/s along +x for 1 s: a tween that commands "to the next pose in one step".
+    assert!(p.command(BodyCommand { body: walker, local_vx_mps: 1.0, local_vy_mps: 0.0, omega_radps: 0.0 }));
+    for _ in 0..200 {
+        p.step();
+    }
+    let [x, y] = model_xy(&p, "walker");
+    assert!((x - 4.0).abs() < 1e-9 && (y - 5.0).abs() < 1e-9, "the walker goes where it is sent: ({x}, {y})");
+    let [robot_x, _] = model_xy(&p, "robot");
+    assert!(robot_x >= 4.0 + 0.3 + 0.2 - 0.01, "the robot it met is pushed ahead of it: {robot_x}");
+
+    // Back through the room's wall at x = 0, turning as it goes.
+    p.command(BodyCommand { body: walker, local_vx_mps: -5.0, local_vy_mps: 0.0, omega_radps: 0.5 });
+    for _ in 0..200 {
+        p.step();
+    }
+    let (pose, _) = p.model_state("walker").unwrap();
+    assert!((pose.theta_rad - 0.5).abs() < 1e-9, "{pose:?}");
+    assert!(pose.x_m < -0.5, "no wall stops it: {pose:?}");
+}
