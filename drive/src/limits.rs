@@ -122,9 +122,51 @@ mod tests {
     }
 
     #[test]
+    fn deceleration_has_its_own_limit() {
+        let l = limits(1.0, 9.0, 0.0);
+        near(l.step(0.0, 1.0, 0.05), 0.05);
+        near(l.step(0.97, 1.0, 0.05), 1.0);
+        near(l.step(1.0, 0.0, 0.05), 0.55);
+        near(l.step(-1.0, -2.0, 0.05), -1.05);
+        near(l.step(-2.0, -1.0, 0.05), -1.55);
+        near(l.step(-2.0, 1.0, 0.05), -1.55);
+        near(l.step(-1.0, 2.0, 0.05), -0.55);
+        near(l.step(1.0, 3.0, 0.05), 1.05);
+        near(l.step(3.0, -1.0, 0.05), 2.55);
+    }
+
+    #[test]
+    fn a_zero_crossing_decelerates_then_accelerates_in_the_same_step() {
+        let l = limits(1.0, 2.0, 0.0);
+        near(l.step(2.0, 0.0, 0.05), 1.9);
+        // 0.08 → 0 at 2 m/s² takes 0.04 s, then 0.01 s at 1 m/s².
+        near(l.step(0.08, -1.0, 0.05), -0.01);
+        // No acceleration limit: the rest of the step reaches the target.
+        let no_accel = limits(0.0, 2.0, 0.0);
+        near(no_accel.step(2.0, 0.0, 0.05), 1.9);
+        near(no_accel.step(0.08, -1.0, 0.05), -1.0);
+        // No deceleration limit: stopped at once, then accelerating under its limit.
+        let no_decel = limits(2.0, 0.0, 0.0);
+        near(no_decel.step(2.0, 0.0, 0.05), 0.0);
+        near(no_decel.step(1.0, -1.0, 0.05), -0.1);
+    }
+
+    #[test]
+    fn beyond_the_velocity_limit_deceleration_wins() {
+        let l = limits(1.0, 9.0, 0.5);
+        near(l.step(0.0, 1.0, 0.05), 0.05);
+        near(l.step(0.48, 1.48, 0.05), 0.5);
+        // Already too fast: slowing at 9 m/s² leaves it above the limit for now.
+        near(l.step(1.0, 2.0, 0.05), 0.55);
+        near(l.step(0.55, 2.0, 0.05), 0.5);
+    }
+
+    #[test]
     fn saturate_ignores_an_empty_range() {
         near(saturate(3.0, -1.1, 2.2), 2.2);
         near(saturate(-3.0, -1.1, 2.2), -1.1);
         near(saturate(3.0, 1.1, -2.2), 3.0);
+        near(saturate(1.0, 0.0, 0.0), 0.0);
+        near(saturate(-3.0, 1.1, -2.2), -3.0);
     }
 }

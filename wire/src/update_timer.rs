@@ -96,6 +96,19 @@ mod tests {
         assert_eq!(count(10.0, 3_000_000, 3334), 101);
     }
 
+    /// Flatland's `update_timer_test`: a rate that does not divide the step
+    /// counted over `sim_s` seconds of steps of `step_s`, as updates per
+    /// simulated second, within 1 Hz of the rate asked for.
+    #[test]
+    fn flatland_s_rate_tests_count_within_one_hertz() {
+        for (rate, step_s, sim_s) in [(141.56, 1.0 / 333.0, 2.0), (564.56, 1.0 / 1234.0, 1.0), (47.4, 0.01, 2.0)] {
+            let step_ns = (step_s * 1e9_f64).round() as u64;
+            let steps = (sim_s / step_s).ceil() as u64;
+            let actual = count(rate, step_ns, steps) as f64 / (steps * step_ns) as f64 * 1e9;
+            assert!((actual - rate).abs() < 1.0, "{rate} Hz at {step_s} s steps: {actual} updates per sim second");
+        }
+    }
+
     #[test]
     fn a_timer_started_mid_run_fires_at_the_multiples_of_its_period() {
         // 10 Hz at 5 ms steps, first checked at step 37 (t = 185 ms): due at

@@ -1,5 +1,5 @@
 //! Everything a node does for recorders, behind one interface: the
-//! [`RecorderTap`].
+//! `RecorderTap`.
 //!
 //! A recorder does not subscribe to every topic of a simulation: each node
 //! sends it what it publishes in batches on its own key
@@ -7,23 +7,23 @@
 //! [`flotilla_wire::recording`]), and the inputs it receives from outside
 //! (a controller's `cmd_vel`) with them. The node runtime feeds the tap
 //! once per moment, the messages an answer made at one sim time
-//! ([`RecorderTap::moment`]), and once per input received
-//! ([`RecorderTap::forward`]); the tap says which of the moment's messages
+//! (`RecorderTap::moment`), and once per input received
+//! (`RecorderTap::forward`); the tap says which of the moment's messages
 //! must still go out on their own keys (those a subscriber there wants).
 //! Plugins write their outputs once and never learn whether a recorder
 //! listens: while one does, every output counts as wanted
-//! ([`RecorderTap::listening`], which the outbox reads).
+//! (`RecorderTap::listening`, which the outbox reads).
 //!
 //! Inside, and nowhere else:
 //!
-//! * [`batch`]: the batch being filled, in Zenoh's shared memory where the
+//! * `batch`: the batch being filled, in Zenoh's shared memory where the
 //!   process has it, and when it must go;
-//! * [`channels`]: the world's channel number of each key, and the node's
+//! * `channels`: the world's channel number of each key, and the node's
 //!   sequence on each;
-//! * [`recorders`]: the batch publisher and whether a recorder listens,
+//! * `recorders`: the batch publisher and whether a recorder listens,
 //!   and which keys a recorder still takes on the keys themselves (a batch
 //!   must reach it before such a key's message);
-//! * [`forwarding`]: the tokens that tell recorders which inputs a node
+//! * `forwarding`: the tokens that tell recorders which inputs a node
 //!   forwards, so that they do not subscribe to those keys themselves;
 //! * two small tasks: one sends a batch that waited [`BATCH_AGE`] (a
 //!   paused or slow simulation), one holds the node's forwarding token
