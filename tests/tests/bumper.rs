@@ -87,3 +87,38 @@ async fn a_robot_driven_into_a_crate_bumps_it() {
     assert!((period_s - 0.1).abs() < 1e-6, "publish_all_collisions: false keeps to 10 Hz: {period_s} s");
     driving.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wall_is_named_by_its_layer_and_its_normal_flips_with_the_side_it_is_hit_from() {
+    // Flatland's bumper collision test: the halo overlaps a wall of the
+    // map first; the base presses on it with the normal from the robot to
+    // the wall; from the other side, the normal is the other way.
+    let world = common::config("tests/bumper/wall.world.yaml");
+    let sim = Sim::start("bumper-wall", &world, &["flotilla-drive", "flotilla-bumper"], &[]).await;
+    let mut all = sim.subscribe::<Collisions>("/robot/collisions").await;
+    let mut base_only = sim.subscribe::<Collisions>("/robot/collisions_base").await;
+    assert!(all.next(T).await.collisions.is_empty(), "2 m short of the wall");
+
+    let driving = keep_driving(&sim);
+    let halo = all.until(T, |m| !m.collisions.is_empty()).await;
+    assert_eq!(names(&halo.collisions[0]), ("robot", "halo", "walls", "walls"), "{halo:?}");
+    assert!(halo.collisions[0].contact_normals.is_empty(), "a sensor has no contact points");
+    let pressed = all.until(T, |m| m.collisions.len() == 2).await;
+    assert_eq!(names(&pressed.collisions[0]), ("robot", "base", "walls", "walls"));
+    let normal = pressed.collisions[0].contact_normals[0];
+    assert!((normal.x - 1.0).abs() < 1e-6 && normal.y.abs() < 1e-6, "from the west: {normal:?}");
+    let b = base_only.until(T, |m| !m.collisions.is_empty()).await;
+    assert_eq!(names(&b.collisions[0]), ("robot", "base", "walls", "walls"), "without the excluded halo");
+    driving.abort();
+
+    // Put on the east side facing west: driven ahead into the wall again.
+    let (moved, output) = sim.cli(&["move", "robot", "7", "5", "3.141592653589793"]);
+    assert!(moved, "{output}");
+    all.until(T, |m| m.collisions.is_empty()).await;
+    let driving = keep_driving(&sim);
+    let pressed = all.until(T, |m| m.collisions.len() == 2).await;
+    assert_eq!(names(&pressed.collisions[0]), ("robot", "base", "walls", "walls"));
+    let normal = pressed.collisions[0].contact_normals[0];
+    assert!((normal.x + 1.0).abs() < 1e-6 && normal.y.abs() < 1e-6, "from the east: {normal:?}");
+    driving.abort();
+}
