@@ -5,16 +5,15 @@
 //! Foxglove, rosbag2's MCAP storage and the `mcap` readers seek in it alike.
 //!
 //! Ours rather than the `mcap` crate's writer (which `replay` still reads
-//! with) because the measured difference is large: recording office-50 in
-//! fast mode, the recorder took 1.15–1.47 CPU s per 60 sim s with the
-//! crate's writer (its lz4 content checksum cannot be turned off, and each
-//! message passes several writer layers) against 0.69–0.81 s with this one
-//! (lz4) and 0.40–0.46 s without compression (see
-//! docs/benchmarks-history.md). Here a message is one copy into the chunk being filled, a
-//! stored chunk goes straight to the output behind a header filled in when
-//! it ends ([`Rewritable`]), and a channel whose first 64 KiB do not
-//! compress (laser scans) fills stored chunks of its own; MCAP gives every
-//! chunk its own compression, and its readers merge chunks by time.
+//! with) because the difference measured is large: the crate's writer
+//! cannot turn off lz4's content checksum and passes each message through
+//! several writer layers, which made it cost the recorder about 40 % more
+//! CPU (BENCHMARKS.md, "What limits each figure"). Here a message is one
+//! copy into the chunk being filled, a stored chunk goes straight to the
+//! output behind a header filled in when it ends ([`Rewritable`]), and a
+//! channel whose first 64 KiB do not compress (laser scans) fills stored
+//! chunks of its own; MCAP gives every chunk its own compression, and its
+//! readers merge chunks by time.
 //!
 //! The records themselves, as bytes, are made in `mcap_records`.
 
