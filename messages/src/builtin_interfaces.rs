@@ -22,6 +22,19 @@ impl super::RosMessage for Time {
     const TYPE_NAME: &'static str = "builtin_interfaces/msg/Time";
 }
 
+/// `builtin_interfaces/msg/Duration`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Duration {
+    /// Seconds.
+    pub sec: i32,
+    /// Nanoseconds within the second.
+    pub nanosec: u32,
+}
+
+impl super::RosMessage for Duration {
+    const TYPE_NAME: &'static str = "builtin_interfaces/msg/Duration";
+}
+
 #[cfg(test)]
 mod tests {
     use super::Time;

@@ -36,6 +36,7 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("nav_msgs/msg/OccupancyGrid", include_str!("../msg/nav_msgs/OccupancyGrid.msg")),
     ("nav_msgs/msg/Odometry", include_str!("../msg/nav_msgs/Odometry.msg")),
     ("rosgraph_msgs/msg/Clock", include_str!("../msg/rosgraph_msgs/Clock.msg")),
+    ("sensor_msgs/msg/CompressedImage", include_str!("../msg/sensor_msgs/CompressedImage.msg")),
     ("sensor_msgs/msg/Imu", include_str!("../msg/sensor_msgs/Imu.msg")),
     ("sensor_msgs/msg/JointState", include_str!("../msg/sensor_msgs/JointState.msg")),
     ("sensor_msgs/msg/LaserScan", include_str!("../msg/sensor_msgs/LaserScan.msg")),
@@ -49,6 +50,10 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("std_msgs/msg/Header", include_str!("../msg/std_msgs/Header.msg")),
     ("std_msgs/msg/String", include_str!("../msg/std_msgs/String.msg")),
     ("tf2_msgs/msg/TFMessage", include_str!("../msg/tf2_msgs/TFMessage.msg")),
+    ("visualization_msgs/msg/Marker", include_str!("../msg/visualization_msgs/Marker.msg")),
+    ("visualization_msgs/msg/MarkerArray", include_str!("../msg/visualization_msgs/MarkerArray.msg")),
+    ("visualization_msgs/msg/MeshFile", include_str!("../msg/visualization_msgs/MeshFile.msg")),
+    ("visualization_msgs/msg/UVCoordinate", include_str!("../msg/visualization_msgs/UVCoordinate.msg")),
 ];
 
 /// The schema encoding of [`schema`]'s text.
@@ -176,6 +181,7 @@ mod tests {
             crate::std_msgs::Bool::TYPE_NAME,
             crate::std_msgs::StdString::TYPE_NAME,
             crate::flatland_msgs::Collisions::TYPE_NAME,
+            crate::visualization_msgs::MarkerArray::TYPE_NAME,
         ] {
             schema(name).unwrap_or_else(|missing| panic!("{name}: no definition of {missing}"));
         }

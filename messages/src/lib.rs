@@ -29,6 +29,7 @@ pub mod simulation_interfaces;
 pub mod std_msgs;
 pub mod std_srvs;
 pub mod tf2_msgs;
+pub mod visualization_msgs;
 
 pub use covariance::Covariance;
 

@@ -373,6 +373,21 @@ impl PointCloud2 {
     }
 }
 
+/// `sensor_msgs/msg/CompressedImage` (a marker's texture).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CompressedImage {
+    /// Stamp and optical frame.
+    pub header: Header,
+    /// How `data` is compressed, e.g. `png`.
+    pub format: String,
+    /// The compressed image.
+    pub data: Vec<u8>,
+}
+
+impl super::RosMessage for CompressedImage {
+    const TYPE_NAME: &'static str = "sensor_msgs/msg/CompressedImage";
+}
+
 /// `sensor_msgs/msg/JointState`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct JointState {

@@ -17,6 +17,23 @@ impl super::RosMessage for Header {
     const TYPE_NAME: &'static str = "std_msgs/msg/Header";
 }
 
+/// `std_msgs/msg/ColorRGBA`: each channel in 0..1.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ColorRGBA {
+    /// Red.
+    pub r: f32,
+    /// Green.
+    pub g: f32,
+    /// Blue.
+    pub b: f32,
+    /// Opacity.
+    pub a: f32,
+}
+
+impl super::RosMessage for ColorRGBA {
+    const TYPE_NAME: &'static str = "std_msgs/msg/ColorRGBA";
+}
+
 /// `std_msgs/msg/Bool`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Bool {

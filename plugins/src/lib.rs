@@ -36,6 +36,7 @@ pub mod imu;
 pub mod laser;
 pub mod model_tf_publisher;
 pub mod odometry;
+pub mod pedestrian;
 pub mod pioneer;
 pub mod registry;
 pub mod robots;

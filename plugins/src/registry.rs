@@ -167,6 +167,7 @@ pub const REGISTRY: &[PluginType] = &[
     PluginType::of::<super::imu::ImuConfig>(),
     PluginType::of::<super::laser::LaserConfig>(),
     PluginType::of::<super::model_tf_publisher::ModelTfPublisherConfig>(),
+    PluginType::of::<super::pedestrian::PedestrianConfig>(),
     PluginType::of::<super::pioneer::PioneerConfig>(),
     PluginType::of::<super::sonar::SonarConfig>(),
     PluginType::of::<super::tricycle_drive::TricycleDriveConfig>(),

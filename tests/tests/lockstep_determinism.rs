@@ -1,6 +1,7 @@
 //! Determinism: the same world, seed and scripted commands, run in lockstep
 //! once with every plugin type in its own process and once with every
-//! sensor but odometry in two shards and the drive split in two, give
+//! sensor but odometry in two shards and the drive and the crowd (people
+//! walking among the robots, with random pushes) split in two, give
 //! bit-identical odometry, scan, GPS, IMU and sonar streams (all with
 //! seeded noise), bumper and bool sensor streams over 2000 steps. And the
 //! drives' promises of their next answers, which spare the world waits,
@@ -36,6 +37,7 @@ const ONE_EACH: &[&[&str]] = &[
     &["flotilla-sonar"],
     &["flotilla-bumper"],
     &["flotilla-bool-sensor"],
+    &["flotilla-crowd"],
 ];
 
 /// Every message received, per key, in arrival order (one publisher per key).
@@ -134,6 +136,13 @@ async fn run(layout: &[&[&str]], controller: Controller, world_args: &[&str]) ->
             continue;
         }
         last = Some(state.step);
+        // every body's pose, the crowd's people included
+        streams
+            .lock()
+            .unwrap()
+            .entry("world/bodies".into())
+            .or_default()
+            .push(format!("{:?}", state.bodies).into_bytes());
         if state.step >= STEPS {
             break; // no report: the world waits here
         }
@@ -195,6 +204,8 @@ async fn process_layout_does_not_change_a_single_bit() {
         &["flotilla-bumper", "--shard", "1/2"],
         &["flotilla-bool-sensor", "--shard", "0/2"],
         &["flotilla-bool-sensor", "--shard", "1/2"],
+        &["flotilla-crowd", "--shard", "0/2"],
+        &["flotilla-crowd", "--shard", "1/2"],
     ];
     let (a, _) = run(ONE_EACH, Controller::EveryStep, &[]).await;
     let (b, _) = run(sharded, Controller::EveryStep, &[]).await;
@@ -202,9 +213,20 @@ async fn process_layout_does_not_change_a_single_bit() {
     let keys: Vec<&String> = a.keys().collect();
     assert_eq!(
         keys.len(),
-        4 * (4 + 8 + 2),
-        "odometry, scan, GPS, IMU, 8 sonar ranges, collisions and bool sensor of four robots: {keys:?}"
+        4 * (4 + 8 + 2) + 1,
+        "odometry, scan, GPS, IMU, 8 sonar ranges, collisions and bool sensor of four robots, and the bodies: {keys:?}"
     );
+    // The people walked.
+    let bodies = &a["world/bodies"];
+    assert_eq!(bodies.len() as u64, STEPS + 1);
+    let world = flotilla_world_file::load_world(common::config("tests/determinism/world.yaml").as_ref()).unwrap();
+    let walker1 = world.initial_description().unwrap().model("walker1").unwrap().bodies[0].id;
+    let pose_of_walker1 = |k: usize| {
+        let text = String::from_utf8_lossy(&bodies[k]).into_owned();
+        let at = text.find(&format!("id: {walker1},")).expect("walker1 is in every state");
+        text[at..at + 80].to_string()
+    };
+    assert_ne!(pose_of_walker1(0), pose_of_walker1(bodies.len() - 1), "walker1 stood still");
     for robot in ROBOTS {
         let scans = &a[&format!("{robot}/scan")];
         let odom = &a[&format!("{robot}/odometry/filtered")];

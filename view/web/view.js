@@ -96,7 +96,12 @@
     let lo = [Infinity, Infinity], hi = [-Infinity, -Infinity];
     const take = (x, y) => { lo = [Math.min(lo[0], x), Math.min(lo[1], y)]; hi = [Math.max(hi[0], x), Math.max(hi[1], y)]; };
     for (const layer of scene.layers) for (let i = 0; i < layer.segments.length; i += 2) take(layer.segments[i], layer.segments[i + 1]);
-    for (const b of scene.bodies) take(b.pose[0], b.pose[1]);
+    // Bodies over 1 km from the walls' box are offstage (a crowd's people
+    // waiting to come on): they are left out of the fit.
+    const walls = [lo, hi], far = 1000;
+    const onStage = (x, y) => !isFinite(walls[0][0]) ||
+      (x > walls[0][0] - far && x < walls[1][0] + far && y > walls[0][1] - far && y < walls[1][1] + far);
+    for (const b of scene.bodies) if (onStage(b.pose[0], b.pose[1])) take(b.pose[0], b.pose[1]);
     if (!isFinite(lo[0])) { lo = [-5, -5]; hi = [5, 5]; }
     const margin = 0.5;
     const w = hi[0] - lo[0] + 2 * margin, h = hi[1] - lo[1] + 2 * margin;

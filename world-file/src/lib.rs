@@ -6,6 +6,8 @@
 //! Loading is all-or-nothing: the first problem stops it with a [`LoadError`]
 //! naming the file, the entity and the entry, and nothing is half-built.
 
+mod crowd;
+mod crowd_pedsim;
 mod flat_world;
 mod map_armap;
 mod map_image;
@@ -18,6 +20,8 @@ mod world_file;
 
 use std::path::{Path, PathBuf};
 
+pub use crowd::{AGENT_BODY, AGENT_PLUGIN};
+pub use crowd_pedsim::QUEUE_PAUSE_S;
 pub use flotilla_plugins::config::LoadError;
 pub use map_armap::ArMapLayer;
 pub use map_image::vectorize_occupancy;

@@ -13,6 +13,7 @@ use flotilla_wire::geometry::Pose2;
 use flotilla_wire::world_to_nodes::BodyId;
 use serde_yaml::Value;
 
+use super::crowd;
 use super::named_poses::{read_named_poses, NamedPose};
 use super::settings::WorldSettings;
 use super::{flat_world, map_armap, map_image, map_lines, read_yaml, resolve_path};
@@ -128,6 +129,7 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
         None => Vec::new(),
     };
     add_armap_boxes(&world, &mut models, geometry.boxes, &maps, layer_names.len())?;
+    add_crowd(&world, &mut models, crowd::read_crowd(&world, settings.seed, &layer_names, &maps)?)?;
     let world_plugin_types = read_world_plugin_types(&world, path)?;
     let mut named_poses = match world.seq("named_poses")? {
         Some(entries) => read_named_poses(entries, path)?,
@@ -168,6 +170,23 @@ fn add_armap_boxes(
         }
         assign_map(&mut model, maps, every_layer(layer_count));
         models.push(model);
+    }
+    Ok(())
+}
+
+/// Adds the crowd's agents after every other model.
+fn add_crowd(
+    world: &Reader,
+    models: &mut Vec<ModelDescription>,
+    agents: Vec<ModelDescription>,
+) -> Result<(), LoadError> {
+    for agent in agents {
+        if models.iter().any(|m| m.name == agent.name) {
+            return Err(
+                world.error(format!("crowd agent \"{}\" has the name of a model of the world; rename one", agent.name))
+            );
+        }
+        models.push(agent);
     }
     Ok(())
 }

@@ -106,6 +106,10 @@ pub(super) fn start(
         children.0.push(spawn("bumper", "flotilla-bumper", &node)?);
         lockstep_participants += 2;
     }
+    if generated.people > 0 {
+        children.0.push(spawn("crowd", "flotilla-crowd", &node)?);
+        lockstep_participants += 1;
+    }
     // Loopback peers, as `flotilla run --record` and `--view` start them.
     let client = node.clone();
     if args.record {

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
+mod crowd;
+
 /// The conestogo office map (Flatland's test data, BSD-3-Clause), embedded
 /// so that the benchmark needs no checkout.
 const OFFICE_PNG: &[u8] = include_bytes!("../../../configs/office/map.png");
@@ -34,10 +36,12 @@ pub enum Fleet {
 /// A benchmark scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scenario {
-    /// `office-N[-pioneer]`: N wandering robots on the conestogo office map.
-    Office(usize, Fleet),
-    /// `warehouse-N[-pioneer]`: N wandering robots in an open warehouse with shelves.
-    Warehouse(usize, Fleet),
+    /// `office-N[-pioneer][-crowd-M]`: N wandering robots on the conestogo
+    /// office map, and M people walking among them.
+    Office(usize, Fleet, usize),
+    /// `warehouse-N[-pioneer][-crowd-M]`: N wandering robots in an open
+    /// warehouse with shelves, and M people.
+    Warehouse(usize, Fleet, usize),
     /// `latency`: one robot, odometry every step, for cmd_vel → odometry latency.
     Latency,
 }
@@ -51,17 +55,24 @@ impl std::str::FromStr for Scenario {
                 .filter(|n| (1..=5000).contains(n))
                 .ok_or_else(|| format!("{s}: the robot count must be 1..=5000"))
         };
-        let (base, fleet) = match s.strip_suffix("-pioneer") {
+        let (rest, people) = match s.split_once("-crowd-") {
+            Some((rest, m)) => {
+                let m = m.parse::<usize>().ok().filter(|m| (1..=20_000).contains(m));
+                (rest, m.ok_or_else(|| format!("{s}: the number of people must be 1..=20000"))?)
+            }
+            None => (s, 0),
+        };
+        let (base, fleet) = match rest.strip_suffix("-pioneer") {
             Some(base) => (base, Fleet::Pioneer),
-            None => (s, Fleet::Wander),
+            None => (rest, Fleet::Wander),
         };
         match base.split_once('-') {
             _ if s == "latency" => Ok(Scenario::Latency),
-            Some(("office", n)) => count(n).map(|n| Scenario::Office(n, fleet)),
-            Some(("warehouse", n)) => count(n).map(|n| Scenario::Warehouse(n, fleet)),
+            Some(("office", n)) => count(n).map(|n| Scenario::Office(n, fleet, people)),
+            Some(("warehouse", n)) => count(n).map(|n| Scenario::Warehouse(n, fleet, people)),
             _ => Err(format!(
                 "unknown scenario {s:?}; expected office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N, \
-                 each with -pioneer for a sonar ring on every robot) or latency"
+                 each with -pioneer for a sonar ring on every robot and -crowd-M for M people walking) or latency"
             )),
         }
     }
@@ -70,9 +81,15 @@ impl std::str::FromStr for Scenario {
 impl std::fmt::Display for Scenario {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Scenario::Office(n, fleet) => write!(f, "office-{n}{}", fleet.suffix()),
-            Scenario::Warehouse(n, fleet) => write!(f, "warehouse-{n}{}", fleet.suffix()),
-            Scenario::Latency => f.write_str("latency"),
+            Scenario::Office(n, fleet, _) => write!(f, "office-{n}{}", fleet.suffix())?,
+            Scenario::Warehouse(n, fleet, _) => write!(f, "warehouse-{n}{}", fleet.suffix())?,
+            Scenario::Latency => f.write_str("latency")?,
+        }
+        match self {
+            Scenario::Office(_, _, people) | Scenario::Warehouse(_, _, people) if *people > 0 => {
+                write!(f, "-crowd-{people}")
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -108,6 +125,8 @@ pub struct Generated {
     /// Every robot has a sonar ring and a bumper (a `flotilla-sonar` and a
     /// `flotilla-bumper` process serve them).
     pub pioneer: bool,
+    /// People walking (a `flotilla-crowd` process walks them).
+    pub people: usize,
 }
 
 /// The robot every wandering scenario uses: 1081-beam 270° 20 m laser at
@@ -181,16 +200,25 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
     let write = |name: &str, bytes: &[u8]| {
         std::fs::write(dir.join(name), bytes).with_context(|| format!("writing {}", dir.join(name).display()))
     };
+    let mut walks = Vec::new();
     let (layer, poses, robot, beams, scan_rate_hz) = match scenario {
-        Scenario::Office(n, fleet) => {
+        Scenario::Office(n, fleet, people) => {
             write("office.png", OFFICE_PNG)?;
             write("office.yaml", map_yaml("office.png", OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M).as_bytes())?;
             let image = image::load_from_memory(OFFICE_PNG).context("decoding the office map")?.to_luma8();
-            let poses = free_poses(&image, OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M, n)?;
+            let mut poses = free_poses(&image, OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M, n + people)?;
+            walks = crowd::walks(&image, OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M, &poses.split_off(n));
             ("office.yaml", poses, fleet.robot(), LASER_BEAMS, WANDER_SCAN_RATE_HZ)
         }
-        Scenario::Warehouse(n, fleet) => {
+        Scenario::Warehouse(n, fleet, people) => {
             let (image, poses) = warehouse(n);
+            if people > 0 {
+                let starts = free_poses(&image, WAREHOUSE_RESOLUTION_M, [0.0, 0.0], people + n)?;
+                // the robots' own aisle places are among them: keep clear of them
+                let clear = |p: &[f64; 3]| poses.iter().all(|r| (r[0] - p[0]).hypot(r[1] - p[1]) > 1.0);
+                let starts: Vec<[f64; 3]> = starts.into_iter().filter(clear).take(people).collect();
+                walks = crowd::walks(&image, WAREHOUSE_RESOLUTION_M, [0.0, 0.0], &starts);
+            }
             let mut png = Vec::new();
             image
                 .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
@@ -216,9 +244,18 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
             "  - {{name: {name}, namespace: {name}, pose: [{x:.3}, {y:.3}, {theta:.3}], model: robot.model.yaml}}"
         );
     }
+    world.push_str(&crowd::section(&walks));
     write("world.yaml", world.as_bytes())?;
-    let pioneer = matches!(scenario, Scenario::Office(_, Fleet::Pioneer) | Scenario::Warehouse(_, Fleet::Pioneer));
-    Ok(Generated { world: dir.join("world.yaml"), robots: poses.len(), beams_per_scan: beams, scan_rate_hz, pioneer })
+    let pioneer =
+        matches!(scenario, Scenario::Office(_, Fleet::Pioneer, _) | Scenario::Warehouse(_, Fleet::Pioneer, _));
+    Ok(Generated {
+        world: dir.join("world.yaml"),
+        robots: poses.len(),
+        beams_per_scan: beams,
+        scan_rate_hz,
+        pioneer,
+        people: walks.len(),
+    })
 }
 
 fn map_yaml(image: &str, resolution_m: f64, origin_m: [f64; 2]) -> String {
@@ -336,30 +373,44 @@ mod tests {
 
     #[test]
     fn scenario_names_round_trip() {
-        for name in
-            ["office-50", "warehouse-200", "warehouse-1000", "office-50-pioneer", "warehouse-1000-pioneer", "latency"]
-        {
+        for name in [
+            "office-50",
+            "warehouse-200",
+            "warehouse-1000",
+            "office-50-pioneer",
+            "warehouse-1000-pioneer",
+            "latency",
+            "office-50-crowd-200",
+            "warehouse-200-pioneer-crowd-50",
+        ] {
             assert_eq!(name.parse::<Scenario>().unwrap().to_string(), name);
         }
         assert!("warehouse-0".parse::<Scenario>().is_err());
         assert!("moon-5".parse::<Scenario>().is_err());
         assert!("latency-pioneer".parse::<Scenario>().is_err());
+        assert!("office-50-crowd-0".parse::<Scenario>().is_err());
+        assert!("office-50-crowd-many".parse::<Scenario>().is_err());
     }
 
     #[test]
     fn generated_worlds_load_with_every_robot() {
-        for scenario in [
-            Scenario::Office(50, Fleet::Wander),
-            Scenario::Warehouse(200, Fleet::Wander),
-            Scenario::Office(5, Fleet::Pioneer),
-            Scenario::Latency,
+        for (scenario, people) in [
+            (Scenario::Office(50, Fleet::Wander, 0), 0),
+            (Scenario::Warehouse(200, Fleet::Wander, 0), 0),
+            (Scenario::Office(5, Fleet::Pioneer, 0), 0),
+            (Scenario::Office(50, Fleet::Wander, 200), 200),
+            (Scenario::Warehouse(200, Fleet::Wander, 100), 100),
+            (Scenario::Latency, 0),
         ] {
             let dir = std::env::temp_dir().join(format!("flotilla-bench-test-{scenario}-{}", std::process::id()));
             let generated = generate(scenario, &dir).unwrap();
             let spec = flotilla_world_file::load_world(&generated.world).unwrap();
-            assert_eq!(spec.models.len(), generated.robots, "{scenario}");
+            assert_eq!(spec.models.len(), generated.robots + people, "{scenario}");
+            assert_eq!(generated.people, people, "{scenario}");
+            let walking = spec.models.iter().filter(|m| m.plugins.iter().any(|p| p.plugin_type == "Pedestrian"));
+            assert_eq!(walking.count(), people, "{scenario}");
             let types: Vec<&str> = spec.models[0].plugins.iter().map(|p| p.plugin_type.as_str()).collect();
-            let pioneer = scenario == Scenario::Office(5, Fleet::Pioneer);
+            let pioneer = scenario == Scenario::Office(5, Fleet::Pioneer, 0);
             assert_eq!(generated.pioneer, pioneer, "{scenario}");
             assert_eq!(types.contains(&"Sonar") && types.contains(&"Bumper"), pioneer, "{scenario}: {types:?}");
             let _ = std::fs::remove_dir_all(&dir);

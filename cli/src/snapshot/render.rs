@@ -51,20 +51,34 @@ impl View {
     }
 }
 
+/// Bodies farther than this from the walls' box are offstage (a crowd's
+/// people waiting to come on, 10 km away), m: left out of the default area.
+const OFFSTAGE_FROM_WALLS_M: f64 = 1_000.0;
+
 /// The walls and bodies of `description` with a margin: what a snapshot
 /// shows unless told otherwise.
 pub fn default_area(description: &WorldDescription) -> [f64; 4] {
     let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-    let mut take = |[x, y]: [f64; 2], r: f64| {
-        lo = [lo[0].min(x - r), lo[1].min(y - r)];
-        hi = [hi[0].max(x + r), hi[1].max(y + r)];
+    let take = |lo: &mut [f64; 2], hi: &mut [f64; 2], [x, y]: [f64; 2], r: f64| {
+        *lo = [lo[0].min(x - r), lo[1].min(y - r)];
+        *hi = [hi[0].max(x + r), hi[1].max(y + r)];
     };
     for segment in description.layers.iter().flat_map(|l| l.all_walls()) {
-        take(segment.a, 0.0);
-        take(segment.b, 0.0);
+        take(&mut lo, &mut hi, segment.a, 0.0);
+        take(&mut lo, &mut hi, segment.b, 0.0);
     }
+    let (walls_lo, walls_hi) = (lo, hi);
+    let on_stage = |x: f64, y: f64| {
+        !walls_lo[0].is_finite()
+            || (x > walls_lo[0] - OFFSTAGE_FROM_WALLS_M
+                && x < walls_hi[0] + OFFSTAGE_FROM_WALLS_M
+                && y > walls_lo[1] - OFFSTAGE_FROM_WALLS_M
+                && y < walls_hi[1] + OFFSTAGE_FROM_WALLS_M)
+    };
     for body in description.models.iter().flat_map(|m| &m.bodies) {
-        take([body.pose.x_m, body.pose.y_m], 1.0);
+        if on_stage(body.pose.x_m, body.pose.y_m) {
+            take(&mut lo, &mut hi, [body.pose.x_m, body.pose.y_m], 1.0);
+        }
     }
     if !(lo[0].is_finite() && lo[1].is_finite()) {
         return [-5.0, -5.0, 5.0, 5.0];

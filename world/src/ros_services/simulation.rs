@@ -370,13 +370,15 @@ fn describe(model: &ModelDescription) -> String {
 }
 
 /// The category a user set (SetEntityInfo), or else: a robot has a drive,
-/// a model whose bodies are all static is a static object, anything else
-/// moves.
+/// a person walks with social forces (a crowd's people), a model whose
+/// bodies are all static is a static object, anything else moves.
 fn category(model: &ModelDescription, labels: &EntityLabels) -> u8 {
     if let Some(category) = labels.category {
         category
     } else if model.is_robot() {
         CATEGORY_ROBOT
+    } else if flotilla_plugins::pedestrian::is_person(model) {
+        CATEGORY_HUMAN
     } else if model.bodies.iter().all(|b| b.kind == BodyKind::Static) {
         CATEGORY_STATIC_OBJECT
     } else {

@@ -497,3 +497,24 @@ fn set_entity_info_labels_an_entity_and_get_entities_filters_on_its_tags() {
 
 mod simulate_steps;
 mod worlds;
+
+#[test]
+fn a_crowd_s_people_are_humans_and_its_scripted_agents_moving_objects() {
+    let world = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/crowd/room.world.yaml");
+    let physics = Physics::new(&load_world(&world).unwrap()).unwrap();
+    let run = RunState::new(ClockMode::Fast, 1.0, false, ModelDirs::new(&world, &[]).unwrap());
+    let mut sim = Sim { physics, run };
+    let category = |sim: &mut Sim, entity: &str| {
+        let info: GetEntityInfoResponse =
+            reply(&sim.call(Service::GetEntityInfo, &EntityRequest { entity: entity.into() }));
+        info.info.category.category
+    };
+    assert_eq!(category(&mut sim, "robot"), 1);
+    assert_eq!(category(&mut sim, "alice"), 2, "a person: HUMAN");
+    assert_eq!(category(&mut sim, "couple_2"), 2);
+    assert_eq!(category(&mut sim, "trolley"), 4, "a scripted agent: DYNAMIC_OBJECT");
+    let mut humans = GetEntitiesRequest::default();
+    humans.filters.categories = vec![EntityCategory { category: 2 }];
+    let listed: GetEntitiesResponse = reply(&sim.call(Service::GetEntities, &humans));
+    assert_eq!(listed.entities, ["alice", "couple_1", "couple_2"]);
+}
