@@ -32,7 +32,8 @@ pub struct AgentSetup {
     pub walls: usize,
 }
 
-/// Something the agents keep away from but do not move: a robot.
+/// Something the agents keep away from as from a person, but do not walk:
+/// a robot, or a body of any other model (a crate, a Tween's door).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Robot {
     /// Where it is, m.
@@ -41,6 +42,8 @@ pub struct Robot {
     pub velocity: Vec2,
     /// The radius of a circle around its footprints, m.
     pub radius_m: f64,
+    /// Whether it is a robot's (which `sees_robots: false` ignores).
+    pub is_robot: bool,
 }
 
 /// Where everyone is at one step.
@@ -355,13 +358,13 @@ impl Crowd {
             let push = social_force::repulsion(me, p, v, radii, c.agent_strength, c.agent_range_m);
             force += push * social_force::view_weight(heading, p - me, agent.cos_half_view, c.out_of_view_weight);
         }
-        if c.sees_robots {
-            for k in self.robot_grid.near(me) {
-                let robot = snapshot.robots[k];
-                let gap = robot.position - me;
-                if gap.norm() > c.robot_sight_m + robot.radius_m {
-                    continue;
-                }
+        for k in self.robot_grid.near(me) {
+            let robot = snapshot.robots[k];
+            let gap = robot.position - me;
+            if (robot.is_robot && !c.sees_robots) || gap.norm() > c.robot_sight_m + robot.radius_m {
+                continue;
+            }
+            {
                 let radii = c.radius_m + robot.radius_m;
                 let push = social_force::repulsion(
                     me,

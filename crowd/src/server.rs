@@ -9,7 +9,7 @@ use flotilla_messages::builtin_interfaces::Duration;
 use flotilla_messages::geometry_msgs::{Point, Quaternion, Vector3};
 use flotilla_messages::std_msgs::{ColorRGBA, Header};
 use flotilla_messages::visualization_msgs::{Marker, MarkerArray};
-use flotilla_node_kit::runtime::{NodePlugin, Outbox, Rebuild};
+use flotilla_node_kit::runtime::{stride_of, NodePlugin, Outbox, Rebuild};
 use flotilla_plugins::pedestrian::{Behaviour, PedestrianConfig, MARKERS_RATE_HZ, MARKERS_TOPIC};
 use flotilla_plugins::registry::Role;
 use flotilla_plugins::robots::RobotModel;
@@ -54,8 +54,9 @@ const SCRIPTED_HEIGHT_M: f64 = 1.0;
 pub struct CrowdServer {
     agents: Vec<Agent>,
     crowd: Option<Crowd>,
-    /// Robot bodies and the radius of a circle around their footprints, m.
-    robots: Vec<(BodyId, f64)>,
+    /// The bodies of every model but the agents: the radius of a circle
+    /// around their footprints, m, and whether they are a robot's.
+    robots: Vec<(BodyId, f64, bool)>,
     positions: Vec<Vec2>,
     velocities: Vec<Vec2>,
     headings: Vec<f64>,
@@ -112,11 +113,13 @@ impl NodePlugin for CrowdServer {
         }
         self.markers_key = rebuild.keys.ros(MARKERS_TOPIC);
         self.markers_timer.get_or_insert_with(|| UpdateTimer::new(MARKERS_RATE_HZ));
+        let mut agents: Vec<BodyId> = self.agents.iter().map(|a| a.body).collect();
+        agents.sort_unstable();
         self.robots = description
             .models
             .iter()
-            .filter(|m| m.is_robot())
-            .flat_map(|m| m.bodies.iter().map(|b| (b.id, body_radius(&b.footprints))))
+            .flat_map(|m| m.bodies.iter().map(move |b| (b.id, body_radius(&b.footprints), m.is_robot())))
+            .filter(|(id, radius_m, _)| agents.binary_search(id).is_err() && *radius_m > 0.0)
             .collect();
     }
 
@@ -151,12 +154,13 @@ impl NodePlugin for CrowdServer {
             self.headings.push(theta);
         }
         self.robot_states.clear();
-        for &(id, radius_m) in &self.robots {
+        for &(id, radius_m, is_robot) in &self.robots {
             if let Some(b) = body(id) {
                 self.robot_states.push(Robot {
                     position: Vec2::new(b.pose.x_m, b.pose.y_m),
                     velocity: Vec2::new(b.twist.vx_mps, b.twist.vy_mps),
                     radius_m,
+                    is_robot,
                 });
             }
         }
@@ -183,6 +187,15 @@ impl NodePlugin for CrowdServer {
             };
             commands.push(held_command(agent.body, self.headings[m.agent], velocity, m.heading_rad, steps, dt_s));
         }
+    }
+
+    /// Only the states at which agents or markers may be due: the world
+    /// holds every agent's command in between (at 50 Hz and a 5 ms step,
+    /// one state in four).
+    fn state_stride(&self, step_ns: u64) -> u64 {
+        let served = self.agents.iter().filter(|a| a.served);
+        let markers = self.markers_timer.iter().filter(|_| self.agents.iter().any(|a| a.served));
+        stride_of(served.map(|a| a.timer.period_ns()).chain(markers.map(UpdateTimer::period_ns)), step_ns)
     }
 
     /// Nothing changes until the next agent or the markers are due: the

@@ -97,13 +97,16 @@ pub struct PedestrianConfig {
     /// Weight of forces from outside the field of view (c = 0.5).
     pub out_of_view_weight: f64,
     /// Whether robots push the agent away (pedsim's and HuNavSim's
-    /// `robot_mode` off when false: robots pass unnoticed).
+    /// `robot_mode` off when false: robots pass unnoticed; other models'
+    /// bodies still push).
     pub sees_robots: bool,
-    /// Robots farther than this are not seen, m (3).
+    /// Robots and other models' bodies farther than this are not seen, m (3).
     pub robot_sight_m: f64,
-    /// Strength of a robot's repulsion, m²/s² (as another person's).
+    /// Strength of a robot's (or another body's) repulsion, m²/s² (as
+    /// another person's).
     pub robot_strength: f64,
-    /// Range of a robot's repulsion, m (as another person's).
+    /// Range of a robot's (or another body's) repulsion, m (as another
+    /// person's).
     pub robot_range_m: f64,
     /// The group the agent walks with ("" for none): members keep
     /// together and move on from a waypoint when the group has reached it.

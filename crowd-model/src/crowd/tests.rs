@@ -92,8 +92,8 @@ fn the_order_of_the_agents_changes_nothing() {
 }
 
 #[test]
-fn people_step_aside_for_a_robot_unless_they_ignore_robots() {
-    let robot = Robot { position: Vec2::new(0.0, 0.0), velocity: Vec2::ZERO, radius_m: 0.4 };
+fn people_step_aside_for_a_robot_unless_they_ignore_robots_but_always_for_things() {
+    let robot = Robot { position: Vec2::new(0.0, 0.0), velocity: Vec2::ZERO, radius_m: 0.4, is_robot: true };
     for (sees, must_keep_off) in [(true, true), (false, false)] {
         let walker = setup(&format!("waypoints: [[8, 0]], cyclic: false, sees_robots: {sees}"));
         let mut crowd = Crowd::new(vec![walker], vec![corridor()]);
@@ -112,6 +112,22 @@ fn people_step_aside_for_a_robot_unless_they_ignore_robots() {
         }
         assert_eq!(closest > 0.65, must_keep_off, "sees_robots: {sees}, closest {closest} m");
     }
+    // a crate is no robot: everyone keeps off it
+    let crate_box = Robot { is_robot: false, ..robot };
+    let walker = setup("waypoints: [[8, 0]], cyclic: false, sees_robots: false");
+    let mut crowd = Crowd::new(vec![walker], vec![corridor()]);
+    let (mut position, mut velocity, mut closest) = (Vec2::new(-6.0, 0.05), Vec2::ZERO, f64::INFINITY);
+    let mut moves = Vec::new();
+    for k in 0..600 {
+        moves.clear();
+        let snapshot =
+            Snapshot { positions: &[position], velocities: &[velocity], headings: &[0.0], robots: &[crate_box] };
+        crowd.update(k * 20_000_000, snapshot, |_| true, &mut moves);
+        velocity = moves[0].velocity;
+        position += velocity * 0.02;
+        closest = closest.min(position.norm());
+    }
+    assert!(closest > 0.65, "walked into the crate: {closest} m");
 }
 
 #[test]
