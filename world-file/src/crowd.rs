@@ -22,7 +22,7 @@
 
 use flotilla_plugins::config::{LoadError, Reader};
 use flotilla_plugins::pedestrian::{PedestrianConfig, OFFSTAGE_M};
-use flotilla_plugins::PluginContext;
+use flotilla_plugins::{PluginConfig, PluginContext};
 use flotilla_wire::description::{
     every_layer, layer_bits, BodyDescription, BodyKind, Footprint, FootprintShape, LayerBits, MapDescription,
     ModelDescription, PluginDescription,
@@ -297,7 +297,7 @@ impl Shared<'_> {
         if let Some(speed) = params.get("desired_speed").cloned() {
             params.insert("desired_speed".into(), self.desired_speed(&entry, &speed)?.into());
         }
-        params.insert("type".into(), "Pedestrian".into());
+        params.insert("type".into(), PedestrianConfig::TYPE.into());
         params.insert("name".into(), AGENT_PLUGIN.into());
         params.insert("body".into(), AGENT_BODY.into());
         let yaml = Value::Mapping(params);
@@ -333,7 +333,7 @@ impl Shared<'_> {
             }],
             joints: Vec::new(),
             plugins: vec![PluginDescription {
-                plugin_type: "Pedestrian".to_string(),
+                plugin_type: PedestrianConfig::TYPE.to_string(),
                 name: AGENT_PLUGIN.to_string(),
                 params_yaml,
             }],

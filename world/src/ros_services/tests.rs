@@ -516,5 +516,5 @@ fn a_crowd_s_people_are_humans_and_its_scripted_agents_moving_objects() {
     let mut humans = GetEntitiesRequest::default();
     humans.filters.categories = vec![EntityCategory { category: 2 }];
     let listed: GetEntitiesResponse = reply(&sim.call(Service::GetEntities, &humans));
-    assert_eq!(listed.entities, ["alice", "couple_1", "couple_2"]);
+    assert_eq!(listed.entities, ["alice", "bob", "couple_1", "couple_2"]);
 }
