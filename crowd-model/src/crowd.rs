@@ -206,11 +206,6 @@ impl Crowd {
         self.agents.is_empty()
     }
 
-    /// Agent `i`'s parameters.
-    pub fn config(&self, i: usize) -> &PedestrianConfig {
-        &self.agents[i].config
-    }
-
     /// The moves of the agents for which `due` holds, at `now_ns`, each
     /// integrated over its update period, from `snapshot` alone.
     pub fn update(&mut self, now_ns: u64, snapshot: Snapshot<'_>, due: impl Fn(usize) -> bool, out: &mut Vec<Move>) {

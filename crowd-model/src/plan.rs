@@ -74,11 +74,6 @@ impl Plan {
         }
     }
 
-    /// The index of the waypoint walked to.
-    pub fn next_index(&self) -> usize {
-        self.next
-    }
-
     /// Whether a walk that is not cyclic has reached its last waypoint.
     pub fn finished(&self) -> bool {
         self.finished

@@ -13,6 +13,7 @@ use flotilla_messages::flatland_msgs::Collisions;
 use flotilla_messages::sensor_msgs::LaserScan;
 use flotilla_messages::visualization_msgs::{Marker, MarkerArray};
 use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::WorldState;
 
 /// The bodies of the room, in world-file order (one body per model).
 const ROBOT: u32 = 1;
@@ -23,6 +24,18 @@ const TROLLEY: u32 = 6;
 
 /// Every body's pose at each state, by sim time in ns.
 type Track = BTreeMap<u64, BTreeMap<u32, Pose2>>;
+
+/// The poses of every state until `seconds` of sim time.
+async fn track_until(states: &mut common::Topic<WorldState>, seconds: f64) -> Track {
+    let mut track = Track::new();
+    loop {
+        let state = states.next(Duration::from_secs(20)).await;
+        track.insert(state.time.nanos, state.bodies.iter().map(|b| (b.id, b.pose)).collect());
+        if state.time.as_secs_f64() >= seconds {
+            return track;
+        }
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn people_walk_their_ways_and_the_robot_sees_and_meets_them() {
@@ -37,14 +50,7 @@ async fn people_walk_their_ways_and_the_robot_sees_and_meets_them() {
     let (resumed, output) = sim.cli(&["resume"]);
     assert!(resumed, "{output}");
 
-    let mut track = Track::new();
-    loop {
-        let state = states.next(Duration::from_secs(20)).await;
-        track.insert(state.time.nanos, state.bodies.iter().map(|b| (b.id, b.pose)).collect());
-        if state.time.as_secs_f64() >= 8.0 {
-            break;
-        }
-    }
+    let track = track_until(&mut states, 8.0).await;
     let at = |t_s: f64, body: u32| track[&((t_s * 1e9).round() as u64)][&body];
     let all = |body: u32| track.values().map(move |poses| poses[&body]);
 
@@ -120,14 +126,7 @@ async fn a_source_lets_people_on_at_its_rate_and_takes_them_off_after_their_walk
     common::wait_for_participants(&sim.session, &sim.keys, 1, sim.logs()).await;
     let (resumed, output) = sim.cli(&["resume"]);
     assert!(resumed, "{output}");
-    let mut track = Track::new();
-    loop {
-        let state = states.next(Duration::from_secs(20)).await;
-        track.insert(state.time.nanos, state.bodies.iter().map(|b| (b.id, b.pose)).collect());
-        if state.time.as_secs_f64() >= 6.5 {
-            break;
-        }
-    }
+    let track = track_until(&mut states, 6.5).await;
     // door_1 (body 1) comes on at 0 s, door_2 (body 2) at 2 s; each walks
     // 3 m at 1 m/s (2.5 m to within 0.5 m of its waypoint), goes off, and
     // comes back at its next slot: 4 s after its last (2 people, 1 per 2 s).
