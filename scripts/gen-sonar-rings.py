@@ -23,7 +23,7 @@ def blocks(text):
     lines = [line.split("#", 1)[0] for line in text.splitlines()]
     text = "\n".join(lines)
     out = []
-    for m in re.finditer(r"^define\s+(\S+)\s+(\S+)\s*\(", text, re.M):
+    for m in re.finditer(r"^define\s+(\S+)\s+(\S+)\s*\(", text, re.MULTILINE):
         depth, i = 1, m.end()
         while depth and i < len(text):
             depth += {"(": 1, ")": -1}.get(text[i], 0)
@@ -57,7 +57,7 @@ def ring_entries(body):
 
 def nested_ring(body):
     """(ring type, entries) of the ring block inside a model's body, if any."""
-    m = re.search(r"\b(%s)\s*\(" % "|".join(RING_TYPES), body)
+    m = re.search(r"\b({})\s*\(".format("|".join(RING_TYPES)), body)
     if not m:
         return None
     depth, i = 1, m.end()
@@ -70,7 +70,9 @@ def nested_ring(body):
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else "../shared/fixtures/amrisim/PioneerRobotModels.world.inc"
     defines = {}
-    for name, parent, body in blocks(open(path).read()):
+    with open(path) as f:
+        text = f.read()
+    for name, parent, body in blocks(text):
         defines[name] = (parent, body)  # the last definition wins
     # `ranger` is Stage's own type: a plain `ranger (...)` block sets all
     # it uses itself.
@@ -83,7 +85,7 @@ def main():
     front["noise"] = front["noise"] if front["noise"] is not None else base["noise"]
 
     def own_ring(name):
-        parent, body = defines[name]
+        _parent, body = defines[name]
         nested = nested_ring(body)
         if nested is None:
             return None

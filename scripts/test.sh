@@ -14,6 +14,8 @@ if [ "${free_kb:-0}" -lt $((8 * 1024 * 1024)) ]; then
 fi
 ./scripts/ensure-deps.sh
 cargo fmt --all -- --check
+# The Python pieces (test peers, examples, generators), by ruff.toml's rules.
+python3 -m ruff check .
 # The bridge apart from the rest, so that its zenoh features stay out of the
 # other binaries (see cargo-each.sh).
 ./scripts/cargo-each.sh clippy --all-targets --locked -- -D warnings

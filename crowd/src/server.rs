@@ -37,12 +37,14 @@ struct Agent {
     /// Whether this node moves it.
     served: bool,
     timer: UpdateTimer,
-    /// How it is drawn: its model's name, its radius (m), its colour, and
-    /// whether it is a person (else a scripted agent).
+    /// How it is drawn: its model's name, its radius (m), its colour,
+    /// whether it is a person (else a scripted agent), and the box around its
+    /// footprints in its body's frame (centre and size, m).
     name: String,
     radius_m: f64,
     color: [f64; 4],
     person: bool,
+    outline: ([f64; 2], [f64; 2]),
 }
 
 /// How tall people and scripted agents are drawn, m.
@@ -95,7 +97,9 @@ impl NodePlugin for CrowdServer {
                     walls: walls.index(description, layers_of(c.model, &c.config.body), reach_m),
                     config: c.config.clone(),
                 });
-                let color = c.model.body(&c.config.body).map_or([1.0; 4], |b| b.color);
+                let body = c.model.body(&c.config.body);
+                let color = body.map_or([1.0; 4], |b| b.color);
+                let outline = body.map_or(([0.0; 2], [2.0 * c.config.radius_m; 2]), |b| outline(&b.footprints));
                 self.agents.push(Agent {
                     key: c.key.clone(),
                     body: c.body,
@@ -105,6 +109,7 @@ impl NodePlugin for CrowdServer {
                     radius_m: c.config.radius_m,
                     color,
                     person: c.config.behaviour == Behaviour::Social,
+                    outline,
                 });
             }
             let served = self.agents.iter().filter(|a| a.served).count();
@@ -225,19 +230,28 @@ impl CrowdServer {
             let body = &state.bodies[k];
             let [r, g, b, a] = agent.color.map(|c| c as f32);
             let height_m = if agent.person { PERSON_HEIGHT_M } else { SCRIPTED_HEIGHT_M };
+            // People are cylinders; scripted agents (a trolley, a forklift)
+            // the box around their footprints.
             let mut shape = Marker {
                 header: header.clone(),
                 ns: if agent.person { "people" } else { "scripted" }.into(),
                 id: i as i32,
-                marker_type: Marker::CYLINDER,
+                marker_type: if agent.person { Marker::CYLINDER } else { Marker::CUBE },
                 action: Marker::ADD,
                 color: ColorRGBA { r, g, b, a },
                 lifetime,
                 ..Marker::default()
             };
-            shape.pose.position = Point { x: body.pose.x_m, y: body.pose.y_m, z: height_m / 2.0 };
+            let ([cx, cy], [length_m, width_m]) =
+                if agent.person { ([0.0; 2], [2.0 * agent.radius_m; 2]) } else { agent.outline };
+            let (sin, cos) = body.pose.theta_rad.sin_cos();
+            shape.pose.position = Point {
+                x: body.pose.x_m + cos * cx - sin * cy,
+                y: body.pose.y_m + sin * cx + cos * cy,
+                z: height_m / 2.0,
+            };
             shape.pose.orientation = Quaternion::from_yaw(body.pose.theta_rad);
-            shape.scale = Vector3 { x: 2.0 * agent.radius_m, y: 2.0 * agent.radius_m, z: height_m };
+            shape.scale = Vector3 { x: length_m, y: width_m, z: height_m };
             let (vx, vy) = (body.twist.vx_mps, body.twist.vy_mps);
             let mut arrow = Marker { ns: "velocities".into(), marker_type: Marker::ARROW, ..shape.clone() };
             arrow.pose.orientation = Quaternion::from_yaw(vy.atan2(vx));
@@ -296,6 +310,29 @@ fn layers_of(model: &ModelDescription, body: &str) -> LayerBits {
 }
 
 /// The radius of a circle about a body's origin around its solid footprints, m.
+/// The box around a body's solid footprints in its frame: centre and size
+/// (length along x, width along y), m.
+fn outline(footprints: &[flotilla_wire::description::Footprint]) -> ([f64; 2], [f64; 2]) {
+    let (mut low, mut high) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    let mut take = |[x, y]: [f64; 2]| {
+        low = [low[0].min(x), low[1].min(y)];
+        high = [high[0].max(x), high[1].max(y)];
+    };
+    for footprint in footprints.iter().filter(|f| !f.sensor) {
+        match &footprint.shape {
+            FootprintShape::Circle { center: [x, y], radius } => {
+                take([x - radius, y - radius]);
+                take([x + radius, y + radius]);
+            }
+            FootprintShape::Polygon { points } => points.iter().copied().for_each(&mut take),
+        }
+    }
+    if low[0] > high[0] {
+        return ([0.0; 2], [0.0; 2]);
+    }
+    ([(low[0] + high[0]) / 2.0, (low[1] + high[1]) / 2.0], [high[0] - low[0], high[1] - low[1]])
+}
+
 fn body_radius(footprints: &[flotilla_wire::description::Footprint]) -> f64 {
     let reach = |shape: &FootprintShape| match shape {
         FootprintShape::Circle { center, radius } => center[0].hypot(center[1]) + radius,

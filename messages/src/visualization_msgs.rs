@@ -52,14 +52,36 @@ pub struct Marker {
 }
 
 impl Marker {
-    /// An arrow.
+    /// An arrow along the pose's x axis, `scale.x` long.
     pub const ARROW: i32 = 0;
-    /// A cylinder.
+    /// A box of `scale` (m).
+    pub const CUBE: i32 = 1;
+    /// An ellipsoid of diameters `scale` (m).
+    pub const SPHERE: i32 = 2;
+    /// A cylinder of diameters `scale.x`, `scale.y` and height `scale.z` (m).
     pub const CYLINDER: i32 = 3;
-    /// Text facing the viewer.
+    /// A line through `points`.
+    pub const LINE_STRIP: i32 = 4;
+    /// Lines between pairs of `points`.
+    pub const LINE_LIST: i32 = 5;
+    /// A box at each of `points`.
+    pub const CUBE_LIST: i32 = 6;
+    /// A sphere at each of `points`.
+    pub const SPHERE_LIST: i32 = 7;
+    /// A square at each of `points`.
+    pub const POINTS: i32 = 8;
+    /// `text` facing the viewer, `scale.z` high.
     pub const TEXT_VIEW_FACING: i32 = 9;
+    /// The mesh at `mesh_resource`.
+    pub const MESH_RESOURCE: i32 = 10;
+    /// Triangles from triples of `points`.
+    pub const TRIANGLE_LIST: i32 = 11;
+    /// Arrows between consecutive `points`.
+    pub const ARROW_STRIP: i32 = 12;
     /// Add, or modify the marker of the same namespace and id.
     pub const ADD: i32 = 0;
+    /// The same as [`Marker::ADD`].
+    pub const MODIFY: i32 = 0;
     /// Delete the marker of the same namespace and id.
     pub const DELETE: i32 = 2;
     /// Delete every marker.

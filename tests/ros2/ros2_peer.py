@@ -40,7 +40,8 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from ros2_types import (  # noqa: E402 (the script's own directory)
+import si_checks
+from ros2_types import (
     Clock,
     Header,
     LaserScan,
@@ -53,8 +54,7 @@ from ros2_types import (  # noqa: E402 (the script's own directory)
     Twist,
     Vector3,
 )
-import si_checks  # noqa: E402
-from si_types import (  # noqa: E402
+from si_types import (
     DeleteEntityReply,
     DeleteEntityRequest,
     GetEntitiesReply,
@@ -260,7 +260,7 @@ def check(label, condition, detail=""):
 
 
 def run(args):
-    deadline = lambda: time.monotonic() + args.timeout  # noqa: E731
+    deadline = lambda: time.monotonic() + args.timeout
     ns = "/" + args.namespace
     node = Node(args.domain, "ros2_peer")
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl.types import array, float32, float64, int32, sequence, uint32
 
+
 @dataclass
 class Time(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
     sec: int32 = 0

@@ -88,14 +88,24 @@ async fn people_walk_their_ways_and_the_robot_sees_and_meets_them() {
         scan.ranges[0]
     );
 
-    // rviz2's markers: each agent a cylinder where it is, with its name.
+    // rviz2's markers: each person a cylinder where they are, the trolley a
+    // box of its size, each with its name.
     let drawn =
         markers.until(Duration::from_secs(20), |m| m.markers.first().is_some_and(|m| m.header.stamp.sec == 2)).await;
     let names: Vec<&str> = drawn.markers.iter().filter(|m| m.ns == "names").map(|m| m.text.as_str()).collect();
     assert_eq!(names, ["alice", "bob", "couple_1", "couple_2", "trolley"]);
-    let namespaces: Vec<&str> =
-        drawn.markers.iter().filter(|m| m.marker_type == Marker::CYLINDER).map(|m| m.ns.as_str()).collect();
-    assert_eq!(namespaces, ["people", "people", "people", "people", "scripted"]);
+    let shapes: Vec<(&str, i32)> = drawn
+        .markers
+        .iter()
+        .filter(|m| m.ns == "people" || m.ns == "scripted")
+        .map(|m| (m.ns.as_str(), m.marker_type))
+        .collect();
+    let person = ("people", Marker::CYLINDER);
+    assert_eq!(shapes, [person, person, person, person, ("scripted", Marker::CUBE)]);
+    let trolley = drawn.markers.iter().find(|m| m.ns == "scripted").unwrap();
+    assert_eq!((trolley.scale.x, trolley.scale.y), (0.8, 0.5), "the trolley's size, m");
+    let stamp = f64::from(trolley.header.stamp.sec) + f64::from(trolley.header.stamp.nanosec) * 1e-9;
+    assert_eq!((trolley.pose.position.x, trolley.pose.position.y), (at(stamp, TROLLEY).x_m, at(stamp, TROLLEY).y_m));
     let alice = &drawn.markers[0];
     let stamp = f64::from(alice.header.stamp.sec) + f64::from(alice.header.stamp.nanosec) * 1e-9;
     assert_eq!((alice.pose.position.x, alice.pose.position.y), (at(stamp, ALICE).x_m, at(stamp, ALICE).y_m));

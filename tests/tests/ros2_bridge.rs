@@ -66,3 +66,45 @@ async fn a_ros2_node_drives_sees_and_spawns_through_the_bridge() {
     let status = sim.stop().await;
     assert!(status.success(), "flotilla run --ros stops cleanly: {status:?}");
 }
+
+/// rviz2 sees the people: an rclpy node (the ROS 2 Jazzy wheels from PyPI,
+/// over Fast DDS, in the venv `scripts/ensure-deps.sh` makes) reads the
+/// crowd's `visualization_msgs/MarkerArray` on `/crowd/markers` through the
+/// bridge: a cylinder, a velocity arrow and a name per agent, in `map`, and a
+/// walker that moves (`tests/ros2/crowd_markers_probe.py`).
+#[tokio::test(flavor = "multi_thread")]
+async fn rviz2_reads_the_crowd_markers_through_the_bridge() {
+    let domain = (common::free_port() % 200 + 20).to_string();
+    let world = common::config("tests/crowd/room.world.yaml");
+    let sim = common::Launched::start_with_env(
+        "ros2-crowd",
+        &world,
+        &["--ros", "--ros-domain", &domain],
+        &[("CYCLONEDDS_URI", CYCLONEDDS_URI), ("ROS_DISTRO", "jazzy")],
+    )
+    .await;
+
+    let venv = common::root().join(".venv/ros2-jazzy");
+    let probe = Command::new(venv.join("bin/python"))
+        .arg(common::root().join("tests/ros2/crowd_markers_probe.py"))
+        .args(["--timeout", "40"])
+        .env("LD_LIBRARY_PATH", venv.join("lib"))
+        .env("ROS_DOMAIN_ID", &domain)
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .stdin(Stdio::null())
+        .output()
+        .expect("rclpy in .venv/ros2-jazzy (made by scripts/ensure-deps.sh)");
+    let report = String::from_utf8_lossy(&probe.stdout);
+    assert!(
+        probe.status.success(),
+        "the rclpy probe failed:\n{report}\n{}\nlauncher log: {}",
+        String::from_utf8_lossy(&probe.stderr),
+        sim.log.display()
+    );
+    for check in ["a shape, an arrow and a name per agent, in map", "every agent is named", "alice walks"] {
+        assert!(report.contains(&format!("ok: {check}")), "{check} missing from:\n{report}");
+    }
+    let status = sim.stop().await;
+    assert!(status.success(), "flotilla run --ros stops cleanly: {status:?}");
+}
