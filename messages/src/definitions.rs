@@ -35,6 +35,9 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("nav_msgs/msg/MapMetaData", include_str!("../msg/nav_msgs/MapMetaData.msg")),
     ("nav_msgs/msg/OccupancyGrid", include_str!("../msg/nav_msgs/OccupancyGrid.msg")),
     ("nav_msgs/msg/Odometry", include_str!("../msg/nav_msgs/Odometry.msg")),
+    ("rmf_door_msgs/msg/DoorMode", include_str!("../msg/rmf_door_msgs/DoorMode.msg")),
+    ("rmf_door_msgs/msg/DoorRequest", include_str!("../msg/rmf_door_msgs/DoorRequest.msg")),
+    ("rmf_door_msgs/msg/DoorState", include_str!("../msg/rmf_door_msgs/DoorState.msg")),
     ("rosgraph_msgs/msg/Clock", include_str!("../msg/rosgraph_msgs/Clock.msg")),
     ("sensor_msgs/msg/CompressedImage", include_str!("../msg/sensor_msgs/CompressedImage.msg")),
     ("sensor_msgs/msg/Imu", include_str!("../msg/sensor_msgs/Imu.msg")),
@@ -182,6 +185,8 @@ mod tests {
             crate::std_msgs::StdString::TYPE_NAME,
             crate::flatland_msgs::Collisions::TYPE_NAME,
             crate::visualization_msgs::MarkerArray::TYPE_NAME,
+            crate::rmf_door_msgs::DoorRequest::TYPE_NAME,
+            crate::rmf_door_msgs::DoorState::TYPE_NAME,
         ] {
             schema(name).unwrap_or_else(|missing| panic!("{name}: no definition of {missing}"));
         }

@@ -22,6 +22,7 @@ pub mod flatland_msgs;
 mod float_seq;
 pub mod geometry_msgs;
 pub mod nav_msgs;
+pub mod rmf_door_msgs;
 pub mod rosgraph_msgs;
 pub mod sensor_msgs;
 pub mod services;

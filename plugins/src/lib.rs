@@ -30,6 +30,7 @@ pub mod selection;
 pub mod bool_sensor;
 pub mod bumper;
 pub mod diff_drive;
+pub mod door;
 pub mod dynamics_limits;
 pub mod gps;
 pub mod imu;

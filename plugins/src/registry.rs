@@ -163,6 +163,7 @@ pub const REGISTRY: &[PluginType] = &[
     PluginType::of::<super::bool_sensor::BoolSensorConfig>(),
     PluginType::of::<super::bumper::BumperConfig>(),
     PluginType::of::<super::diff_drive::DiffDriveConfig>(),
+    PluginType::of::<super::door::DoorConfig>(),
     PluginType::of::<super::gps::GpsConfig>(),
     PluginType::of::<super::imu::ImuConfig>(),
     PluginType::of::<super::laser::LaserConfig>(),

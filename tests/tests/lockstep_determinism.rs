@@ -1,9 +1,11 @@
 //! Determinism: the same world, seed and scripted commands, run in lockstep
 //! once with every plugin type in its own process and once with every
-//! sensor but odometry in two shards and the drive and the crowd (people
-//! walking among the robots, with random pushes) split in two, give
+//! sensor but odometry in two shards and the drive, the crowd (people
+//! walking among the robots, with random pushes) and the building (a door
+//! opening for a robot) split in two, give
 //! bit-identical odometry, scan, GPS, IMU and sonar streams (all with
-//! seeded noise), bumper and bool sensor streams over 2000 steps. And the
+//! seeded noise), bumper, bool sensor and door streams and every body's pose
+//! over 2000 steps. And the
 //! drives' promises of their next answers, which spare the world waits,
 //! change no bit:
 //! with a controller that works only every 20th step (so that the world
@@ -38,6 +40,7 @@ const ONE_EACH: &[&[&str]] = &[
     &["flotilla-bumper"],
     &["flotilla-bool-sensor"],
     &["flotilla-crowd"],
+    &["flotilla-building"],
 ];
 
 /// Every message received, per key, in arrival order (one publisher per key).
@@ -79,9 +82,16 @@ async fn run(layout: &[&[&str]], controller: Controller, world_args: &[&str]) ->
     // Record every odometry and scan message.
     let streams = Arc::new(Mutex::new(Streams::new()));
     let mut recorders = Vec::new();
-    for key in
-        ["*/odometry/filtered", "*/scan", "*/gps/fix", "*/imu/filtered", "*/sonar/*", "*/collisions", "*/bool_sensor"]
-    {
+    for key in [
+        "*/odometry/filtered",
+        "*/scan",
+        "*/gps/fix",
+        "*/imu/filtered",
+        "*/sonar/*",
+        "*/collisions",
+        "*/bool_sensor",
+        "door_states",
+    ] {
         let streams = streams.clone();
         recorders.push(
             session
@@ -206,6 +216,8 @@ async fn process_layout_does_not_change_a_single_bit() {
         &["flotilla-bool-sensor", "--shard", "1/2"],
         &["flotilla-crowd", "--shard", "0/2"],
         &["flotilla-crowd", "--shard", "1/2"],
+        &["flotilla-building", "--shard", "0/2"],
+        &["flotilla-building", "--shard", "1/2"],
     ];
     let (a, _) = run(ONE_EACH, Controller::EveryStep, &[]).await;
     let (b, _) = run(sharded, Controller::EveryStep, &[]).await;
@@ -213,8 +225,9 @@ async fn process_layout_does_not_change_a_single_bit() {
     let keys: Vec<&String> = a.keys().collect();
     assert_eq!(
         keys.len(),
-        4 * (4 + 8 + 2) + 1,
-        "odometry, scan, GPS, IMU, 8 sonar ranges, collisions and bool sensor of four robots, and the bodies: {keys:?}"
+        4 * (4 + 8 + 2) + 2,
+        "odometry, scan, GPS, IMU, 8 sonar ranges, collisions and bool sensor of four robots, the door's states \
+         and the bodies: {keys:?}"
     );
     // The people walked.
     let bodies = &a["world/bodies"];
@@ -227,6 +240,14 @@ async fn process_layout_does_not_change_a_single_bit() {
         text[at..at + 80].to_string()
     };
     assert_ne!(pose_of_walker1(0), pose_of_walker1(bodies.len() - 1), "walker1 stood still");
+    // The door opened for robot1, and shut after it left.
+    let door_modes: Vec<u32> = a["door_states"]
+        .iter()
+        .map(|m| {
+            flotilla_messages::decode::<flotilla_messages::rmf_door_msgs::DoorState>(m).unwrap().current_mode.value
+        })
+        .collect();
+    assert!(door_modes.contains(&2) && door_modes.last() == Some(&0), "the door's modes: {door_modes:?}");
     for robot in ROBOTS {
         let scans = &a[&format!("{robot}/scan")];
         let odom = &a[&format!("{robot}/odometry/filtered")];

@@ -108,3 +108,39 @@ async fn rviz2_reads_the_crowd_markers_through_the_bridge() {
     let status = sim.stop().await;
     assert!(status.success(), "flotilla run --ros stops cleanly: {status:?}");
 }
+
+/// Open-RMF's side of the doors: a DDS participant writing
+/// `rmf_door_msgs/DoorRequest` on `/door_requests` and reading
+/// `rmf_door_msgs/DoorState` on `/door_states` through the bridge, as the
+/// fleet adapter and door supervisor do (`tests/ros2/door_peer.py`).
+#[tokio::test(flavor = "multi_thread")]
+async fn open_rmf_opens_and_closes_a_door_through_the_bridge() {
+    let domain = (common::free_port() % 200 + 20).to_string();
+    let world = common::config("tests/doors/world.yaml");
+    let sim = common::Launched::start_with_env(
+        "ros2-doors",
+        &world,
+        &["--ros", "--ros-domain", &domain],
+        &[("CYCLONEDDS_URI", CYCLONEDDS_URI), ("ROS_DISTRO", "jazzy")],
+    )
+    .await;
+    let peer = Command::new("python3")
+        .arg(common::root().join("tests/ros2/door_peer.py"))
+        .args(["--domain", &domain, "--timeout", "40"])
+        .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
+        .stdin(Stdio::null())
+        .output()
+        .expect("python3 with the cyclonedds package (installed by scripts/ensure-deps.sh)");
+    let report = String::from_utf8_lossy(&peer.stdout);
+    assert!(
+        peer.status.success(),
+        "the door peer failed:\n{report}\n{}\nlauncher log: {}",
+        String::from_utf8_lossy(&peer.stderr),
+        sim.log.display()
+    );
+    for check in ["both doors report closed", "front opens when asked", "front closes when asked"] {
+        assert!(report.contains(&format!("ok: {check}")), "{check} missing from:\n{report}");
+    }
+    let status = sim.stop().await;
+    assert!(status.success(), "flotilla run --ros stops cleanly: {status:?}");
+}

@@ -1,0 +1,111 @@
+//! Doors (`flotilla-building`): a closed door stops a robot until Open-RMF
+//! asks it open (`rmf_door_msgs/DoorRequest` on `/door_requests`), an
+//! automatic door opens for a robot coming near and closes after it, and
+//! every door says what it does on `/door_states`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Sim;
+use flotilla_messages::builtin_interfaces::Time;
+use flotilla_messages::geometry_msgs::Twist;
+use flotilla_messages::rmf_door_msgs::{DoorMode, DoorRequest, DoorState};
+use flotilla_wire::geometry::Pose2;
+use flotilla_wire::world_to_nodes::WorldState;
+
+const T: Duration = Duration::from_secs(30);
+
+/// Keeps sending both robots forward at 0.5 m/s, 20 times a (wall) second.
+fn keep_driving(sim: &Sim) -> tokio::task::JoinHandle<()> {
+    let session = sim.session.clone();
+    let keys = [sim.keys.ros("/r1/cmd_vel"), sim.keys.ros("/r2/cmd_vel")];
+    let mut forward = Twist::default();
+    forward.linear.x = 0.5;
+    tokio::spawn(async move {
+        loop {
+            for key in &keys {
+                let _ = session.put(key, flotilla_messages::encode(&forward)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+}
+
+/// The pose of body `body` in `state`.
+fn pose(state: &WorldState, body: u32) -> Pose2 {
+    state.bodies.iter().find(|b| b.id == body).map(|b| b.pose).expect("the body is in the state")
+}
+
+/// The modes a door went through, in order, repeats dropped.
+fn modes(states: &[DoorState], door: &str) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    for s in states.iter().filter(|s| s.door_name == door) {
+        if out.last() != Some(&s.current_mode.value) {
+            out.push(s.current_mode.value);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_door_stops_a_robot_until_asked_open_and_an_automatic_one_lets_it_through() {
+    let world = common::config("tests/doors/world.yaml");
+    let sim = Sim::start("doors", &world, &["flotilla-drive", "flotilla-building"], &["--rate", "2"]).await;
+    let description = flotilla_node_kit::client::wait_for_description(&sim.session, &sim.keys, T).await.unwrap();
+    let body_of = |model: &str| description.models.iter().find(|m| m.name == model).unwrap().bodies[0].id;
+    let (r1, r2, front) = (body_of("r1"), body_of("r2"), body_of("front"));
+    let mut states = sim.subscribe_states().await;
+    let mut door_states = sim.subscribe::<DoorState>("/door_states").await;
+    let driving = keep_driving(&sim);
+
+    // 8 s: r1 would be at x = 7 m without the door; it stands at the leaf
+    // (x 4.95 m less its 0.3 m radius). r2's door opened as it came near.
+    let state = states.until(T, |s| s.time.as_secs_f64() >= 8.0).await;
+    let stopped = pose(&state, r1);
+    assert!(stopped.x_m > 4.5 && stopped.x_m < 4.66, "r1 stands before the closed door: {stopped:?}");
+    assert!(pose(&state, r2).x_m > 6.0, "r2 went through the automatic door: {:?}", pose(&state, r2));
+
+    // Open-RMF asks the front door open: it slides 1.2 m along +y in 2 s,
+    // and r1 drives through.
+    let request = DoorRequest {
+        request_time: Time { sec: 8, nanosec: 0 },
+        requester_id: "fleet".into(),
+        door_name: "front".into(),
+        requested_mode: DoorMode { value: DoorMode::MODE_OPEN },
+    };
+    sim.publish("/door_requests", &request).await;
+    let through = states.until(T, |s| pose(s, r1).x_m > 6.0).await;
+    let leaf = pose(&through, front);
+    assert!((leaf.x_m - 5.0).abs() < 1e-6 && (leaf.y_m - 6.2).abs() < 1e-6, "the leaf slid open: {leaf:?}");
+    driving.abort();
+
+    // Asked closed, it slides back to where it was.
+    sim.publish(
+        "/door_requests",
+        &DoorRequest { requested_mode: DoorMode { value: DoorMode::MODE_CLOSED }, ..request },
+    )
+    .await;
+    let t_closed = through.time.as_secs_f64() + 2.5;
+    let shut = states.until(T, |s| s.time.as_secs_f64() >= t_closed).await;
+    let leaf = pose(&shut, front);
+    assert!((leaf.x_m - 5.0).abs() < 1e-6 && (leaf.y_m - 5.0).abs() < 1e-6, "closed again: {leaf:?}");
+
+    // Both doors said what they did: closed, moving, open, moving, closed
+    // (the side door closed 2 s after r2 went, by itself).
+    let mut said = Vec::new();
+    while let Some(s) = door_states.try_next() {
+        said.push(s);
+    }
+    let cycle = [
+        DoorMode::MODE_CLOSED,
+        DoorMode::MODE_MOVING,
+        DoorMode::MODE_OPEN,
+        DoorMode::MODE_MOVING,
+        DoorMode::MODE_CLOSED,
+    ];
+    assert_eq!(modes(&said, "front"), cycle, "{said:?}");
+    assert_eq!(modes(&said, "side"), cycle, "{said:?}");
+    let last = said.iter().rev().find(|s| s.door_name == "front").unwrap();
+    assert!(f64::from(last.door_time.sec) >= 10.0, "stamped in sim time: {last:?}");
+}
