@@ -11,9 +11,11 @@
 //! Dependencies: only the workspace's core set.
 
 pub mod actuators;
+pub mod battery;
 pub mod commands;
 pub mod diff_drive;
 pub mod limits;
+pub mod power;
 pub mod server;
 pub mod tricycle;
 pub mod tween;

@@ -26,6 +26,7 @@ use flotilla_messages::geometry_msgs::{decode_cmd_vel, Twist, TwistStamped};
 use flotilla_messages::sensor_msgs::JointState;
 use flotilla_messages::std_msgs::Bool;
 use flotilla_node_kit::runtime::{Answering, BadInput, NodePlugin, Outbox, Rebuild};
+use flotilla_plugins::battery::BatteryConfig;
 use flotilla_plugins::diff_drive::DiffDriveConfig;
 use flotilla_plugins::registry::Role;
 use flotilla_plugins::tricycle_drive::TricycleDriveConfig;
@@ -39,6 +40,7 @@ use flotilla_wire::names::{resolve_frame, resolve_topic};
 use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use crate::diff_drive::{DiffDrive, DriveOutput};
+use crate::power::Power;
 use crate::tricycle::Tricycle;
 use crate::tween::Tween;
 use crate::vehicle::Vehicle;
@@ -55,6 +57,8 @@ const PLANNED_STEPS: u64 = 4;
 /// One served drive instance.
 #[derive(Debug)]
 struct Served {
+    /// Its model's name (whose battery, if any, powers it).
+    model_name: String,
     /// The body it drives.
     body: BodyId,
     /// Its model.
@@ -65,6 +69,8 @@ struct Served {
     joint_states: Option<(String, String)>,
     /// Commands beyond the model's limits so far (clamped as the model says).
     clamped: u64,
+    /// Commands ignored so far because the battery was empty.
+    unpowered: u64,
 }
 
 /// The drive models served.
@@ -171,11 +177,14 @@ impl Served {
 const TRIGGER_TAG: &str = "#trigger";
 
 /// Serves `DiffDrive`, `TricycleDrive`, `VehicleDynamics` and `Tween`
-/// plugin instances: `cmd_vel` (or a tween's trigger) in, actuations out.
+/// plugin instances: `cmd_vel` (or a tween's trigger) in, actuations out;
+/// and the `Battery` of each robot it drives (see [`Power`]).
 #[derive(Debug, Default)]
 pub struct DriveServer {
     /// Served instances by key (`model/plugin`).
     instances: BTreeMap<String, Served>,
+    /// The served robots' batteries.
+    power: Power,
     /// Unknown until the world's first status: treated as lockstep.
     clock: Option<ClockMode>,
     /// The step and sim time of the last state answered.
@@ -193,7 +202,7 @@ impl NodePlugin for DriveServer {
     }
 
     fn also_serves(&self) -> &'static [Role] {
-        &[TricycleDriveConfig::DRIVE_ROLE, VehicleConfig::DRIVE_ROLE, TweenConfig::ROLE]
+        &[TricycleDriveConfig::DRIVE_ROLE, VehicleConfig::DRIVE_ROLE, TweenConfig::ROLE, BatteryConfig::ROLE]
     }
 
     /// Keeps the state of instances that still drive the same body, and
@@ -242,6 +251,7 @@ impl NodePlugin for DriveServer {
                         ),
                         _ => (None, None),
                     };
+                    let model_name = model.name.clone();
                     let model = match config {
                         Wanted::Diff(config) => Model::Diff(DiffDrive::new(&config)),
                         Wanted::Tricycle(config) => Model::Tricycle(Box::new(Tricycle::new(&config))),
@@ -249,11 +259,12 @@ impl NodePlugin for DriveServer {
                         Wanted::Tween(config, start) => Model::Tween(Box::new(Tween::new(*config, start))),
                     };
                     tracing::info!("serving {} {key}: cmd_vel on {topic}", model.plugin_type());
-                    Served { body, model, twist_actual, joint_states, clamped: 0 }
+                    Served { model_name, body, model, twist_actual, joint_states, clamped: 0, unpowered: 0 }
                 }
             };
             self.instances.insert(key, served);
         }
+        self.power.rebuild(rebuild);
     }
 
     fn reset(&mut self) {
@@ -266,13 +277,30 @@ impl NodePlugin for DriveServer {
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         self.now_ns = state.time.nanos;
         self.last_step = Some(state.step);
-        if self.instances.is_empty() {
+        if self.instances.is_empty() && self.power.is_none() {
             return;
+        }
+        // A robot whose battery ran empty stops at once, and forgets the
+        // command it had: charged again, it waits for a new one.
+        for model in self.power.on_state(state, out) {
+            for served in self.instances.values_mut().filter(|s| s.model_name == model) {
+                served.command(&Twist::default(), self.now_ns);
+            }
         }
         let dt_s = state.step_ns as f64 * 1e-9;
         let commands = out.actuate(state.step);
         for served in self.instances.values_mut() {
-            commands.extend(served.step(state, self.now_ns, dt_s));
+            let command = served.step(state, self.now_ns, dt_s);
+            if self.power.drained(&served.model_name) {
+                commands.push(BodyCommand {
+                    body: served.body,
+                    local_vx_mps: 0.0,
+                    local_vy_mps: 0.0,
+                    omega_radps: 0.0,
+                });
+            } else {
+                commands.extend(command);
+            }
         }
         // A vehicle's velocity reached (vehicle_dynamics_sim's twist_actual).
         let stamp = state.time.to_ros();
@@ -333,6 +361,8 @@ impl NodePlugin for DriveServer {
                 }
             }
         }
+        // Batteries publish, and may stop a robot, at their updates only.
+        known = known.min(self.power.steps_known(now_ns, step_ns));
         if known == 0 || self.instances.is_empty() {
             changes.clear();
             return Some(0);
@@ -356,6 +386,13 @@ impl NodePlugin for DriveServer {
             return Err(BadInput(format!("non-finite command {twist:?}")));
         }
         let Some(served) = self.instances.get_mut(tag) else { return Ok(()) };
+        if self.power.drained(&served.model_name) {
+            served.unpowered += 1;
+            if served.unpowered.is_power_of_two() {
+                tracing::warn!("{tag}: {} command(s) while its battery is empty, ignored", served.unpowered);
+            }
+            return Ok(());
+        }
         if served.beyond_limits(&twist) {
             // Counted, and told now and then: a controller asking for more
             // than the robot can do is worth knowing about.

@@ -39,6 +39,7 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("rmf_door_msgs/msg/DoorRequest", include_str!("../msg/rmf_door_msgs/DoorRequest.msg")),
     ("rmf_door_msgs/msg/DoorState", include_str!("../msg/rmf_door_msgs/DoorState.msg")),
     ("rosgraph_msgs/msg/Clock", include_str!("../msg/rosgraph_msgs/Clock.msg")),
+    ("sensor_msgs/msg/BatteryState", include_str!("../msg/sensor_msgs/BatteryState.msg")),
     ("sensor_msgs/msg/CompressedImage", include_str!("../msg/sensor_msgs/CompressedImage.msg")),
     ("sensor_msgs/msg/Imu", include_str!("../msg/sensor_msgs/Imu.msg")),
     ("sensor_msgs/msg/JointState", include_str!("../msg/sensor_msgs/JointState.msg")),
@@ -187,6 +188,7 @@ mod tests {
             crate::visualization_msgs::MarkerArray::TYPE_NAME,
             crate::rmf_door_msgs::DoorRequest::TYPE_NAME,
             crate::rmf_door_msgs::DoorState::TYPE_NAME,
+            crate::sensor_msgs::BatteryState::TYPE_NAME,
         ] {
             schema(name).unwrap_or_else(|missing| panic!("{name}: no definition of {missing}"));
         }

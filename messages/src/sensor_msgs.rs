@@ -252,6 +252,96 @@ impl super::RosMessage for Imu {
     const TYPE_NAME: &'static str = "sensor_msgs/msg/Imu";
 }
 
+/// `sensor_msgs/msg/BatteryState`: a battery's charge, voltage and status.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct BatteryState {
+    /// Stamp (sim time of the reading) and the battery's frame.
+    pub header: Header,
+    /// Terminal voltage, V.
+    pub voltage: f32,
+    /// Temperature, °C (NaN: not measured).
+    pub temperature: f32,
+    /// Current, A, negative while discharging (NaN: not measured).
+    pub current: f32,
+    /// Charge left, Ah.
+    pub charge: f32,
+    /// Charge when full (last full capacity), Ah.
+    pub capacity: f32,
+    /// Capacity by design, Ah.
+    pub design_capacity: f32,
+    /// Charge left as a fraction of `capacity`, 0 to 1.
+    pub percentage: f32,
+    /// `POWER_SUPPLY_STATUS_*`.
+    pub power_supply_status: u8,
+    /// `POWER_SUPPLY_HEALTH_*`.
+    pub power_supply_health: u8,
+    /// `POWER_SUPPLY_TECHNOLOGY_*`.
+    pub power_supply_technology: u8,
+    /// Whether a battery is there.
+    pub present: bool,
+    /// Each cell's voltage, V.
+    pub cell_voltage: Vec<f32>,
+    /// Each cell's temperature, °C.
+    pub cell_temperature: Vec<f32>,
+    /// Where the battery sits (slot, plug).
+    pub location: String,
+    /// Its serial number.
+    pub serial_number: String,
+}
+
+impl BatteryState {
+    /// Status: not known.
+    pub const POWER_SUPPLY_STATUS_UNKNOWN: u8 = 0;
+    /// Status: charging.
+    pub const POWER_SUPPLY_STATUS_CHARGING: u8 = 1;
+    /// Status: discharging.
+    pub const POWER_SUPPLY_STATUS_DISCHARGING: u8 = 2;
+    /// Status: neither (on a charger that gives nothing).
+    pub const POWER_SUPPLY_STATUS_NOT_CHARGING: u8 = 3;
+    /// Status: full, on a charger.
+    pub const POWER_SUPPLY_STATUS_FULL: u8 = 4;
+    /// Health: not known.
+    pub const POWER_SUPPLY_HEALTH_UNKNOWN: u8 = 0;
+    /// Health: good.
+    pub const POWER_SUPPLY_HEALTH_GOOD: u8 = 1;
+    /// Health: overheated.
+    pub const POWER_SUPPLY_HEALTH_OVERHEAT: u8 = 2;
+    /// Health: dead.
+    pub const POWER_SUPPLY_HEALTH_DEAD: u8 = 3;
+    /// Health: overvoltage.
+    pub const POWER_SUPPLY_HEALTH_OVERVOLTAGE: u8 = 4;
+    /// Health: an unspecified failure.
+    pub const POWER_SUPPLY_HEALTH_UNSPEC_FAILURE: u8 = 5;
+    /// Health: cold.
+    pub const POWER_SUPPLY_HEALTH_COLD: u8 = 6;
+    /// Health: its watchdog timer expired.
+    pub const POWER_SUPPLY_HEALTH_WATCHDOG_TIMER_EXPIRE: u8 = 7;
+    /// Health: its safety timer expired.
+    pub const POWER_SUPPLY_HEALTH_SAFETY_TIMER_EXPIRE: u8 = 8;
+    /// Chemistry: not known.
+    pub const POWER_SUPPLY_TECHNOLOGY_UNKNOWN: u8 = 0;
+    /// Chemistry: nickel-metal hydride.
+    pub const POWER_SUPPLY_TECHNOLOGY_NIMH: u8 = 1;
+    /// Chemistry: lithium-ion.
+    pub const POWER_SUPPLY_TECHNOLOGY_LION: u8 = 2;
+    /// Chemistry: lithium polymer.
+    pub const POWER_SUPPLY_TECHNOLOGY_LIPO: u8 = 3;
+    /// Chemistry: lithium iron phosphate.
+    pub const POWER_SUPPLY_TECHNOLOGY_LIFE: u8 = 4;
+    /// Chemistry: nickel-cadmium.
+    pub const POWER_SUPPLY_TECHNOLOGY_NICD: u8 = 5;
+    /// Chemistry: lithium manganese dioxide.
+    pub const POWER_SUPPLY_TECHNOLOGY_LIMN: u8 = 6;
+    /// Chemistry: ternary lithium.
+    pub const POWER_SUPPLY_TECHNOLOGY_TERNARY: u8 = 7;
+    /// Chemistry: valve-regulated lead-acid (a Pioneer's).
+    pub const POWER_SUPPLY_TECHNOLOGY_VRLA: u8 = 8;
+}
+
+impl super::RosMessage for BatteryState {
+    const TYPE_NAME: &'static str = "sensor_msgs/msg/BatteryState";
+}
+
 /// `sensor_msgs/msg/Range`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Range {

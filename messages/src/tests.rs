@@ -535,3 +535,45 @@ fn joint_state_sequences_carry_their_counts() {
     expected.extend_from_slice(&0u32.to_le_bytes());
     assert_eq!(bytes, expected);
 }
+
+/// The bytes rclpy's `serialize_message` gives for the same message (ROS 2
+/// Jazzy's wheels; its padding bytes are whatever was in memory, zero here).
+#[test]
+fn battery_state_is_laid_out_as_rclpy_writes_it() {
+    use super::sensor_msgs::BatteryState;
+    let msg = BatteryState {
+        header: header(2, "r1"),
+        voltage: 12.5,
+        temperature: f32::NAN,
+        current: -1.5,
+        charge: 10.0,
+        capacity: 20.0,
+        design_capacity: 20.0,
+        percentage: 0.5,
+        power_supply_status: BatteryState::POWER_SUPPLY_STATUS_DISCHARGING,
+        power_supply_health: BatteryState::POWER_SUPPLY_HEALTH_GOOD,
+        power_supply_technology: BatteryState::POWER_SUPPLY_TECHNOLOGY_VRLA,
+        present: true,
+        location: "slot".into(),
+        ..BatteryState::default()
+    };
+    let bytes = encode(&msg);
+    #[rustfmt::skip]
+    let expected: [u8; 77] = [
+        0, 1, 0, 0,                             // CDR little-endian
+        2, 0, 0, 0, 0, 0, 0, 0,                 // stamp 2 s
+        3, 0, 0, 0, b'r', b'1', 0, 0,           // frame "r1", padded to 4
+        0, 0, 72, 65, 0, 0, 192, 127,           // voltage 12.5, temperature NaN
+        0, 0, 192, 191, 0, 0, 32, 65,           // current −1.5, charge 10
+        0, 0, 160, 65, 0, 0, 160, 65,           // capacity, design capacity 20
+        0, 0, 0, 63,                            // percentage 0.5
+        2, 1, 8, 1,                             // discharging, good, VRLA, present
+        0, 0, 0, 0, 0, 0, 0, 0,                 // no cell voltages, no cell temperatures
+        5, 0, 0, 0, b's', b'l', b'o', b't', 0,  // location "slot"
+        0, 0, 0,                                // padding to 4
+        1, 0, 0, 0, 0,                          // serial number ""
+    ];
+    assert_eq!(bytes, expected);
+    let back = decode::<BatteryState>(&bytes).unwrap();
+    assert!(back.temperature.is_nan() && back.location == "slot" && back.voltage == 12.5);
+}

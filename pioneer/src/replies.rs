@@ -43,6 +43,11 @@ pub struct SipState {
     pub lateral: f64,
     /// Battery, V.
     pub battery_volts: f64,
+    /// ARIA's charge state (`ArRobot::ChargeState`): 0 not charging, 1 bulk,
+    /// 3 float (full, on the charger).
+    pub charge_state: u8,
+    /// State of charge, % (0: not known).
+    pub state_of_charge: u8,
     /// Whether a wheel is stalled (pushing against something).
     pub stalled: bool,
     /// Whether the motors are enabled.
@@ -109,12 +114,12 @@ impl SipWriter {
         p.u8(0).u8(0).u8(0); // gripper, analog port, analog value
         p.u8(0xFF).u8(0xFF); // digital in (1: not triggered), digital out
         p.i16((state.battery_volts * 10.0).round() as i16);
-        p.u8(0); // charge state: not charging
+        p.u8(state.charge_state);
         p.i16((state.w.to_degrees() * 10.0).round() as i16); // deci-deg/s
         p.u16(0); // fault flags
         p.i16((state.lateral * 1000.0).round() as i16);
         p.i8(-127); // no temperature
-        p.u8(0); // no state of charge
+        p.u8(state.state_of_charge);
         p.finish()
     }
 }
@@ -332,6 +337,8 @@ mod tests {
             w: 0.2,
             lateral: 0.0,
             battery_volts: 12.5,
+            charge_state: 1,
+            state_of_charge: 64,
             stalled: false,
             motors_enabled: true,
             sonar_on: true,
@@ -353,8 +360,9 @@ mod tests {
         assert_eq!(r.u8(), 2, "two sonar readings");
         assert_eq!((r.u8(), r.u16(), r.u8(), r.u16()), (0, 2500, 7, 400));
         assert_eq!((r.u16(), r.u8(), r.u8(), r.u8()), (0, 0, 0xFF, 0xFF), "analog port, analog, digin, digout");
-        assert_eq!((r.u16(), r.u8(), r.i16()), (125, 0, (0.2f64.to_degrees() * 10.0).round() as i16));
-        assert_eq!((r.u16(), r.i16(), r.i8(), r.u8()), (0, 0, -127, 0));
+        let charging = 1; // ARIA's CHARGING_BULK
+        assert_eq!((r.u16(), r.u8(), r.i16()), (125, charging, (0.2f64.to_degrees() * 10.0).round() as i16));
+        assert_eq!((r.u16(), r.i16(), r.i8(), r.u8()), (0, 0, -127, 64), "…, state of charge %");
         assert_eq!(r.remaining(), 0);
         assert!(packet.data.len() + 6 <= 200, "a SIP stays within ARCOS's 200 bytes");
     }

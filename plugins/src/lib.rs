@@ -27,6 +27,7 @@ pub mod config;
 pub mod maps;
 pub mod selection;
 
+pub mod battery;
 pub mod bool_sensor;
 pub mod bumper;
 pub mod diff_drive;

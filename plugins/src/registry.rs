@@ -160,6 +160,7 @@ fn topics_as<C: PluginConfig>(
 
 /// Every plugin type Flotilla serves.
 pub const REGISTRY: &[PluginType] = &[
+    PluginType::of::<super::battery::BatteryConfig>(),
     PluginType::of::<super::bool_sensor::BoolSensorConfig>(),
     PluginType::of::<super::bumper::BumperConfig>(),
     PluginType::of::<super::diff_drive::DiffDriveConfig>(),

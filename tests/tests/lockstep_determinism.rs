@@ -4,8 +4,8 @@
 //! walking among the robots, with random pushes) and the building (a door
 //! opening for a robot) split in two, give
 //! bit-identical odometry, scan, GPS, IMU and sonar streams (all with
-//! seeded noise), bumper, bool sensor and door streams and every body's pose
-//! over 2000 steps. And the
+//! seeded noise), bumper, bool sensor, battery (one running empty) and door
+//! streams and every body's pose over 2000 steps. And the
 //! drives' promises of their next answers, which spare the world waits,
 //! change no bit:
 //! with a controller that works only every 20th step (so that the world
@@ -90,6 +90,7 @@ async fn run(layout: &[&[&str]], controller: Controller, world_args: &[&str]) ->
         "*/sonar/*",
         "*/collisions",
         "*/bool_sensor",
+        "*/battery_state",
         "door_states",
     ] {
         let streams = streams.clone();
@@ -225,9 +226,9 @@ async fn process_layout_does_not_change_a_single_bit() {
     let keys: Vec<&String> = a.keys().collect();
     assert_eq!(
         keys.len(),
-        4 * (4 + 8 + 2) + 2,
-        "odometry, scan, GPS, IMU, 8 sonar ranges, collisions and bool sensor of four robots, the door's states \
-         and the bodies: {keys:?}"
+        4 * (4 + 8 + 2 + 1) + 2,
+        "odometry, scan, GPS, IMU, 8 sonar ranges, collisions, bool sensor and battery of four robots, the \
+         door's states and the bodies: {keys:?}"
     );
     // The people walked.
     let bodies = &a["world/bodies"];
@@ -248,6 +249,13 @@ async fn process_layout_does_not_change_a_single_bit() {
         })
         .collect();
     assert!(door_modes.contains(&2) && door_modes.last() == Some(&0), "the door's modes: {door_modes:?}");
+    // Batteries ran empty, and their robots stopped, within the run.
+    let emptied = ROBOTS.iter().filter(|robot| {
+        a[&format!("{robot}/battery_state")].iter().any(|m| {
+            flotilla_messages::decode::<flotilla_messages::sensor_msgs::BatteryState>(m).unwrap().percentage == 0.0
+        })
+    });
+    assert!(emptied.count() >= 1, "no battery ran empty");
     for robot in ROBOTS {
         let scans = &a[&format!("{robot}/scan")];
         let odom = &a[&format!("{robot}/odometry/filtered")];
@@ -259,6 +267,7 @@ async fn process_layout_does_not_change_a_single_bit() {
         assert_eq!(a[&format!("{robot}/sonar/7")].len(), 101, "{robot} sonar readings at 10 Hz");
         assert_eq!(a[&format!("{robot}/collisions")].len(), 101, "{robot} bumper messages at 10 Hz");
         assert_eq!(a[&format!("{robot}/bool_sensor")].len(), 201, "{robot} bool sensor readings at 20 Hz");
+        assert_eq!(a[&format!("{robot}/battery_state")].len(), 101, "{robot} battery states at 10 Hz");
     }
     assert_same(&a, &b, "the two process layouts");
     let bumps: Vec<usize> =

@@ -61,6 +61,14 @@ struct Sip {
     flags: u16,
     stall: u16,
     sonar: Vec<(u8, u16)>,
+    /// Battery, decivolts (the byte after the wheel velocities), and again
+    /// as ARIA's later `battery × 10` field.
+    battery_dv: u8,
+    battery_x10: i16,
+    /// ARIA's charge state (0 not charging, 1 bulk, 3 float) and state of
+    /// charge, % (the SIP's last byte).
+    charge_state: u8,
+    state_of_charge: u8,
 }
 
 fn checksum(bytes: &[u8]) -> u16 {
@@ -210,8 +218,22 @@ impl Client {
         let flags = u16_at(15);
         let count = usize::from(data[18]);
         let sonar = (0..count).map(|k| (data[19 + 3 * k], u16_at(20 + 3 * k))).collect();
-        self.last_sip =
-            Some(Sip { raw_x: u16_at(0) as i16, raw_y: u16_at(2) as i16, left, right, flags, stall, sonar });
+        // After the readings: gripper, analog port and value, digital in
+        // and out (5 bytes), then battery × 10 and the charge state.
+        let after = 19 + 3 * count + 5;
+        self.last_sip = Some(Sip {
+            raw_x: u16_at(0) as i16,
+            raw_y: u16_at(2) as i16,
+            left,
+            right,
+            flags,
+            stall,
+            sonar,
+            battery_dv: data[10],
+            battery_x10: u16_at(after) as i16,
+            charge_state: data[after + 2],
+            state_of_charge: data[data.len() - 1],
+        });
     }
 
     fn sip(&mut self) -> Sip {
@@ -455,6 +477,52 @@ fn teleports_reset_stall_and_exit(mut a: Client) {
     a.run_for(Duration::from_millis(500));
     let _ = a.sip();
     a.command(CLOSE);
+}
+
+/// A robot with a `Battery`: the SIP's voltage is the battery's, falling
+/// as it drains (10 % of its charge a second here: 0.01 Ah at 3.6 A), with
+/// its state of charge; BATTEST still overrides it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aria_style_client_reads_the_battery_falling() {
+    let world = common::config("tests/pioneer/battery.world.yaml");
+    let mut sim = Sim::start("pioneer-battery", &world, &["flotilla-drive", "flotilla-odom"], &[]).await;
+    let first_port = common::free_port().to_string();
+    sim.spawn_node("pioneer", "flotilla-pioneer", &["--first-port", &first_port]);
+    let port = port_of(&sim, "r1").await;
+    blocking(move || {
+        let mut a = Client::connect(port);
+        a.sync();
+        a.command(OPEN);
+        // The first SIP with the battery's state in it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let first = loop {
+            let sip = a.sip();
+            if sip.state_of_charge > 0 {
+                break sip;
+            }
+            assert!(Instant::now() < deadline, "no battery state in the SIPs: {sip:?}");
+        };
+        a.run_for(Duration::from_secs(2));
+        let later = a.sip();
+        assert!(
+            later.battery_dv < first.battery_dv && later.state_of_charge < first.state_of_charge,
+            "the voltage and charge fall: {first:?} then {later:?}"
+        );
+        assert_eq!(i32::from(later.battery_x10), i32::from(later.battery_dv), "both fields say the same");
+        assert_eq!(later.charge_state, 0, "not charging");
+        // The default curve: 12.9 V full, 12.6 V at 90 %, 12.2 V at 50 %.
+        let soc = f64::from(later.state_of_charge) / 100.0;
+        let volts = if soc >= 0.9 { 12.6 + (soc - 0.9) * 3.0 } else { 12.2 + (soc - 0.5) };
+        assert!((f64::from(later.battery_dv) / 10.0 - volts).abs() <= 0.11, "{later:?}: {volts} V at {soc}");
+        // BATTEST 105: 10.5 V until BATTEST 0.
+        a.command_int(250, 105);
+        a.run_for(Duration::from_millis(300));
+        assert_eq!(a.sip().battery_dv, 105);
+        a.command_int(250, 0);
+        a.run_for(Duration::from_millis(300));
+        assert!(a.sip().battery_dv < first.battery_dv, "the battery's again");
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -45,6 +45,20 @@ pub struct WorldDescription {
     /// channel `i + 1` in every recording of this world, never another
     /// topic's while it runs (numbered by `flotilla_plugins::channels`).
     pub channels: Vec<String>,
+    /// The world's named places (the world file's `named_poses`, an ArMap
+    /// layer's goals and docks): where a battery charges, for one.
+    pub places: Vec<Place>,
+}
+
+/// A named place of the world.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Place {
+    /// Unique name.
+    pub name: String,
+    /// Where, in the world frame.
+    pub pose: Pose2,
+    /// What it is for (`dock`, `goal`, `spawn`, …).
+    pub tags: Vec<String>,
 }
 
 impl WireMessage for WorldDescription {
@@ -67,6 +81,7 @@ impl WorldDescription {
             maps: vec![],
             transitions: vec![],
             channels: vec![],
+            places: vec![],
             models,
         }
     }

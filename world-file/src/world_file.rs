@@ -84,6 +84,11 @@ impl WorldSpec {
             maps: self.maps.clone(),
             transitions: self.transitions.iter().flat_map(|(_, t)| t.clone()).collect(),
             channels: Vec::new(),
+            places: self
+                .named_poses
+                .iter()
+                .map(|p| flotilla_wire::description::Place { name: p.name.clone(), pose: p.pose, tags: p.tags.clone() })
+                .collect(),
         };
         description.channels = numbered_channels(&description);
         Ok(description)

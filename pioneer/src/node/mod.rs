@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla_node_kit::runtime::{BadInput, NodePlugin, Outbox, Rebuild};
+use flotilla_plugins::battery::BatteryConfig;
 use flotilla_plugins::pioneer::{PioneerConfig, DEFAULT_FIRST_PORT};
 use flotilla_plugins::registry::Role;
 use flotilla_plugins::robots::RobotModel;
@@ -215,7 +216,12 @@ impl NodePlugin for PioneerServer {
             let entry = |name: &str| {
                 model.plugins.iter().find(|p| p.name == name).and_then(|p| entry_of(p, ctx.model_file).ok())
             };
-            let inputs = match Inputs::of(&ctx, &model.namespace, &siblings, entry) {
+            let battery = model
+                .plugins
+                .iter()
+                .find(|p| p.plugin_type == <BatteryConfig as PluginConfig>::TYPE)
+                .and_then(|p| entry_of(p, ctx.model_file).ok().map(|e| (p.name.as_str(), e)));
+            let inputs = match Inputs::of(&ctx, &model.namespace, &siblings, entry, battery) {
                 Ok(inputs) => inputs,
                 Err(e) => {
                     tracing::error!("not serving {key}: {e}");

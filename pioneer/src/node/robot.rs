@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use flotilla_messages::geometry_msgs::{Twist, Vector3};
 use flotilla_messages::nav_msgs::Odometry;
-use flotilla_messages::sensor_msgs::{LaserScan, Range};
+use flotilla_messages::sensor_msgs::{BatteryState, LaserScan, Range};
 use flotilla_node_kit::client::call_control;
 use flotilla_node_kit::runtime::{BadInput, Outbox, Rebuild};
+use flotilla_plugins::battery::BatteryConfig;
 use flotilla_plugins::laser::LaserConfig;
 use flotilla_plugins::odometry::OdomErrorMode;
 use flotilla_plugins::pioneer::{PioneerConfig, Siblings};
@@ -46,6 +47,9 @@ pub struct Inputs {
     sonar_front_rear: (bool, bool),
     /// The laser's scan topic, resolved.
     laser: Option<String>,
+    /// The model's battery's state topic, resolved (the SIP reports its
+    /// voltage, charge state and state of charge).
+    battery: Option<String>,
 }
 
 impl Inputs {
@@ -55,6 +59,7 @@ impl Inputs {
         namespace: &str,
         siblings: &Siblings,
         entry: impl Fn(&str) -> Option<Value>,
+        battery: Option<(&str, Value)>,
     ) -> Result<Inputs, String> {
         let drive_entry = entry(siblings.drive).ok_or_else(|| format!("no drive plugin {}", siblings.drive))?;
         let kind = drive_entry.get("type").and_then(Value::as_str).unwrap_or_default();
@@ -90,6 +95,13 @@ impl Inputs {
             }
             None => None,
         };
+        let battery = match battery {
+            Some((name, e)) => {
+                let c = BatteryConfig::parse(&e, name, ctx).map_err(|e| e.to_string())?;
+                Some(resolve_topic(namespace, &c.topic))
+            }
+            None => None,
+        };
         Ok(Inputs {
             cmd_vel: resolve_topic(namespace, &twist_sub),
             odometry: odometry.enable_odom_pub.then(|| resolve_topic(namespace, &odometry.odom_pub)),
@@ -97,6 +109,7 @@ impl Inputs {
             sonar,
             sonar_front_rear,
             laser,
+            battery,
         })
     }
 }
@@ -190,7 +203,10 @@ pub struct Robot {
     last_sip: Option<Instant>,
     simstat: SimStatMode,
     laser_view: LaserView,
-    battery_volts: f64,
+    /// The voltage BATTEST set, V (none: the battery's, else the config's).
+    battery_test_volts: Option<f64>,
+    /// The model's battery's last state.
+    battery: Option<BatteryState>,
     /// Pose the client's odometry counts from (SETO), in odometry's frame.
     origin: Pose2,
     // Inputs.
@@ -260,7 +276,8 @@ impl Robot {
             motion: motion_of(&config),
             sip: SipWriter::new(&config),
             sip_timer: UpdateTimer::new(1000.0 / config.sip_cycle_ms as f64),
-            battery_volts: config.battery_volts,
+            battery_test_volts: None,
+            battery: None,
             config,
             inputs,
             body: BodyId::default(),
@@ -308,6 +325,9 @@ impl Robot {
         if let Some(laser) = &self.inputs.laser {
             rebuild.subscribe(keys.ros(laser), format!("{index}:laser"));
         }
+        if let Some(battery) = &self.inputs.battery {
+            rebuild.subscribe(keys.ros(battery), format!("{index}:battery"));
+        }
         rebuild.output(self.cmd_vel_key.clone());
     }
 
@@ -338,6 +358,8 @@ impl Robot {
         } else if what == "laser" {
             self.scan = Some(flotilla_messages::decode(payload)?);
             self.scan_sent = false;
+        } else if what == "battery" {
+            self.battery = Some(flotilla_messages::decode(payload)?);
         }
         Ok(())
     }
@@ -436,7 +458,12 @@ impl Robot {
             v: twist[0],
             w: twist[2],
             lateral: twist[1],
-            battery_volts: self.battery_volts,
+            battery_volts: self.battery_volts(),
+            charge_state: self.charge_state(),
+            state_of_charge: self
+                .battery
+                .as_ref()
+                .map_or(0, |b| (b.percentage * 100.0).round().clamp(0.0, 100.0) as u8),
             stalled: self.stalled(),
             motors_enabled: self.motion.enabled(),
             sonar_on: self.sonar_on,
@@ -454,6 +481,24 @@ impl Robot {
                 self.moved = false;
             }
             self.scan_sent = true;
+        }
+    }
+
+    /// The voltage the SIP reports: BATTEST's while it holds, else the
+    /// model's battery's, else the configured one, V.
+    fn battery_volts(&self) -> f64 {
+        self.battery_test_volts
+            .or_else(|| self.battery.as_ref().map(|b| f64::from(b.voltage)))
+            .unwrap_or(self.config.battery_volts)
+    }
+
+    /// ARIA's charge state from the battery's status: bulk while charging,
+    /// float when full on the charger, else not charging.
+    fn charge_state(&self) -> u8 {
+        match self.battery.as_ref().map(|b| b.power_supply_status) {
+            Some(BatteryState::POWER_SUPPLY_STATUS_CHARGING) => 1,
+            Some(BatteryState::POWER_SUPPLY_STATUS_FULL) => 3,
+            _ => 0,
         }
     }
 
@@ -487,7 +532,7 @@ impl Robot {
                 self.motion = motion_of(&self.config);
                 self.simstat = SimStatMode::Off;
                 self.laser_view = LaserView::default();
-                self.battery_volts = self.config.battery_volts;
+                self.battery_test_volts = None;
             }
             LinkEvent::Disconnected => {
                 // A robot without a client stands (its motors off).
@@ -552,8 +597,7 @@ impl Robot {
             }
             Command::Sonar(on) => self.sonar_on = on,
             Command::BatteryTest(decivolts) => {
-                self.battery_volts =
-                    if decivolts == 0 { self.config.battery_volts } else { f64::from(decivolts) / 10.0 };
+                self.battery_test_volts = (decivolts != 0).then(|| f64::from(decivolts) / 10.0);
             }
             Command::BumpStall(_) => {}
             Command::Log(text) => tracing::info!("{}: {text}", self.model),

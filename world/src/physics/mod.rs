@@ -19,7 +19,7 @@ use flotilla_plugins::registry;
 use flotilla_plugins::robots::{assign_map, placed_bodies};
 use flotilla_wire::claim_book::instance_id;
 use flotilla_wire::description::{
-    every_layer, BodyKind, LayerDescription, MapDescription, MapTransition, ModelDescription, WorldDescription,
+    every_layer, BodyKind, LayerDescription, MapDescription, MapTransition, ModelDescription, Place, WorldDescription,
 };
 use flotilla_wire::drive_to_world::BodyCommand;
 use flotilla_wire::geometry::{Pose2, Twist2};
@@ -605,6 +605,11 @@ impl Physics {
             maps: self.maps.clone(),
             transitions: self.transitions.clone(),
             channels: self.channels.names().to_vec(),
+            places: self
+                .named_poses
+                .iter()
+                .map(|p| Place { name: p.name.clone(), pose: p.pose, tags: p.tags.clone() })
+                .collect(),
         }
     }
 
