@@ -1,10 +1,12 @@
-//! `flotilla-building`: the parts of a building that move, starting with
-//! doors.
+//! `flotilla-building`: the parts of a building that move: doors and lifts.
 //!
 //! Every `Door` plugin instance is a leaf whose body the world places as
-//! commanded (see `flotilla_plugins::door`). [`door`] is the model, free of
-//! Zenoh; [`server`] is its node: world states and Open-RMF door requests
-//! in, one velocity command per leaf and the doors' states out.
+//! commanded (see `flotilla_plugins::door`); every `Lift` a cabin serving
+//! several maps (see `flotilla_plugins::lift`). [`door`] and [`lift`] are
+//! the models, free of Zenoh; [`server`] is their node: world states and
+//! Open-RMF door and lift requests in; one velocity command per leaf, map
+//! changes for lift riders, and the doors' and lifts' states out.
 
 pub mod door;
+pub mod lift;
 pub mod server;

@@ -1,5 +1,8 @@
 //! The building's node: every `Door` instance's leaf moved from world
-//! states and `rmf_door_msgs/DoorRequest`s, and its `DoorState` published.
+//! states and `rmf_door_msgs/DoorRequest`s, and its `DoorState` published;
+//! every `Lift` run from `rmf_lift_msgs/LiftRequest`s, its doors asked and
+//! its riders put on the destination floor's map, and its `LiftState`
+//! published.
 //!
 //! Requests for all doors share a topic (`/door_requests` unless told), as
 //! Open-RMF's do: the node subscribes to each topic once and hands a
@@ -13,10 +16,13 @@
 use std::collections::BTreeMap;
 
 use flotilla_messages::rmf_door_msgs::{DoorMode, DoorRequest, DoorState};
+use flotilla_messages::rmf_lift_msgs::{LiftRequest, LiftState};
 use flotilla_node_kit::runtime::{Answering, BadInput, NodePlugin, Outbox, Rebuild};
 use flotilla_plugins::door::DoorConfig;
+use flotilla_plugins::lift::LiftConfig;
 use flotilla_plugins::registry::Role;
 use flotilla_plugins::robots::RobotModel;
+use flotilla_wire::control::ControlRequest;
 use flotilla_wire::description::{Footprint, FootprintShape, WorldDescription};
 use flotilla_wire::drive_to_world::BodyCommand;
 use flotilla_wire::geometry::Pose2;
@@ -26,6 +32,7 @@ use flotilla_wire::update_timer::UpdateTimer;
 use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use crate::door::Door;
+use crate::lift::{Lift, LiftAction};
 
 /// How often, per sim second, robots are looked for near automatic doors, Hz.
 pub const PROXIMITY_CHECK_HZ: f64 = 10.0;
@@ -37,6 +44,9 @@ struct Served {
     body: BodyId,
     /// The closed leaf's centre, world m (what `auto_open` is measured to).
     centre: [f64; 2],
+    /// The map its model is on ("" for a world of one map): robots on
+    /// other floors do not open it.
+    map: String,
     /// Its requests' and states' keys.
     requests_key: String,
     states_key: String,
@@ -45,20 +55,54 @@ struct Served {
     published: Option<u32>,
 }
 
-/// Serves `Door` instances.
+/// One served lift.
+#[derive(Debug)]
+struct ServedLift {
+    lift: Lift,
+    body: BodyId,
+    /// The cabin: the lift body's pose and footprints.
+    cabin: (Pose2, Vec<Footprint>),
+    requests_key: String,
+    states_key: String,
+    timer: UpdateTimer,
+    /// The state last published, its time left out.
+    published: Option<LiftState>,
+}
+
+/// A robot: its model's name, its first body, and the map it is on.
+#[derive(Debug, Clone)]
+struct Robot {
+    name: String,
+    body: BodyId,
+    map: String,
+}
+
+/// Serves `Door` and `Lift` instances.
 #[derive(Debug, Default)]
 pub struct BuildingServer {
     /// By key (`model/plugin`).
     doors: BTreeMap<String, Served>,
-    /// The bodies of robots, for automatic doors.
-    robot_bodies: Vec<BodyId>,
+    /// By key (`model/plugin`).
+    lifts: BTreeMap<String, ServedLift>,
+    /// The robots, for automatic doors and lift rides.
+    robots: Vec<Robot>,
     /// When robots are next looked for near automatic doors.
     proximity_timer: Option<UpdateTimer>,
+    /// Where map changes go (`world/map_requests`).
+    map_requests_key: String,
 }
+
+/// Input tags: a door's requests topic, or a lift's.
+const DOOR_TAG: &str = "door:";
+const LIFT_TAG: &str = "lift:";
 
 impl NodePlugin for BuildingServer {
     fn role(&self) -> &'static Role {
         &DoorConfig::ROLE
+    }
+
+    fn also_serves(&self) -> &'static [Role] {
+        &[LiftConfig::ROLE]
     }
 
     /// A door's answer is a few multiplications.
@@ -66,8 +110,9 @@ impl NodePlugin for BuildingServer {
         Answering::OnReceivingThread
     }
 
-    /// Keeps the doors that still move the same leaf, and subscribes to
-    /// every requests topic once.
+    /// Keeps the doors that still move the same leaf and the lifts that
+    /// still have the same cabin, and subscribes to every requests topic
+    /// once.
     fn rebuild(&mut self, rebuild: &mut Rebuild<'_>) {
         let mut old = std::mem::take(&mut self.doors);
         let mut topics = Vec::new();
@@ -86,6 +131,7 @@ impl NodePlugin for BuildingServer {
                     Served {
                         body: c.body,
                         centre,
+                        map: c.model.map.clone(),
                         states_key: rebuild.keys.ros(&resolve_topic(&c.model.namespace, &c.config.states_topic)),
                         requests_key,
                         timer: UpdateTimer::new(c.config.state_rate_hz),
@@ -97,9 +143,52 @@ impl NodePlugin for BuildingServer {
             self.doors.insert(c.key, served);
         }
         for key in topics {
-            rebuild.subscribe(key.clone(), key);
+            rebuild.subscribe(key.clone(), format!("{DOOR_TAG}{key}"));
         }
-        self.robot_bodies = robot_bodies(rebuild.description);
+        let mut old = std::mem::take(&mut self.lifts);
+        let mut topics = Vec::new();
+        for c in rebuild.configured::<LiftConfig>() {
+            let requests_key = rebuild.keys.ros(&resolve_topic(&c.model.namespace, &c.config.requests_topic));
+            if !topics.contains(&requests_key) {
+                topics.push(requests_key.clone());
+            }
+            let served = match old.remove(&c.key) {
+                Some(existing) if existing.body == c.body && existing.lift.config() == &c.config => existing,
+                _ => {
+                    let cabin = c
+                        .model
+                        .body(&c.config.body)
+                        .map_or((Pose2::default(), Vec::new()), |b| (b.pose, b.footprints.clone()));
+                    tracing::info!("serving lift {} ({}): requests on {requests_key}", c.config.lift_name, c.key);
+                    ServedLift {
+                        body: c.body,
+                        cabin,
+                        states_key: rebuild.keys.ros(&resolve_topic(&c.model.namespace, &c.config.states_topic)),
+                        requests_key,
+                        timer: UpdateTimer::new(c.config.state_rate_hz),
+                        published: None,
+                        lift: Lift::new(c.config),
+                    }
+                }
+            };
+            for floor in &served.lift.config().floors {
+                if !floor.door.is_empty() && !self.doors.values().any(|d| d.door.config().door_name == floor.door) {
+                    tracing::error!(
+                        "lift {}: no door {:?} served here (floor {}): a lift and its doors must be served by one \
+                         flotilla-building",
+                        served.lift.config().lift_name,
+                        floor.door,
+                        floor.name
+                    );
+                }
+            }
+            self.lifts.insert(c.key, served);
+        }
+        for key in topics {
+            rebuild.subscribe(key.clone(), format!("{LIFT_TAG}{key}"));
+        }
+        self.robots = robots(rebuild.description);
+        self.map_requests_key = rebuild.keys.world_map_requests();
         let automatic = self.doors.values().any(|d| d.door.config().auto_open_m > 0.0);
         match (&self.proximity_timer, automatic) {
             (None, true) => self.proximity_timer = Some(UpdateTimer::new(PROXIMITY_CHECK_HZ)),
@@ -115,23 +204,28 @@ impl NodePlugin for BuildingServer {
     /// Moves every leaf on by the state's step, and publishes the states
     /// due or changed.
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
-        if self.doors.is_empty() {
+        if self.doors.is_empty() && self.lifts.is_empty() {
             return; // the runtime reports the step
         }
         let (now_ns, step_ns) = (state.time.nanos, state.step_ns);
         let dt_s = step_ns as f64 * 1e-9;
         let body = |id: BodyId| state.bodies.binary_search_by_key(&id, |b| b.id).ok().map(|i| &state.bodies[i]);
         if self.proximity_timer.as_mut().is_some_and(|t| t.check(now_ns, step_ns)) {
-            let robots: Vec<[f64; 2]> =
-                self.robot_bodies.iter().filter_map(|&id| body(id)).map(|b| [b.pose.x_m, b.pose.y_m]).collect();
+            let robots: Vec<([f64; 2], &str)> = self
+                .robots
+                .iter()
+                .filter_map(|r| body(r.body).map(|b| ([b.pose.x_m, b.pose.y_m], r.map.as_str())))
+                .collect();
             for served in self.doors.values_mut() {
                 let reach_m = served.door.config().auto_open_m;
                 let [cx, cy] = served.centre;
-                if reach_m > 0.0 && robots.iter().any(|[x, y]| (x - cx).hypot(y - cy) <= reach_m) {
+                let near = |([x, y], map): &([f64; 2], &str)| *map == served.map && (x - cx).hypot(y - cy) <= reach_m;
+                if reach_m > 0.0 && robots.iter().any(near) {
                     served.door.robot_near(now_ns);
                 }
             }
         }
+        self.run_lifts(state, out);
         let commands = out.actuate(state.step);
         for served in self.doors.values_mut() {
             if let Some(leaf) = body(served.body) {
@@ -146,6 +240,16 @@ impl NodePlugin for BuildingServer {
                 served.published = Some(mode);
             }
         }
+        for served in self.lifts.values_mut() {
+            let door = &served.lift.config().floors[served.lift.floor()].door;
+            let mode = self.doors.values().find(|d| &d.door.config().door_name == door).map(|d| d.door.mode());
+            let now = served.lift.state(Default::default(), mode);
+            let due = served.timer.check(now_ns, step_ns);
+            if (due || served.published.as_ref() != Some(&now)) && out.wants(&served.states_key) {
+                out.put_encoded(&served.states_key, &LiftState { lift_time: state.time.to_ros(), ..now.clone() });
+                served.published = Some(now);
+            }
+        }
     }
 
     /// While every door rests, the answers are known until the first of: an
@@ -155,15 +259,28 @@ impl NodePlugin for BuildingServer {
     fn promise(&self, state: &WorldState, changes: &mut Vec<(u64, BodyCommand)>) -> Option<u64> {
         changes.clear();
         let (now_ns, step_ns) = (state.time.nanos, state.step_ns);
-        let timers = self.doors.values().map(|d| &d.timer).chain(&self.proximity_timer);
+        if self.lifts.values().any(|l| !l.lift.at_rest()) {
+            return Some(0);
+        }
+        let timers = self
+            .doors
+            .values()
+            .map(|d| &d.timer)
+            .chain(self.lifts.values().map(|l| &l.timer))
+            .chain(&self.proximity_timer);
         let due = timers.map(|t| t.steps_until_due(now_ns, step_ns).saturating_sub(1));
         let resting = self.doors.values().map(|d| d.door.resting_steps(now_ns, step_ns));
         Some(due.chain(resting).min().unwrap_or(0))
     }
 
-    /// A `DoorRequest` on one of the requests topics: open or close the
-    /// doors of that name on it.
+    /// A `DoorRequest` on one of the doors' requests topics: open or close
+    /// the doors of that name on it; a `LiftRequest` on a lifts' one: the
+    /// lift of that name goes.
     fn on_input(&mut self, tag: &str, payload: &[u8], _out: &mut Outbox) -> Result<(), BadInput> {
+        if let Some(key) = tag.strip_prefix(LIFT_TAG) {
+            return self.lift_request(key, payload);
+        }
+        let tag = tag.strip_prefix(DOOR_TAG).unwrap_or(tag);
         let request = flotilla_messages::decode::<DoorRequest>(payload)?;
         let open = match request.requested_mode.value {
             DoorMode::MODE_OPEN => true,
@@ -187,6 +304,91 @@ impl NodePlugin for BuildingServer {
         }
         Ok(())
     }
+}
+
+impl BuildingServer {
+    /// A `LiftRequest` on the requests topic `key`.
+    fn lift_request(&mut self, key: &str, payload: &[u8]) -> Result<(), BadInput> {
+        let request = flotilla_messages::decode::<LiftRequest>(payload)?;
+        let mut asked = Vec::new();
+        for served in self.lifts.values_mut() {
+            if served.requests_key == key && served.lift.config().lift_name == request.lift_name {
+                asked.extend(served.lift.request(&request).map_err(BadInput)?);
+            }
+        }
+        self.ask_doors(&asked);
+        Ok(())
+    }
+
+    /// Moves every lift's ride on, and carries out what it asks: doors
+    /// opened or closed, riders put on the destination floor's map (as the
+    /// map-transition manager does, only from the map they are on, so a
+    /// ride asked twice moves no one twice).
+    fn run_lifts(&mut self, state: &WorldState, out: &mut Outbox) {
+        let mut actions = Vec::new();
+        for served in self.lifts.values_mut() {
+            let doors = &self.doors;
+            let mode = |name: &str| doors.values().find(|d| d.door.config().door_name == name).map(|d| d.door.mode());
+            for action in served.lift.step(state.time.nanos, mode) {
+                if let LiftAction::Ride { from, to } = &action {
+                    for robot in self.robots.iter().filter(|r| &r.map == from) {
+                        let Ok(i) = state.bodies.binary_search_by_key(&robot.body, |b| b.id) else { continue };
+                        let at = state.bodies[i].pose;
+                        if inside(&served.cabin, [at.x_m, at.y_m]) {
+                            tracing::info!(
+                                "lift {}: {} rides from {from} to {to}",
+                                served.lift.config().lift_name,
+                                robot.name
+                            );
+                            let request = ControlRequest::SetMap {
+                                name: robot.name.clone(),
+                                map: to.clone(),
+                                pose: None,
+                                only_from: Some(from.clone()),
+                            };
+                            out.put(self.map_requests_key.clone(), flotilla_wire::codec::encode(&request));
+                        }
+                    }
+                }
+                actions.push(action);
+            }
+        }
+        self.ask_doors(&actions);
+    }
+
+    /// Opens or closes the doors the actions name.
+    fn ask_doors(&mut self, actions: &[LiftAction]) {
+        for action in actions {
+            let LiftAction::Door { door, open } = action else { continue };
+            for served in self.doors.values_mut().filter(|d| &d.door.config().door_name == door) {
+                served.door.ask(*open);
+            }
+        }
+    }
+}
+
+/// Whether the world point `p` is in the cabin (any of its footprints, the
+/// body at its pose).
+fn inside((pose, footprints): &(Pose2, Vec<Footprint>), [x, y]: [f64; 2]) -> bool {
+    let (sin, cos) = pose.theta_rad.sin_cos();
+    let (dx, dy) = (x - pose.x_m, y - pose.y_m);
+    let local = [cos * dx + sin * dy, -sin * dx + cos * dy];
+    footprints.iter().any(|f| match &f.shape {
+        FootprintShape::Circle { center, radius } => (local[0] - center[0]).hypot(local[1] - center[1]) <= *radius,
+        // Convex: on the same side of every edge.
+        FootprintShape::Polygon { points } => {
+            let sides = points
+                .iter()
+                .zip(points.iter().cycle().skip(1))
+                .map(|(a, b)| (b[0] - a[0]) * (local[1] - a[1]) - (b[1] - a[1]) * (local[0] - a[0]));
+            let (mut left, mut right) = (false, false);
+            for side in sides {
+                left |= side > 0.0;
+                right |= side < 0.0;
+            }
+            !(left && right)
+        }
+    })
 }
 
 /// A door's `DoorState` at `time`.
@@ -220,9 +422,14 @@ fn centre(pose: Pose2, footprints: &[Footprint]) -> [f64; 2] {
     [pose.x_m + cos * lx - sin * ly, pose.y_m + sin * lx + cos * ly]
 }
 
-/// Every body of every robot (a model with a drive).
-fn robot_bodies(description: &WorldDescription) -> Vec<BodyId> {
-    description.models.iter().filter(|m| m.is_robot()).flat_map(|m| m.bodies.iter().map(|b| b.id)).collect()
+/// Every robot (a model with a drive): its first body and its map.
+fn robots(description: &WorldDescription) -> Vec<Robot> {
+    description
+        .models
+        .iter()
+        .filter(|m| m.is_robot())
+        .filter_map(|m| Some(Robot { name: m.name.clone(), body: m.bodies.first()?.id, map: m.map.clone() }))
+        .collect()
 }
 
 #[cfg(test)]

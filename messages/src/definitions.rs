@@ -38,6 +38,8 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("rmf_door_msgs/msg/DoorMode", include_str!("../msg/rmf_door_msgs/DoorMode.msg")),
     ("rmf_door_msgs/msg/DoorRequest", include_str!("../msg/rmf_door_msgs/DoorRequest.msg")),
     ("rmf_door_msgs/msg/DoorState", include_str!("../msg/rmf_door_msgs/DoorState.msg")),
+    ("rmf_lift_msgs/msg/LiftRequest", include_str!("../msg/rmf_lift_msgs/LiftRequest.msg")),
+    ("rmf_lift_msgs/msg/LiftState", include_str!("../msg/rmf_lift_msgs/LiftState.msg")),
     ("rosgraph_msgs/msg/Clock", include_str!("../msg/rosgraph_msgs/Clock.msg")),
     ("sensor_msgs/msg/BatteryState", include_str!("../msg/sensor_msgs/BatteryState.msg")),
     ("sensor_msgs/msg/CompressedImage", include_str!("../msg/sensor_msgs/CompressedImage.msg")),
@@ -189,6 +191,8 @@ mod tests {
             crate::rmf_door_msgs::DoorRequest::TYPE_NAME,
             crate::rmf_door_msgs::DoorState::TYPE_NAME,
             crate::sensor_msgs::BatteryState::TYPE_NAME,
+            crate::rmf_lift_msgs::LiftRequest::TYPE_NAME,
+            crate::rmf_lift_msgs::LiftState::TYPE_NAME,
         ] {
             schema(name).unwrap_or_else(|missing| panic!("{name}: no definition of {missing}"));
         }

@@ -23,6 +23,7 @@ mod float_seq;
 pub mod geometry_msgs;
 pub mod nav_msgs;
 pub mod rmf_door_msgs;
+pub mod rmf_lift_msgs;
 pub mod rosgraph_msgs;
 pub mod sensor_msgs;
 pub mod services;

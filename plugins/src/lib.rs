@@ -36,6 +36,7 @@ pub mod dynamics_limits;
 pub mod gps;
 pub mod imu;
 pub mod laser;
+pub mod lift;
 pub mod model_tf_publisher;
 pub mod odometry;
 pub mod pedestrian;

@@ -168,6 +168,7 @@ pub const REGISTRY: &[PluginType] = &[
     PluginType::of::<super::gps::GpsConfig>(),
     PluginType::of::<super::imu::ImuConfig>(),
     PluginType::of::<super::laser::LaserConfig>(),
+    PluginType::of::<super::lift::LiftConfig>(),
     PluginType::of::<super::model_tf_publisher::ModelTfPublisherConfig>(),
     PluginType::of::<super::pedestrian::PedestrianConfig>(),
     PluginType::of::<super::pioneer::PioneerConfig>(),

@@ -9,6 +9,7 @@
 mod crowd;
 mod crowd_pedsim;
 mod flat_world;
+mod lifts;
 mod map_armap;
 mod map_image;
 mod map_lines;

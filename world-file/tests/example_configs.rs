@@ -28,6 +28,11 @@ fn every_example_world_loads() {
         "tests/sonar/world.yaml",
         "tests/pioneer/world.yaml",
         "building/building.world.yaml",
+        "building/lift.world.yaml",
+        "tests/doors/world.yaml",
+        "tests/lift/world.yaml",
+        "tests/battery/world.yaml",
+        "tests/pioneer/battery.world.yaml",
     ] {
         let spec = load_world(&configs().join(world)).unwrap_or_else(|e| panic!("{world}: {e}"));
         assert!(!spec.models.is_empty(), "{world} has robots");
