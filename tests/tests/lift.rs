@@ -118,3 +118,11 @@ fn a_lift_naming_a_map_the_world_does_not_have_is_refused() {
     assert!(error.contains("model \"lift\" plugin \"lift\""), "the model and plugin: {error}");
     assert!(error.contains("\"floors\" index 1: map \"floor-3\" is not one of the world's maps"), "{error}");
 }
+
+#[test]
+fn a_door_on_no_map_of_a_world_of_several_is_refused() {
+    let world = common::config("tests/lift/broken/door-on-no-map.world.yaml");
+    let error = flotilla_world_file::load_world(world.as_ref()).unwrap_err().to_string();
+    assert!(error.contains("lift-door.model.yaml") && error.contains("model \"door_2\" plugin \"door\""), "{error}");
+    assert!(error.contains("must be on one: give the model a \"map\" (floor-1, floor-2)"), "{error}");
+}

@@ -1,5 +1,5 @@
 //! One binary frame for the page: every moving body's pose and the latest
-//! readings of the lasers and sonar, batched, little-endian (read with a
+//! readings of the lasers, sonar and batteries, batched, little-endian (read with a
 //! `DataView` in `web/view.js`):
 //!
 //! ```text
@@ -7,6 +7,7 @@
 //! u32 n | n × (u32 body id, f32 x, f32 y, f32 θ)            16 bytes a body
 //! u32 m | m × (u32 laser index, u32 k, k × f32 range)       NaN: no return
 //! u32 s | s × (u32 sonar index, u32 transducer, f32 range)
+//! u32 b | b × (u32 battery index, f32 charge fraction)
 //! ```
 
 use flotilla_wire::world_to_nodes::WorldState;
@@ -21,6 +22,8 @@ pub struct Readings {
     pub scans: Vec<(u32, Vec<f32>)>,
     /// Per sonar transducer (scene index of the ring, transducer), its latest range.
     pub sonar: Vec<(u32, u32, f32)>,
+    /// Per battery (scene index), its latest charge, a fraction of its capacity.
+    pub batteries: Vec<(u32, f32)>,
 }
 
 /// Encodes a frame of `state` and `readings` into `out` (cleared first).
@@ -54,6 +57,11 @@ pub fn encode(state: &WorldState, readings: &Readings, out: &mut Vec<u8>) {
         u32le(out, transducer);
         f32le(out, range);
     }
+    u32le(out, readings.batteries.len() as u32);
+    for &(battery, charge) in &readings.batteries {
+        u32le(out, battery);
+        f32le(out, charge);
+    }
 }
 
 #[cfg(test)]
@@ -72,7 +80,8 @@ mod tests {
             step_ns: 5_000_000,
             bodies: vec![BodyState { id: 3, pose: Pose2::new(1.5, -2.0, 0.25), twist: Twist2::default() }],
         };
-        let readings = Readings { scans: vec![(0, vec![1.0, f32::NAN])], sonar: vec![(1, 4, 2.5)] };
+        let readings =
+            Readings { scans: vec![(0, vec![1.0, f32::NAN])], sonar: vec![(1, 4, 2.5)], batteries: vec![(2, 0.75)] };
         let mut out = Vec::new();
         encode(&state, &readings, &mut out);
         let u32_at = |i: usize| u32::from_le_bytes(out[i..i + 4].try_into().unwrap());
@@ -85,6 +94,7 @@ mod tests {
         assert_eq!(f32_at(48), 1.0);
         assert!(f32_at(52).is_nan());
         assert_eq!((u32_at(56), u32_at(60), u32_at(64), f32_at(68)), (1, 1, 4, 2.5));
-        assert_eq!(out.len(), 72);
+        assert_eq!((u32_at(72), u32_at(76), f32_at(80)), (1, 2, 0.75));
+        assert_eq!(out.len(), 84);
     }
 }

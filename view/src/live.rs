@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use flotilla_messages::{sensor_msgs::LaserScan, sensor_msgs::Range};
+use flotilla_messages::sensor_msgs::{BatteryState, LaserScan, Range};
 use flotilla_node_kit::follow_world::DescriptionFollower;
 use flotilla_wire::codec::decode;
 use flotilla_wire::description::WorldDescription;
@@ -54,6 +54,8 @@ struct Latest {
     scans: Vec<Option<Vec<f32>>>,
     /// Per ring, per transducer, its latest range.
     sonar: Vec<Vec<Option<f32>>>,
+    /// Per battery, its latest charge (fraction).
+    batteries: Vec<Option<f32>>,
 }
 
 fn lock(latest: &Mutex<Latest>) -> std::sync::MutexGuard<'_, Latest> {
@@ -192,7 +194,9 @@ fn readings_of(latest: &Latest) -> Readings {
             ranges.iter().enumerate().filter_map(move |(t, r)| r.map(|r| (ring as u32, t as u32, r)))
         })
         .collect();
-    Readings { scans, sonar }
+    let batteries =
+        latest.batteries.iter().enumerate().filter_map(|(i, charge)| charge.map(|c| (i as u32, c))).collect();
+    Readings { scans, sonar, batteries }
 }
 
 /// The page's status message.
@@ -215,11 +219,13 @@ fn status_json(s: &WorldStatus) -> String {
     .to_string()
 }
 
-/// The subscriptions to the sensors' topics, while pages want readings.
+/// The subscriptions to the sensors' topics: lasers and sonar while pages
+/// want readings, batteries always (they are drawn with the names).
 #[derive(Default)]
 struct Sensors {
-    /// The scene they were made for (its revision), and whether any.
-    made_for: Option<u64>,
+    /// The scene they were made for (its revision), and whether pages
+    /// wanted readings then.
+    made_for: Option<(u64, bool)>,
     subscribers: Vec<zenoh::pubsub::Subscriber<()>>,
 }
 
@@ -232,7 +238,7 @@ impl Sensors {
         wanted: bool,
         latest: &Arc<Mutex<Latest>>,
     ) {
-        let target = wanted.then_some(scene.revision);
+        let target = Some((scene.revision, wanted));
         if target == self.made_for {
             return;
         }
@@ -241,8 +247,10 @@ impl Sensors {
             let mut l = lock(latest);
             l.scans = vec![None; scene.lasers.len()];
             l.sonar = scene.sonars.iter().map(|s| vec![None; s.transducers]).collect();
+            l.batteries = vec![None; scene.batteries.len()];
         }
         self.made_for = target;
+        self.follow_batteries(session, keys, scene, latest).await;
         if !wanted {
             return;
         }
@@ -286,6 +294,35 @@ impl Sensors {
             match subscribed {
                 Ok(s) => self.subscribers.push(s),
                 Err(e) => tracing::warn!("cannot subscribe to {folder}: {e}"),
+            }
+        }
+    }
+
+    /// Subscribes to every battery's state.
+    async fn follow_batteries(
+        &mut self,
+        session: &zenoh::Session,
+        keys: &Keys,
+        scene: &Scene,
+        latest: &Arc<Mutex<Latest>>,
+    ) {
+        for (i, battery) in scene.batteries.iter().enumerate() {
+            let into = latest.clone();
+            let subscribed = session
+                .declare_subscriber(keys.ros(&battery.topic))
+                .callback(move |sample| {
+                    if let Ok(state) = flotilla_messages::decode::<BatteryState>(&sample.payload().to_bytes()) {
+                        let mut l = lock(&into);
+                        if let Some(slot) = l.batteries.get_mut(i) {
+                            *slot = Some(state.percentage);
+                            l.fresh = true;
+                        }
+                    }
+                })
+                .await;
+            match subscribed {
+                Ok(s) => self.subscribers.push(s),
+                Err(e) => tracing::warn!("cannot subscribe to {}: {e}", battery.topic),
             }
         }
     }

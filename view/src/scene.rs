@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use flotilla_plugins::battery::BatteryConfig;
 use flotilla_plugins::configured;
 use flotilla_plugins::laser::LaserConfig;
 use flotilla_plugins::robots::RobotModel;
@@ -31,8 +32,16 @@ pub struct SonarView {
     pub transducers: usize,
 }
 
+/// A battery whose charge frames carry: its state topic.
+#[derive(Debug, Clone)]
+pub struct BatteryView {
+    /// Its `BatteryState` topic, resolved.
+    pub topic: String,
+}
+
 /// The scene of a description: its JSON, and the sensors whose readings
-/// frames carry (indices as in the JSON's `lasers` and `sonars`).
+/// frames carry (indices as in the JSON's `lasers`, `sonars` and
+/// `batteries`).
 #[derive(Debug, Clone)]
 pub struct Scene {
     /// The page's scene message.
@@ -43,6 +52,8 @@ pub struct Scene {
     pub lasers: Vec<LaserView>,
     /// Sonar rings, in the JSON's order.
     pub sonars: Vec<SonarView>,
+    /// Batteries, in the JSON's order.
+    pub batteries: Vec<BatteryView>,
 }
 
 /// Rounds to 0.1 mm: the page needs no more, and the JSON of a large map
@@ -131,6 +142,12 @@ pub fn scene(description: &WorldDescription, spawnable: &[String]) -> Scene {
         let folder = flotilla_wire::names::resolve_topic(&c.model.namespace, &c.config.topic);
         sonars.push(SonarView { folder, transducers: c.config.transducers.len() });
     }
+    let mut batteries = Vec::new();
+    let mut battery_json = Vec::new();
+    for c in configured::<BatteryConfig>(description, &all) {
+        battery_json.push(json!({"model": c.model.name}));
+        batteries.push(BatteryView { topic: flotilla_wire::names::resolve_topic(&c.model.namespace, &c.config.topic) });
+    }
     let json = json!({
         "type": "scene",
         "revision": description.revision,
@@ -140,10 +157,11 @@ pub fn scene(description: &WorldDescription, spawnable: &[String]) -> Scene {
         "models": models,
         "lasers": laser_json,
         "sonars": sonar_json,
+        "batteries": battery_json,
         "spawnable": spawnable,
         "maps": description.maps.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
     });
-    Scene { json: json.to_string(), revision: description.revision, lasers, sonars }
+    Scene { json: json.to_string(), revision: description.revision, lasers, sonars, batteries }
 }
 
 /// The model files (`*.yaml` with `bodies:`) in the world file's directory,

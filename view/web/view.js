@@ -16,6 +16,7 @@
   const trails = new Map();    // model name -> [[x, y], ...]
   let scans = new Map();       // laser index -> Float32Array of ranges
   let sonar = new Map();       // "ring/transducer" -> range
+  let charges = new Map();     // model name -> battery charge, fraction
   let status = null;
   let simTime = 0;
   let lastTrailTime = -1;
@@ -132,8 +133,15 @@
       const ring = u32(), t = u32();
       nextSonar.set(`${ring}/${t}`, f32());
     }
+    const nextCharges = new Map();
+    for (let b = u32(), i = 0; i < b; i++) {
+      const battery = u32(), charge = f32();
+      const model = scene.batteries?.[battery]?.model;
+      if (model !== undefined) nextCharges.set(model, charge);
+    }
     scans = nextScans;
     sonar = nextSonar;
+    charges = nextCharges;
     // A trail point every quarter sim second; 40 points a robot.
     if (simTime - lastTrailTime >= 0.25 || simTime < lastTrailTime) {
       lastTrailTime = simTime;
@@ -402,7 +410,11 @@
       const pose = poseOf(model.bodies[0]);
       if (!pose) continue;
       const p = toScreen(pose[0], pose[1]);
-      ctx.fillText(model.name, p[0] + 6, p[1] - 6);
+      const charge = charges.get(model.name);
+      // A robot's battery beside its name, red once below a fifth.
+      const label = charge === undefined ? model.name : `${model.name} ${Math.round(charge * 100)} %`;
+      ctx.fillStyle = charge !== undefined && charge < 0.2 ? "#c22" : "#223";
+      ctx.fillText(label, p[0] + 6, p[1] - 6);
     }
   }
 
@@ -435,7 +447,7 @@
       firstWall: scene && scene.layers[0]?.segments.slice(0, 4),
       models: [...models.values()].map((m) => {
         const pose = poseOf(m.bodies[0]);
-        return {name: m.name, pose, screen: pose && toScreen(pose[0], pose[1])};
+        return {name: m.name, pose, screen: pose && toScreen(pose[0], pose[1]), battery: charges.get(m.name)};
       }),
       time: simTime,
       fps,

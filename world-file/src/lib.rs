@@ -6,10 +6,10 @@
 //! Loading is all-or-nothing: the first problem stops it with a [`LoadError`]
 //! naming the file, the entity and the entry, and nothing is half-built.
 
+mod building;
 mod crowd;
 mod crowd_pedsim;
 mod flat_world;
-mod lifts;
 mod map_armap;
 mod map_image;
 mod map_lines;

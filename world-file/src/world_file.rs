@@ -135,7 +135,7 @@ pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     };
     add_armap_boxes(&world, &mut models, geometry.boxes, &maps, layer_names.len())?;
     add_crowd(&world, &mut models, crowd::read_crowd(&world, settings.seed, &layer_names, &maps)?)?;
-    super::lifts::check_lifts(&models, &maps, &layer_names)?;
+    super::building::check_building(&models, &maps, &layer_names)?;
     let world_plugin_types = read_world_plugin_types(&world, path)?;
     let mut named_poses = match world.seq("named_poses")? {
         Some(entries) => read_named_poses(entries, path)?,

@@ -1,5 +1,6 @@
-//! What a `Lift` entry cannot check alone: each floor's map is one of the
-//! world's, and each floor's door a `Door` on that map.
+//! What `Door` and `Lift` entries cannot check alone: in a world of
+//! several maps every door is on one of them, each lift floor's map is one
+//! of the world's, and each floor's door a `Door` on that map.
 
 use std::path::Path;
 
@@ -9,8 +10,8 @@ use flotilla_plugins::lift::LiftConfig;
 use flotilla_plugins::{entry_of, PluginConfig, PluginContext};
 use flotilla_wire::description::{MapDescription, ModelDescription};
 
-/// Checks every lift of `models` against the world's `maps` and doors.
-pub(crate) fn check_lifts(
+/// Checks every door and lift of `models` against the world's `maps`.
+pub(crate) fn check_building(
     models: &[ModelDescription],
     maps: &[MapDescription],
     layer_names: &[String],
@@ -20,6 +21,17 @@ pub(crate) fn check_lifts(
     for model in models {
         let ctx = PluginContext::of(model, layer_names);
         for plugin in model.plugins.iter().filter(|p| p.plugin_type == DoorConfig::TYPE) {
+            if !maps.is_empty() && model.map.is_empty() {
+                let known: Vec<&str> = maps.iter().map(|m| m.name.as_str()).collect();
+                return Err(LoadError::new(
+                    Path::new(&model.model_path),
+                    format!("model \"{}\" plugin \"{}\"", model.name, plugin.name),
+                    format!(
+                        "a door in a world of several maps must be on one: give the model a \"map\" ({})",
+                        known.join(", ")
+                    ),
+                ));
+            }
             if let Ok(config) = entry_of(plugin, ctx.model_file).and_then(|e| DoorConfig::parse(&e, &plugin.name, &ctx))
             {
                 doors.push((config.door_name, model.map.as_str()));
