@@ -156,7 +156,9 @@ mod tests {
         let plugins: String = registry::REGISTRY.iter().map(|t| format!("  - {}\n", t.example)).collect();
         let model = format!("{}plugins:\n{plugins}", registry::EXAMPLE_MODEL);
         std::fs::write(dir.join("all.model.yaml"), model).unwrap();
-        let world = "properties: {}\nlayers: []\nmodels:\n  - {name: bot, model: all.model.yaml, namespace: bot}\n";
+        // Two maps: the Lift's example serves floor-1 and floor-2.
+        let world = "properties: {maps: {floor-1: l1, floor-2: l2}}\nlayers: [{name: l1}, {name: l2}]\n\
+                     models:\n  - {name: bot, model: all.model.yaml, namespace: bot}\n";
         std::fs::write(dir.join("world.yaml"), world).unwrap();
         let description = load_world(&dir.join("world.yaml")).unwrap().initial_description().unwrap();
         let _ = std::fs::remove_dir_all(&dir);

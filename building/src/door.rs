@@ -8,6 +8,11 @@ use flotilla_wire::drive_to_world::BodyCommand;
 use flotilla_wire::geometry::{wrap_angle, Pose2};
 use flotilla_wire::world_to_nodes::BodyId;
 
+/// How near its end pose a leaf at rest is, m and rad: rounding, not
+/// motion.
+const LANDED_M: f64 = 1e-9;
+const LANDED_RAD: f64 = 1e-9;
+
 /// One door.
 #[derive(Debug, Clone)]
 pub struct Door {
@@ -134,13 +139,17 @@ impl Door {
             snapped(progress - pace)
         };
         self.progress = Some(next);
+        let target = self.pose_at(next);
         // At rest, exactly nothing: no correction of the leaf's rounding,
-        // so that the answers a resting door promises are what it sends.
-        self.resting = next == progress && (next == 0.0 || next == 1.0);
+        // so that the answers a resting door promises are what it sends. A
+        // leaf off its end by more (a command applied late, in realtime) is
+        // brought back first.
+        let landed = (target.x_m - now.x_m).hypot(target.y_m - now.y_m) < LANDED_M
+            && wrap_angle(target.theta_rad - now.theta_rad).abs() < LANDED_RAD;
+        self.resting = next == progress && (next == 0.0 || next == 1.0) && landed;
         if self.resting {
             return BodyCommand { body, local_vx_mps: 0.0, local_vy_mps: 0.0, omega_radps: 0.0 };
         }
-        let target = self.pose_at(next);
         let (sin, cos) = now.theta_rad.sin_cos();
         let (dx, dy) = ((target.x_m - now.x_m) / dt_s, (target.y_m - now.y_m) / dt_s);
         BodyCommand {
@@ -295,6 +304,23 @@ mod tests {
         run(&mut door, &mut leaf, 11, 91);
         assert_eq!(door.mode(), DoorMode::MODE_OPEN);
         assert_eq!(door.resting_steps(101 * STEP_NS, STEP_NS), 98);
+    }
+
+    #[test]
+    fn a_leaf_left_off_its_end_by_a_late_command_is_brought_back() {
+        let closed = Pose2::new(0.0, 0.0, 0.0);
+        let mut door = Door::new(config(DoorMotion::Sliding { travel_m: 1.0 }), closed);
+        door.ask(true);
+        let mut leaf = closed;
+        run(&mut door, &mut leaf, 0, 100);
+        // The world applied the last landing velocity one step too long.
+        let overshot = Pose2::new(1.003, 0.0, 0.0);
+        let c = door.step(1, overshot, 100, 100 * STEP_NS, DT_S);
+        assert!((c.local_vx_mps * DT_S + 0.003).abs() < 1e-12, "back 3 mm in one step: {c:?}");
+        assert_eq!(door.resting_steps(100 * STEP_NS, STEP_NS), 0, "not at rest until landed");
+        let c = door.step(1, Pose2::new(1.0, 0.0, 0.0), 101, 101 * STEP_NS, DT_S);
+        assert_eq!(c.local_vx_mps, 0.0);
+        assert_eq!(door.resting_steps(101 * STEP_NS, STEP_NS), u64::MAX);
     }
 
     #[test]

@@ -21,7 +21,7 @@ import sys
 
 import zenoh
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def world_step(payload: bytes) -> tuple[int, int]:
