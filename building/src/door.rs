@@ -150,14 +150,7 @@ impl Door {
         if self.resting {
             return BodyCommand { body, local_vx_mps: 0.0, local_vy_mps: 0.0, omega_radps: 0.0 };
         }
-        let (sin, cos) = now.theta_rad.sin_cos();
-        let (dx, dy) = ((target.x_m - now.x_m) / dt_s, (target.y_m - now.y_m) / dt_s);
-        BodyCommand {
-            body,
-            local_vx_mps: cos * dx + sin * dy,
-            local_vy_mps: -sin * dx + cos * dy,
-            omega_radps: wrap_angle(target.theta_rad - now.theta_rad) / dt_s,
-        }
+        BodyCommand::towards(body, now, target, dt_s)
     }
 }
 

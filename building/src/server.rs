@@ -23,7 +23,7 @@ use flotilla_plugins::lift::LiftConfig;
 use flotilla_plugins::registry::Role;
 use flotilla_plugins::robots::RobotModel;
 use flotilla_wire::control::ControlRequest;
-use flotilla_wire::description::{Footprint, FootprintShape, WorldDescription};
+use flotilla_wire::description::{footprints_box, Footprint, FootprintShape, WorldDescription};
 use flotilla_wire::drive_to_world::BodyCommand;
 use flotilla_wire::geometry::Pose2;
 use flotilla_wire::names::resolve_topic;
@@ -403,21 +403,7 @@ fn door_state(door: &Door, mode: u32, time: SimTime) -> DoorState {
 /// The centre of the box around a body's solid footprints, in the world,
 /// the body at `pose`.
 fn centre(pose: Pose2, footprints: &[Footprint]) -> [f64; 2] {
-    let (mut low, mut high) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-    let mut take = |[x, y]: [f64; 2]| {
-        low = [low[0].min(x), low[1].min(y)];
-        high = [high[0].max(x), high[1].max(y)];
-    };
-    for footprint in footprints.iter().filter(|f| !f.sensor) {
-        match &footprint.shape {
-            FootprintShape::Circle { center: [x, y], radius } => {
-                take([x - radius, y - radius]);
-                take([x + radius, y + radius]);
-            }
-            FootprintShape::Polygon { points } => points.iter().copied().for_each(&mut take),
-        }
-    }
-    let [lx, ly] = if low[0] > high[0] { [0.0; 2] } else { [(low[0] + high[0]) / 2.0, (low[1] + high[1]) / 2.0] };
+    let [lx, ly] = footprints_box(footprints).map_or([0.0; 2], |(centre, _)| centre);
     let (sin, cos) = pose.theta_rad.sin_cos();
     [pose.x_m + cos * lx - sin * ly, pose.y_m + sin * lx + cos * ly]
 }

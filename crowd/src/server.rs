@@ -13,7 +13,7 @@ use flotilla_node_kit::runtime::{stride_of, NodePlugin, Outbox, Rebuild};
 use flotilla_plugins::pedestrian::{Behaviour, PedestrianConfig, MARKERS_RATE_HZ, MARKERS_TOPIC};
 use flotilla_plugins::registry::Role;
 use flotilla_plugins::robots::RobotModel;
-use flotilla_wire::description::{FootprintShape, LayerBits, ModelDescription, WorldDescription};
+use flotilla_wire::description::{footprints_box, FootprintShape, LayerBits, ModelDescription, WorldDescription};
 use flotilla_wire::seed::plugin_seed;
 use flotilla_wire::update_timer::UpdateTimer;
 use flotilla_wire::world_to_nodes::{BodyId, WorldState};
@@ -99,7 +99,9 @@ impl NodePlugin for CrowdServer {
                 });
                 let body = c.model.body(&c.config.body);
                 let color = body.map_or([1.0; 4], |b| b.color);
-                let outline = body.map_or(([0.0; 2], [2.0 * c.config.radius_m; 2]), |b| outline(&b.footprints));
+                let outline = body.map_or(([0.0; 2], [2.0 * c.config.radius_m; 2]), |b| {
+                    footprints_box(&b.footprints).unwrap_or(([0.0; 2], [0.0; 2]))
+                });
                 self.agents.push(Agent {
                     key: c.key.clone(),
                     body: c.body,
@@ -310,29 +312,6 @@ fn layers_of(model: &ModelDescription, body: &str) -> LayerBits {
 }
 
 /// The radius of a circle about a body's origin around its solid footprints, m.
-/// The box around a body's solid footprints in its frame: centre and size
-/// (length along x, width along y), m.
-fn outline(footprints: &[flotilla_wire::description::Footprint]) -> ([f64; 2], [f64; 2]) {
-    let (mut low, mut high) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-    let mut take = |[x, y]: [f64; 2]| {
-        low = [low[0].min(x), low[1].min(y)];
-        high = [high[0].max(x), high[1].max(y)];
-    };
-    for footprint in footprints.iter().filter(|f| !f.sensor) {
-        match &footprint.shape {
-            FootprintShape::Circle { center: [x, y], radius } => {
-                take([x - radius, y - radius]);
-                take([x + radius, y + radius]);
-            }
-            FootprintShape::Polygon { points } => points.iter().copied().for_each(&mut take),
-        }
-    }
-    if low[0] > high[0] {
-        return ([0.0; 2], [0.0; 2]);
-    }
-    ([(low[0] + high[0]) / 2.0, (low[1] + high[1]) / 2.0], [high[0] - low[0], high[1] - low[1]])
-}
-
 fn body_radius(footprints: &[flotilla_wire::description::Footprint]) -> f64 {
     let reach = |shape: &FootprintShape| match shape {
         FootprintShape::Circle { center, radius } => center[0].hypot(center[1]) + radius,

@@ -9,7 +9,7 @@
 
 use flotilla_plugins::tween::{TweenConfig, TweenMode};
 use flotilla_wire::drive_to_world::BodyCommand;
-use flotilla_wire::geometry::{wrap_angle, Pose2};
+use flotilla_wire::geometry::Pose2;
 use flotilla_wire::world_to_nodes::BodyId;
 
 /// Below this progress a yoyo turns forward again (Flatland's 0.001).
@@ -80,15 +80,7 @@ impl Tween {
             }
         };
         self.answered = Some((state, target));
-        // From where the body is to the target, in the body's frame.
-        let (sin, cos) = now.theta_rad.sin_cos();
-        let (dx, dy) = ((target.x_m - now.x_m) / dt_s, (target.y_m - now.y_m) / dt_s);
-        BodyCommand {
-            body,
-            local_vx_mps: cos * dx + sin * dy,
-            local_vy_mps: -sin * dx + cos * dy,
-            omega_radps: wrap_angle(target.theta_rad - now.theta_rad) / dt_s,
-        }
+        BodyCommand::towards(body, now, target, dt_s)
     }
 
     /// Advances the progress by one step of `dt_s`, turning or starting

@@ -332,6 +332,27 @@ pub struct Footprint {
     pub sensor: bool,
 }
 
+/// The box around the solid (non-sensor) footprints of a body, in its
+/// frame: centre and size (along x, along y), m; `None` without any.
+pub fn footprints_box(footprints: &[Footprint]) -> Option<([f64; 2], [f64; 2])> {
+    let (mut low, mut high) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    let mut take = |[x, y]: [f64; 2]| {
+        low = [low[0].min(x), low[1].min(y)];
+        high = [high[0].max(x), high[1].max(y)];
+    };
+    for footprint in footprints.iter().filter(|f| !f.sensor) {
+        match &footprint.shape {
+            FootprintShape::Circle { center: [x, y], radius } => {
+                take([x - radius, y - radius]);
+                take([x + radius, y + radius]);
+            }
+            FootprintShape::Polygon { points } => points.iter().copied().for_each(&mut take),
+        }
+    }
+    (low[0] <= high[0])
+        .then(|| ([(low[0] + high[0]) / 2.0, (low[1] + high[1]) / 2.0], [high[0] - low[0], high[1] - low[1]]))
+}
+
 /// Footprint geometry in the body frame, metres.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FootprintShape {

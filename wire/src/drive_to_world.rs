@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::codec::{decode_with_rest, encode, DecodeError, WireMessage};
+use crate::geometry::{wrap_angle, Pose2};
 use crate::world_to_nodes::BodyId;
 
 /// The velocity command of every body one drive node controls, for one step.
@@ -123,6 +124,20 @@ pub struct BodyCommand {
 }
 
 impl BodyCommand {
+    /// The command that takes a placed body from `now` to `target` in one
+    /// step of `dt_s` (the world moves a placed body by exactly v·dt in
+    /// its own frame and turns it by ω·dt): what Tween and Door answer.
+    pub fn towards(body: BodyId, now: Pose2, target: Pose2, dt_s: f64) -> BodyCommand {
+        let (sin, cos) = now.theta_rad.sin_cos();
+        let (dx, dy) = ((target.x_m - now.x_m) / dt_s, (target.y_m - now.y_m) / dt_s);
+        BodyCommand {
+            body,
+            local_vx_mps: cos * dx + sin * dy,
+            local_vy_mps: -sin * dx + cos * dy,
+            omega_radps: wrap_angle(target.theta_rad - now.theta_rad) / dt_s,
+        }
+    }
+
     /// Whether every component is finite (a NaN command is dropped).
     pub fn is_finite(&self) -> bool {
         self.local_vx_mps.is_finite() && self.local_vy_mps.is_finite() && self.omega_radps.is_finite()
