@@ -20,7 +20,7 @@ pub struct Door {
     /// The leaf's pose when closed (its pose in the world file).
     closed: Pose2,
     /// How far open, 0 (closed) to 1 (open); `None` until the first state,
-    /// which it is read from (a restarted node finds the leaf where it is).
+    /// which it is read from (a leaf not at its closed pose is part open).
     progress: Option<f64>,
     /// Whether it was last asked to be open (`start_open` before any ask).
     asked_open: bool,
@@ -251,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn a_restarted_door_finds_its_leaf_where_it_is() {
+    fn a_door_reads_how_far_open_it_is_from_its_leaf() {
         let closed = Pose2::new(0.0, 0.0, 0.0);
         let mut door = Door::new(config(DoorMotion::Sliding { travel_m: 1.0 }), closed);
         let mut leaf = Pose2::new(1.0, 0.0, 0.0);

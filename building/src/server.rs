@@ -39,7 +39,7 @@ pub const PROXIMITY_CHECK_HZ: f64 = 10.0;
 
 /// One served door.
 #[derive(Debug)]
-struct Served {
+struct ServedDoor {
     door: Door,
     body: BodyId,
     /// The closed leaf's centre, world m (what `auto_open` is measured to).
@@ -81,7 +81,7 @@ struct Robot {
 #[derive(Debug, Default)]
 pub struct BuildingServer {
     /// By key (`model/plugin`).
-    doors: BTreeMap<String, Served>,
+    doors: BTreeMap<String, ServedDoor>,
     /// By key (`model/plugin`).
     lifts: BTreeMap<String, ServedLift>,
     /// The robots, for automatic doors and lift rides.
@@ -128,7 +128,7 @@ impl NodePlugin for BuildingServer {
                     let closed = leaf.map_or(Pose2::default(), |b| b.pose);
                     let centre = centre(closed, leaf.map_or(&[][..], |b| &b.footprints));
                     tracing::info!("serving door {} ({}): requests on {requests_key}", c.config.door_name, c.key);
-                    Served {
+                    ServedDoor {
                         body: c.body,
                         centre,
                         map: c.model.map.clone(),
