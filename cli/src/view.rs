@@ -2,10 +2,8 @@
 //! (see the `flotilla-view` crate).
 
 use clap::Args;
-use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
+use flotilla_node_kit::args::{close_after_drain, open_session, shutdown_signal, NodeArgs, Role};
 use flotilla_wire::Keys;
-use std::time::Duration;
-use zenoh::Wait;
 
 /// Where the page is served by default.
 pub const DEFAULT_VIEW_ADDR: &str = "127.0.0.1:8080";
@@ -23,10 +21,6 @@ pub struct ViewArgs {
     pub node: NodeArgs,
 }
 
-/// How long the view waits, after its subscriptions are gone, for what its
-/// peers had already sent to arrive before it closes its session.
-const DRAIN: Duration = Duration::from_millis(200);
-
 /// Serves the view until Ctrl-C or SIGTERM.
 pub fn view(args: ViewArgs) -> anyhow::Result<()> {
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
@@ -42,12 +36,7 @@ pub fn view(args: ViewArgs) -> anyhow::Result<()> {
         let served = flotilla_view::server::serve(listener, live, session.clone(), keys, shutdown_signal()).await;
         anyhow::Ok((session, served))
     })?;
-    // The tasks that follow the simulation hold its subscriptions: ending
-    // them undeclares those, and the peers stop sending. Closing the session
-    // while their messages still arrived made Zenoh log "Received Data for
-    // unknown expr_id" at ERROR for each, at every clean stop.
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    std::thread::sleep(DRAIN);
-    let _ = session.close().wait();
+    // The tasks that follow the simulation hold its subscriptions.
+    close_after_drain(runtime, session);
     served
 }

@@ -120,7 +120,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         node_id: flotilla_node_kit::node_id("world"),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(async move {
+    let (session, result) = runtime.block_on(async move {
         let session = open_session(&args.node.zenoh, Role::World).await?;
         tracing::info!(
             "world {} loaded: {} models, {} layers; listening on {}",
@@ -133,7 +133,8 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
             flotilla_node_kit::args::shutdown_signal().await;
         };
         let result = run(session.clone(), physics, config, shutdown).await;
-        let _ = session.close().await;
-        result
-    })
+        anyhow::Ok((session, result))
+    })?;
+    flotilla_node_kit::args::close_after_drain(runtime, session);
+    result
 }

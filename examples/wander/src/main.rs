@@ -155,7 +155,9 @@ fn main() -> anyhow::Result<()> {
             anyhow::bail!("no model has both a DiffDrive and a Laser plugin");
         }
         shutdown_signal().await;
+        // Undeclared first, so the peers stop sending before the close.
         drop(subscribers);
+        tokio::time::sleep(flotilla_node_kit::args::DRAIN).await;
         let _ = session.close().await;
         Ok(())
     })

@@ -7,7 +7,7 @@ use flotilla_wire::Keys;
 
 use super::plugin::NodePlugin;
 use super::serve::serve;
-use crate::args::{open_session, shutdown_signal, NodeArgs, Role};
+use crate::args::{close_after_drain, open_session, shutdown_signal, NodeArgs, Role};
 use crate::node_id;
 
 /// Options of every plugin node.
@@ -77,16 +77,17 @@ fn run_made<P: NodePlugin>(
     let keys = Keys::new(&args.node.sim).with_ros_prefix(&args.ros_prefix);
     let node = node_id(role.aspect);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    runtime.block_on(async {
+    let (session, result) = runtime.block_on(async {
         let session = open_session(&args.node.zenoh, Role::Node).await?;
         let mut plugin = make(&session, &keys);
         if let Some(threads) = args.threads {
             plugin.set_threads(threads as usize);
         }
         let result = serve(session.clone(), keys, node, selection, plugin, shutdown_signal()).await;
-        let _ = session.close().await;
-        Ok::<(), anyhow::Error>(result?)
-    })
+        Ok::<_, anyhow::Error>((session, result))
+    })?;
+    close_after_drain(runtime, session);
+    Ok(result?)
 }
 
 /// A node binary with options of its own (`X`, flattened beside the
