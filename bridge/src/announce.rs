@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use zenoh::liveliness::LivelinessToken;
 
-use crate::surface::{Durability, Surface};
+use flotilla_plugins::surface::{Durability, Surface};
 
 /// How the plugin escapes `/` inside one key chunk.
 const SLASH: &str = "§";
@@ -90,7 +90,7 @@ impl Announcer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::surface::{ServiceEndpoint, Topic};
+    use flotilla_plugins::surface::{ServiceEndpoint, Topic};
 
     #[test]
     fn keys_follow_the_plugin_format() {

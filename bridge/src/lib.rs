@@ -10,7 +10,6 @@
 
 pub mod announce;
 pub mod plugin_config;
-pub mod surface;
 
 use std::time::Duration;
 
@@ -141,7 +140,7 @@ async fn announce_until(
     loop {
         if revision != Some((description.revision, description.models.len())) {
             revision = Some((description.revision, description.models.len()));
-            let surface = surface::surface(&description, keys, &services);
+            let surface = flotilla_plugins::surface::surface(&description, keys, &services);
             announcer.update(session, &surface).await;
             tracing::info!(
                 "announcing {} topics, {} services and {} actions to ROS 2 (world revision {})",

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 /// `(type name, definition)`, the type as `package/msg/Type`.
-const DEFINITIONS: &[(&str, &str)] = &[
+pub(crate) const DEFINITIONS: &[(&str, &str)] = &[
     ("builtin_interfaces/msg/Duration", include_str!("../msg/builtin_interfaces/Duration.msg")),
     ("builtin_interfaces/msg/Time", include_str!("../msg/builtin_interfaces/Time.msg")),
     ("flatland_msgs/msg/Collision", include_str!("../msg/flatland_msgs/Collision.msg")),

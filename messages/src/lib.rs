@@ -14,6 +14,7 @@
 
 pub mod action_msgs;
 pub mod builtin_interfaces;
+pub mod by_name;
 mod cdr_de;
 mod cdr_ser;
 mod covariance;

@@ -26,6 +26,7 @@ pub mod channels;
 pub mod config;
 pub mod maps;
 pub mod selection;
+pub mod surface;
 
 pub mod battery;
 pub mod bool_sensor;
