@@ -24,6 +24,12 @@ python3 -m ruff check .
 RUSTDOCFLAGS="-D warnings" ./scripts/cargo-each.sh doc --no-deps --locked
 ./scripts/cargo-each.sh build --bins --locked
 ./scripts/check-features.sh
+# The Python package (python/: a PyO3 extension over the message and wire
+# crates, built by maturin), its own Cargo workspace: formatted, linted, and
+# installed from this checkout for the tests that use it.
+cargo fmt --manifest-path python/Cargo.toml -- --check
+cargo clippy --manifest-path python/Cargo.toml --all-targets --locked -- -D warnings
+./scripts/install-python-package.sh
 # Every test binary runs even when one fails, so that one failure cannot
 # hide another; the run still fails if any test does.
 ./scripts/cargo-each.sh test --locked --no-fail-fast

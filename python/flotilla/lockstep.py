@@ -1,0 +1,91 @@
+"""Taking part in lockstep: the world waits for this program at every step.
+
+The handshake (docs/time-and-determinism.md, "Lockstep participants"): a
+liveliness token on ``flotilla/<sim>/lockstep/<id>``; for every world state
+k, publish the commands for step k, then report "done with k" on the same
+key. The world publishes state k+1 only when every participant has reported
+k, and every node publishes its outputs of step k before it reports k, so
+when state k+1 arrives the outputs of step k have arrived before it. The
+participant reads the world state and the topics it watches from one queue
+filled on Zenoh's receive thread, which keeps that order.
+"""
+
+from __future__ import annotations
+
+import queue
+from typing import Any, Self
+
+import zenoh
+
+from flotilla import _native
+from flotilla.sim import Sim
+
+
+class Participant:
+    """A lockstep participant named ``name`` in ``sim``.
+
+    >>> with Participant(sim, "my-controller") as me:
+    ...     me.watch("robot/odometry/ground_truth")
+    ...     state = me.next_state()
+    ...     sim.cmd_vel("robot", 0.5)
+    ...     me.done(state)
+    """
+
+    def __init__(self, sim: Sim, name: str) -> None:
+        self.sim = sim
+        self.key = sim.keys.lockstep(name)
+        self._inbox: queue.Queue[tuple[str, bytes]] = queue.Queue()
+        self._types: dict[str, str] = {}
+        self.latest: dict[str, dict[str, Any]] = {}
+        self._subscribers = [
+            sim.session.declare_subscriber(sim.keys.world_state(), self._into_inbox("\0state")),
+        ]
+        self._token = sim.session.liveliness().declare_token(self.key)
+        self._last_step: int | None = None
+
+    def _into_inbox(self, topic: str) -> zenoh.handlers.Callback:
+        # `indirect=False`: called on Zenoh's receive thread, in arrival order
+        # across keys (an indirect callback would get a thread of its own).
+        return zenoh.handlers.Callback(lambda s: self._inbox.put((topic, s.payload.to_bytes())), indirect=False)
+
+    def watch(self, topic: str, ros_type: str | None = None) -> None:
+        """Keeps the newest message of ``topic`` in ``latest[topic]``, as of
+        the step the last state returned by ``next_state`` follows."""
+        self._types[topic] = ros_type or self.sim.type_of(topic)
+        self._subscribers.append(self.sim.session.declare_subscriber(self.sim.keys.ros(topic), self._into_inbox(topic)))
+
+    def next_state(self, timeout: float = 60.0) -> dict[str, Any]:
+        """The next world state (see ``flotilla._native.decode_world_state``),
+        with every watched topic's messages published before it applied to
+        ``latest``. A state the world publishes again is skipped."""
+        while True:
+            try:
+                topic, payload = self._inbox.get(timeout=timeout)
+            except queue.Empty:
+                raise TimeoutError(f"{self.key}: no world state within {timeout} s") from None
+            if topic != "\0state":
+                self.latest[topic] = _native.decode(self._types[topic], payload)
+                continue
+            state = _native.decode_world_state(payload)
+            if self._last_step is not None and state["step"] <= self._last_step:
+                continue
+            self._last_step = state["step"]
+            return state
+
+    def done(self, state: dict[str, Any] | int) -> None:
+        """Reports the step of ``state`` done: everything published for it
+        has been published."""
+        step = state if isinstance(state, int) else state["step"]
+        self.sim.session.put(self.key, _native.encode_step_done(step))
+
+    def close(self) -> None:
+        """Leaves the barrier (the world stops waiting for this program)."""
+        self._token.undeclare()
+        for subscriber in self._subscribers:
+            subscriber.undeclare()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
