@@ -42,6 +42,9 @@ class Participant:
         ]
         self._token = sim.session.liveliness().declare_token(self.key)
         self._last_step: int | None = None
+        self._min_revision = 0
+        # Between a reset and its first state, what arrives is from before it.
+        self._restarting = False
 
     def _into_inbox(self, topic: str) -> zenoh.handlers.Callback:
         # `indirect=False`: called on Zenoh's receive thread, in arrival order
@@ -64,13 +67,27 @@ class Participant:
             except queue.Empty:
                 raise TimeoutError(f"{self.key}: no world state within {timeout} s") from None
             if topic != "\0state":
-                self.latest[topic] = _native.decode(self._types[topic], payload)
+                if not self._restarting:
+                    self.latest[topic] = _native.decode(self._types[topic], payload)
                 continue
             state = _native.decode_world_state(payload)
+            if state["revision"] < self._min_revision:
+                continue  # from before a reset the caller has waited for
+            self._restarting = False
             if self._last_step is not None and state["step"] <= self._last_step:
                 continue
             self._last_step = state["step"]
             return state
+
+    def restart_at(self, revision: int) -> None:
+        """After a world reset that brought the description to ``revision``:
+        states from before it are dropped, steps count from the reset's
+        again, and ``latest`` is forgotten along with every message that
+        arrives before the first state after the reset."""
+        self._min_revision = revision
+        self._last_step = None
+        self._restarting = True
+        self.latest.clear()
 
     def done(self, state: dict[str, Any] | int) -> None:
         """Reports the step of ``state`` done: everything published for it

@@ -85,8 +85,8 @@ class Sim:
         self.sim = sim
         self.ros_prefix = ros_prefix
         self.keys = _native.Keys(sim, ros_prefix)
-        self.session = zenoh.open(client_config(connect))
         self.endpoint = connect
+        self.session = _open(connect, timeout)
         self._description_bytes = self._fetch_description(timeout)
         # Followed from the start: the clock is not latched, and a paused
         # world publishes none.
@@ -325,6 +325,19 @@ class Sim:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _open(connect: str, timeout: float) -> zenoh.Session:
+    """A client session to ``connect``, retried until ``timeout`` s (a world
+    just started may not listen yet); ``NoWorld`` if it never answers."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return zenoh.open(client_config(connect))
+        except zenoh.ZError as e:
+            if time.monotonic() >= deadline:
+                raise NoWorld(f"nothing listens on {connect} (waited {timeout} s): {e}") from None
+            time.sleep(0.2)
 
 
 def _pose(x: float, y: float, theta: float) -> dict[str, float]:

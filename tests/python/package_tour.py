@@ -8,9 +8,8 @@ import argparse
 import math
 import sys
 
-import numpy as np
-
 import flotilla
+import numpy as np
 
 
 def check(condition: bool, what: str) -> None:

@@ -19,6 +19,12 @@ pub type LayerBits = u16;
 pub struct WorldDescription {
     /// Bumped by every spawn, delete, move and reset.
     pub revision: u64,
+    /// How many times the world was reset (simulation_interfaces'
+    /// ResetSimulation) since it started. A node that sees it change starts
+    /// its plugins afresh, as from the world file (drives at rest, random
+    /// generators re-seeded, batteries as configured), so that a run after
+    /// a reset repeats the run after the start.
+    pub resets: u64,
     /// Physics step size in nanoseconds.
     pub step_ns: u64,
     /// World seed all random generators derive from.
@@ -72,6 +78,7 @@ impl WorldDescription {
     pub fn of_models(models: Vec<ModelDescription>) -> WorldDescription {
         WorldDescription {
             revision: 1,
+            resets: 0,
             step_ns: 5_000_000,
             seed: 0,
             world_path: "world.yaml".into(),

@@ -74,6 +74,7 @@ impl WorldSpec {
             .collect();
         let mut description = WorldDescription {
             revision: 1,
+            resets: 0,
             step_ns,
             seed: self.settings.seed,
             world_path: self.path.to_string_lossy().into_owned(),

@@ -413,14 +413,16 @@ impl InputsOf {
 
 impl<P: NodePlugin> MainLoop<'_, P> {
     /// Fetches the description and rebuilds from it (afresh for a new
-    /// world), then answers the state that revealed the change and lets
+    /// world or a reset one), then answers the state that revealed the change and lets
     /// arrivals through again.
     async fn rework(&mut self, Rework { afresh, then }: Rework) {
         let shared = self.shared;
         match fetch_description(&shared.session, &shared.keys, FETCH_TIMEOUT).await {
             Ok(description) => {
+                // A reset world starts its nodes' plugins as its file does.
+                let reset = description.resets != self.description.resets;
                 self.description = description;
-                self.rebuild(afresh).await;
+                self.rebuild(afresh || reset).await;
             }
             Err(e) if afresh => {
                 tracing::warn!("cannot resynchronise yet: {e}");

@@ -94,6 +94,14 @@ impl Inbox {
         n
     }
 
+    /// The world was reset: the commands received for the next step were
+    /// worked out from the world before it, and would move a robot the
+    /// reset just put at rest. The drives start afresh at the reset (see
+    /// `WorldDescription::resets`) and command from there.
+    pub fn world_reset(&mut self) {
+        self.pending.clear();
+    }
+
     /// Hands the pending commands to the step, in arrival order.
     pub fn drain(&mut self) -> std::vec::Drain<'_, BodyCommand> {
         self.pending.drain(..)
@@ -122,6 +130,16 @@ mod tests {
         let zeros: Vec<BodyCommand> = inbox.drain().collect();
         assert_eq!(zeros, vec![cmd(1, 0.0), cmd(2, 0.0)]);
         assert_eq!(inbox.node_lost("drive-a"), 0);
+    }
+
+    #[test]
+    fn a_reset_drops_the_commands_worked_out_before_it() {
+        let mut inbox = Inbox::default();
+        inbox.push(actuation("drive", 7, vec![cmd(1, 0.6)]), None);
+        inbox.world_reset();
+        assert_eq!(inbox.drain().count(), 0, "the robot stays where the reset put it");
+        inbox.push(actuation("drive", 8, vec![cmd(1, 0.0)]), None);
+        assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.0)], "commands after the reset apply");
     }
 
     #[test]

@@ -321,7 +321,12 @@ async fn ros_services(wiring: &Wiring, published: watch::Receiver<u64>) -> Resul
         let answer = {
             let mut s = lock(&shared);
             let s = &mut *s;
-            crate::ros_services::answer(service, request, World { physics: &mut s.physics, run: &mut s.run })
+            let answer =
+                crate::ros_services::answer(service, request, World { physics: &mut s.physics, run: &mut s.run });
+            if answer.changes.contains(&WorldChange::WorldReset) {
+                s.inbox.world_reset();
+            }
+            answer
         };
         wake.notify_one();
         if !answer.changes.is_empty() {

@@ -66,6 +66,8 @@ pub struct Physics {
     step_ns: u64,
     step: u64,
     revision: u64,
+    /// How many resets so far (see `WorldDescription::resets`).
+    resets: u64,
     seed: u64,
     world_path: PathBuf,
     layer_names: Vec<String>,
@@ -130,6 +132,7 @@ impl Physics {
             step_ns,
             step: 0,
             revision: 1,
+            resets: 0,
             seed: spec.settings.seed,
             world_path: spec.path.clone(),
             layer_names: spec.layer_names.clone(),
@@ -485,6 +488,7 @@ impl Physics {
             }
         }
         self.revision += 1;
+        self.resets += 1;
         Ok(())
     }
 
@@ -595,6 +599,7 @@ impl Physics {
             .collect();
         WorldDescription {
             revision: self.revision,
+            resets: self.resets,
             step_ns: self.step_ns,
             seed: self.seed,
             world_path: self.world_path.to_string_lossy().into_owned(),
