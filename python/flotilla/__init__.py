@@ -13,11 +13,13 @@ Flotilla's Rust crates (``flotilla._native``); Zenoh is the transport.
 """
 
 from flotilla import _native
+from flotilla.claims import Claim
 from flotilla.errors import FlotillaError, NoWorld, ServiceFailed, UnknownModel, UnknownTopic
 from flotilla.lockstep import Participant
 from flotilla.sim import Sim, Subscription
 
 __all__ = [
+    "Claim",
     "FlotillaError",
     "NoWorld",
     "Participant",

@@ -6,6 +6,7 @@ import math
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, Self
 
@@ -87,6 +88,8 @@ class Sim:
         self.keys = _native.Keys(sim, ros_prefix)
         self.endpoint = connect
         self.session = _open(connect, timeout)
+        # Closed before the interpreter goes, even if the caller does not.
+        self._finalizer = weakref.finalize(self, _close_quietly, self.session)
         self._description_bytes = self._fetch_description(timeout)
         # Followed from the start: the clock is not latched, and a paused
         # world publishes none.
@@ -149,6 +152,14 @@ class Sim:
             )
             if direction == "subscribe" and (model is None or owner == model)
         }
+
+    def laser(self, model: str, plugin: str = "laser") -> dict[str, Any]:
+        """A ``Laser`` plugin's parameters as Flotilla's laser reads them
+        (``flotilla._native.laser_config``): topic key, frame, body and its
+        id, rate, origin, range, noise, layers, angles, beam count, and the
+        instance id to claim it by."""
+        self.model(model)
+        return _native.laser_config(self._description_bytes, self.sim, self.ros_prefix, model, plugin)
 
     def type_of(self, topic: str) -> str:
         """The ROS type of a topic (published or taken in)."""
@@ -318,13 +329,21 @@ class Sim:
 
     def close(self) -> None:
         """Closes the connection."""
-        self.session.close()
+        self._finalizer()
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _close_quietly(session: zenoh.Session) -> None:
+    # With the world gone, Zenoh's close times out: nothing is left to tell.
+    try:
+        session.close()
+    except zenoh.ZError:
+        pass
 
 
 def _open(connect: str, timeout: float) -> zenoh.Session:

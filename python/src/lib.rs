@@ -238,6 +238,60 @@ fn model_topics(
     Ok(out)
 }
 
+/// A `Laser` plugin's parameters, as Flotilla's laser reads them: `topic`
+/// (its key), `frame` (resolved), `body`, `body_id`, `update_rate_hz`,
+/// `origin` (x m, y m, θ rad on the body), `range_m`, `noise_std_dev_m`,
+/// `upside_down`, `layers` (bits), `angle_min_rad`, `angle_max_rad`,
+/// `angle_increment_rad`, `beams` and `instance` (the claim's instance id).
+/// `ValueError` names the model and plugin when there is no such laser.
+#[pyfunction]
+fn laser_config<'py>(
+    py: Python<'py>,
+    payload: &[u8],
+    sim: &str,
+    ros_prefix: &str,
+    model: &str,
+    plugin: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    use flotilla_plugins::laser::LaserConfig;
+    use flotilla_plugins::PluginConfig;
+    use flotilla_wire::names::{resolve_frame, resolve_topic};
+    let description: WorldDescription = flotilla_wire::decode(payload).map_err(wire_error)?;
+    let m = description.models.iter().find(|m| m.name == model).ok_or_else(|| {
+        let names: Vec<&str> = description.models.iter().map(|m| m.name.as_str()).collect();
+        PyValueError::new_err(format!("no model {model:?}; the world has: {}", names.join(", ")))
+    })?;
+    let p = m
+        .plugins
+        .iter()
+        .find(|p| p.name == plugin && p.plugin_type == LaserConfig::TYPE)
+        .ok_or_else(|| PyValueError::new_err(format!("model {model:?} has no Laser plugin named {plugin:?}")))?;
+    let ctx = flotilla_plugins::PluginContext::of(m, &description.layer_names);
+    let config = flotilla_plugins::entry_of(p, ctx.model_file)
+        .and_then(|entry| LaserConfig::parse(&entry, &p.name, &ctx))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let body =
+        m.body(&config.body).ok_or_else(|| PyValueError::new_err(format!("{model}: no body {}", config.body)))?;
+    let keys = flotilla_wire::Keys::new(sim).with_ros_prefix(ros_prefix);
+    let out = PyDict::new(py);
+    out.set_item("topic", keys.ros(&resolve_topic(&m.namespace, &config.topic)))?;
+    out.set_item("frame", resolve_frame(&m.namespace, &config.frame))?;
+    out.set_item("body", &config.body)?;
+    out.set_item("body_id", body.id)?;
+    out.set_item("update_rate_hz", config.update_rate_hz)?;
+    out.set_item("origin", (config.origin.x_m, config.origin.y_m, config.origin.theta_rad))?;
+    out.set_item("range_m", config.range_m)?;
+    out.set_item("noise_std_dev_m", config.noise_std_dev_m)?;
+    out.set_item("upside_down", config.upside_down)?;
+    out.set_item("layers", config.layers)?;
+    out.set_item("angle_min_rad", config.angle_min_rad)?;
+    out.set_item("angle_max_rad", config.angle_max_rad)?;
+    out.set_item("angle_increment_rad", config.angle_increment_rad)?;
+    out.set_item("beams", config.beam_count())?;
+    out.set_item("instance", flotilla_wire::claim_book::instance_id(model, plugin, LaserConfig::ROLE.aspect))?;
+    Ok(out)
+}
+
 /// A world state: `revision`, `step`, `time_ns`, `step_ns`, and its bodies
 /// as NumPy arrays: `ids` (uint32), `poses` (N × 3: x m, y m, θ rad) and
 /// `twists` (N × 3: vx m/s, vy m/s, ω rad/s), in body-id order.
@@ -352,6 +406,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_description, m)?)?;
     m.add_function(wrap_pyfunction!(topics, m)?)?;
     m.add_function(wrap_pyfunction!(model_topics, m)?)?;
+    m.add_function(wrap_pyfunction!(laser_config, m)?)?;
     m.add_function(wrap_pyfunction!(decode_world_state, m)?)?;
     m.add_function(wrap_pyfunction!(encode_step_done, m)?)?;
     m.add_function(wrap_pyfunction!(encode_control, m)?)?;
