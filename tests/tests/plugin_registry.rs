@@ -1,7 +1,7 @@
 //! Every plugin type in the registry is served: each of its roles has a
 //! binary, built with the workspace, whose server serves that role (the
 //! binary reports the roles its server takes from the registry). The
-//! bridge's surface of each type is checked in `bridge/src/surface.rs`, and
+//! bridge's surface of each type is checked in `world-file/tests/surface.rs`, and
 //! each type's example entry and topics in the registry's own tests.
 
 mod common;
