@@ -35,7 +35,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from flotilla.errors import FlotillaError
-from flotilla.launch import Simulation
+from flotilla.launch import Simulation, free_port
 from flotilla.lockstep import Participant
 from flotilla.sim import Sim
 
@@ -112,7 +112,7 @@ class _Robot:
 
     def __init__(self, sim: Sim, name: str, max_linear: float, max_angular: float) -> None:
         model = sim.model(name)
-        outputs = {key: t for key, t in sim.topics().items() if key.startswith(_prefix(model["namespace"]))}
+        outputs = _outputs_of(sim, model["namespace"])
         scans = sorted(k for k, t in outputs.items() if t == "sensor_msgs/msg/LaserScan")
         odometry = sorted(k for k, t in outputs.items() if t == "nav_msgs/msg/Odometry")
         if not scans or not odometry:
@@ -160,8 +160,12 @@ class _Robot:
         return {"pose": state["poses"][row].copy(), "elapsed": (state["time_ns"] - start["time_ns"]) * 1e-9}
 
 
-def _prefix(namespace: str) -> str:
-    return f"{namespace}/" if namespace else ""
+def _outputs_of(sim: Sim, namespace: str) -> dict[str, str]:
+    """A namespace's published topics: ROS name (without the simulation's
+    ROS prefix) → type."""
+    root = sim.keys.ros("/x")[:-1]  # the ROS prefix and its slash, if any
+    under = f"{root}{namespace}/" if namespace else root
+    return {key[len(root) :]: t for key, t in sim.topics().items() if key.startswith(under)}
 
 
 class _Lockstepped:
@@ -177,10 +181,15 @@ class _Lockstepped:
         world_seed: int | None,
         sim: str | None,
         align_s: float,
+        port: int | None = None,
+        connect: tuple[str, ...] = (),
+        ros_prefix: str = "",
     ) -> None:
         self.align_s = align_s
         self.pending: dict[str, Any] | None = None
-        self.run = Simulation(world, sim=sim, clock="lockstep", seed=world_seed)
+        self.run = Simulation(
+            world, sim=sim, clock="lockstep", seed=world_seed, port=port, connect=connect, ros_prefix=ros_prefix
+        )
         try:
             self.sim = self.run.connect()
             names = robots if robots is not None else self._drivable()
@@ -201,8 +210,8 @@ class _Lockstepped:
         found = []
         for name in self.sim.models():
             drives = [t for t in self.sim.inputs(name).values() if t.startswith("geometry_msgs/msg/Twist")]
-            prefix = _prefix(self.sim.model(name)["namespace"])
-            lasers = [k for k, t in self.sim.topics().items() if k.startswith(prefix) and t.endswith("/LaserScan")]
+            outputs = _outputs_of(self.sim, self.sim.model(name)["namespace"])
+            lasers = [k for k, t in outputs.items() if t.endswith("/LaserScan")]
             if drives and lasers:
                 found.append(name)
         if not found:
@@ -274,7 +283,9 @@ class FlotillaEnv(gymnasium.Env):
     task=GoToGoal((8, 5)))``; each ``step`` holds the action for
     ``steps_per_action`` physics steps (at the world's step size, e.g. 5 ms).
     Episodes are truncated after ``max_episode_steps`` actions, and start on
-    a multiple of ``align_s`` s of sim time (see ``reset``).
+    a multiple of ``align_s`` s of sim time (see ``reset``). ``port``,
+    ``connect`` and ``ros_prefix`` go to the simulation it starts
+    (``flotilla.launch.Simulation``).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
@@ -291,11 +302,14 @@ class FlotillaEnv(gymnasium.Env):
         world_seed: int | None = None,
         sim: str | None = None,
         align_s: float = 1.0,
+        port: int | None = None,
+        connect: tuple[str, ...] = (),
+        ros_prefix: str = "",
     ) -> None:
         self.task = task or Task()
         self.steps_per_action = steps_per_action
         self.max_episode_steps = max_episode_steps
-        self._run = _Lockstepped(world, [robot], max_linear, max_angular, world_seed, sim, align_s)
+        self._run = _Lockstepped(world, [robot], max_linear, max_angular, world_seed, sim, align_s, port, connect, ros_prefix)
         self._robot = self._run.robots[robot]
         self.action_space = self._robot.action_space
         self.observation_space = self._robot.observation_space
@@ -423,14 +437,23 @@ def make_vector_env(
 ) -> gymnasium.vector.VectorEnv:
     """``num_envs`` copies of ``FlotillaEnv``, each in a simulation of its
     own (one ``flotilla run`` per copy, simulation ids ``vec-<pid>-<i>``),
-    as one Gymnasium vector environment; in subprocesses when
-    ``asynchronous``. ``task_factory()`` makes each copy's task."""
+    all on one Zenoh network (every copy's world joins the first's, so one
+    connection to the first's endpoint sees them all; each copy's ROS names
+    under its simulation id, ``vec-<pid>-<i>/robot/scan``), as one Gymnasium
+    vector environment; in subprocesses when ``asynchronous``.
+    ``task_factory()`` makes each copy's task."""
     base = f"vec-{os.getpid()}"
+    ports = [free_port() for _ in range(num_envs)]
+    hub = f"tcp/127.0.0.1:{ports[0]}"
 
     def make(i: int) -> Any:
         def thunk() -> FlotillaEnv:
             task = task_factory() if task_factory is not None else None
-            return FlotillaEnv(world, robot, task=task, sim=f"{base}-{i}", **kwargs)
+            joins = () if i == 0 else (hub,)
+            sim = f"{base}-{i}"
+            return FlotillaEnv(
+                world, robot, task=task, sim=sim, port=ports[i], connect=joins, ros_prefix=sim, **kwargs
+            )
 
         return thunk
 

@@ -40,8 +40,11 @@ def free_port() -> int:
 
 
 class Simulation:
-    """A world run by ``flotilla run`` in a child process, on its own
-    loopback port and simulation id; ``stop()`` (or leaving a ``with``
+    """A world run by ``flotilla run`` in a child process, listening on its
+    own loopback port under its own simulation id, and joined to the Zenoh
+    networks of the endpoints in ``connect`` (other simulations' worlds: one
+    network, told apart by simulation id, and by ``ros_prefix`` in front of
+    their ROS-facing keys, which are the ROS names); ``stop()`` (or leaving a ``with``
     block) ends it and every node it started.
 
     >>> with Simulation("configs/tests/room/world.yaml", clock="lockstep") as run:
@@ -55,6 +58,8 @@ class Simulation:
         clock: str = "lockstep",
         seed: int | None = None,
         port: int | None = None,
+        connect: tuple[str, ...] = (),
+        ros_prefix: str = "",
         extra_args: tuple[str, ...] = (),
     ) -> None:
         world = Path(world)
@@ -66,6 +71,11 @@ class Simulation:
         args = [flotilla_binary(), "run", str(world), "--sim", self.sim, "--listen", self.endpoint, "--clock", clock]
         if seed is not None:
             args += ["--seed", str(seed)]
+        for endpoint in connect:
+            args += ["--connect", endpoint]
+        self.ros_prefix = ros_prefix
+        if ros_prefix:
+            args += ["--ros-prefix", ros_prefix]
         args += list(extra_args)
         self.log = Path(tempfile.gettempdir()) / f"flotilla-{self.sim}.log"
         with open(self.log, "wb") as log:
@@ -77,7 +87,7 @@ class Simulation:
         """A connection to this simulation, once its world answers."""
         if self._process is not None and self._process.poll() is not None:
             raise FlotillaError(f"flotilla run exited with {self._process.returncode}; see {self.log}")
-        return Sim(self.endpoint, sim=self.sim, timeout=timeout)
+        return Sim(self.endpoint, sim=self.sim, ros_prefix=self.ros_prefix, timeout=timeout)
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stops the world and its nodes (SIGTERM, then SIGKILL)."""

@@ -9,8 +9,10 @@ import argparse
 import sys
 import warnings
 
+import flotilla
 import numpy as np
 from flotilla.gym import FlotillaEnv, FlotillaParallelEnv, GoToGoal, make_vector_env
+from flotilla.launch import Simulation
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import parallel_api_test
 
@@ -97,6 +99,15 @@ def main() -> None:
         observations, _rewards, *_ = vector.step(np.tile([0.5, 0.0], (2, 1)).astype(np.float32))
     check(np.allclose(observations["odom"][0], observations["odom"][1]), "two copies of one world agree")
     vector.close()
+    # Simulations on one network: the second world joins the first's.
+    with Simulation(args.room, sim="net-a", clock="fast", ros_prefix="a") as a, Simulation(
+        args.room, sim="net-b", clock="fast", connect=(a.endpoint,), ros_prefix="b"
+    ):
+        through_a = flotilla.Sim(a.endpoint, sim="net-b", ros_prefix="b", timeout=30)
+        check(through_a.models() == ["robot"], "the second simulation seen through the first's endpoint")
+        scan = through_a.subscribe("robot/scan").get(timeout=30)
+        check(len(scan["ranges"]) == 16, "its scans too, under its ROS prefix (b/robot/scan)")
+        through_a.close()
     print("vector env passed", flush=True)
 
 
