@@ -37,11 +37,20 @@ class Subscription:
         self.ros_type = ros_type
         self._queue: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=depth)
         self._latest: dict[str, Any] | None = None
+        #: Messages that did not decode as ``ros_type``, and the last reason.
+        self.dropped = 0
+        self.last_error: str | None = None
         self._lock = threading.Lock()
         self._subscriber = session.declare_subscriber(key, zenoh.handlers.Callback(self._on_sample, indirect=False))
 
     def _on_sample(self, sample: zenoh.Sample) -> None:
-        message = _native.decode(self.ros_type, sample.payload.to_bytes())
+        try:
+            message = _native.decode(self.ros_type, sample.payload.to_bytes())
+        except ValueError as e:
+            # Garbage on a key is dropped and counted, as Flotilla's nodes do.
+            self.dropped += 1
+            self.last_error = str(e)
+            return
         with self._lock:
             self._latest = message
             if self._queue.full():

@@ -75,6 +75,9 @@ def main() -> None:
     check(isinstance(scan["ranges"], np.ndarray) and scan["ranges"].dtype == np.float32, "ranges as float32")
     check(len(scan["ranges"]) == 16, f"16 beams: {len(scan['ranges'])}")
     check(scan["header"]["frame_id"] != "", "scan frame")
+    sim.session.put("robot/scan", b"not a scan")
+    sim.wait_until(lambda: scans.dropped == 1, sim_timeout=math.inf, wall_timeout=10)
+    check("LaserScan" in (scans.last_error or ""), f"garbage dropped and named: {scans.last_error}")
 
     # Control: pause, step, move, spawn, delete, services, reset.
     sim.pause()
