@@ -193,10 +193,12 @@ class Sim:
     def cmd_vel(
         self, model: str, linear: float = 0.0, angular: float = 0.0, lateral: float = 0.0, stamp_ns: int | None = None
     ) -> None:
-        """Commands a robot's drive: m/s forward and sideways, rad/s. A drive
-        that takes a ``TwistStamped`` applies it at the first step after
-        ``stamp_ns`` (default: the last ``/clock``); in lockstep, pass the
-        state's ``time_ns`` to make the run independent of message timing."""
+        """Commands a robot's drive: m/s forward and sideways, rad/s. With
+        ``stamp_ns`` the command goes as a ``TwistStamped`` (every Flotilla
+        drive takes either on ``cmd_vel``) and takes effect at the first step
+        after that sim time; in lockstep, pass the state's ``time_ns``: a
+        plain ``Twist`` takes effect at the step after it arrives, which
+        depends on message timing."""
         drives = {
             k: t
             for k, t in self.inputs(model).items()
@@ -206,9 +208,11 @@ class Sim:
             raise UnknownTopic(f"model {model!r} has no drive taking a Twist")
         twist = {"linear": {"x": linear, "y": lateral}, "angular": {"z": angular}}
         for key, ros_type in sorted(drives.items()):
-            stamp = self._stamp(stamp_ns)
-            message = twist if ros_type.endswith("/Twist") else {"header": {"stamp": stamp}, "twist": twist}
-            self.session.put(key, _native.encode(ros_type, message))
+            if ros_type.endswith("/Twist") and stamp_ns is None:
+                self.session.put(key, _native.encode(ros_type, twist))
+                continue
+            stamped = {"header": {"stamp": self._stamp(stamp_ns)}, "twist": twist}
+            self.session.put(key, _native.encode("geometry_msgs/msg/TwistStamped", stamped))
 
     def _stamp(self, stamp_ns: int | None) -> dict[str, int]:
         ns = stamp_ns if stamp_ns is not None else (self.time_ns() or 0)

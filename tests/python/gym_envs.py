@@ -76,7 +76,7 @@ def main() -> None:
 
     fleet = FlotillaParallelEnv(args.fleet, steps_per_action=10, max_episode_steps=30)
     check(fleet.possible_agents == ["robot1", "robot2", "robot3", "robot4"], f"agents {fleet.possible_agents}")
-    parallel_api_test(fleet, num_cycles=40)
+    parallel_api_test(fleet, num_cycles=15)
     # Noisy odometry, a laser with noise, people walking, a door: one seed,
     # one run of every robot's observations.
     runs = []
