@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """flotilla.gym end to end: the single-robot Gymnasium env and the
-multi-robot PettingZoo env pass their libraries' own API checks, one seed
-gives one trajectory across resets, the worked GoToGoal task reaches its
-goal, and a vector env runs two simulations side by side. Each env starts
+multi-robot PettingZoo env pass their libraries' own API checks, the worked
+GoToGoal task reaches its goal, and a vector env runs two simulations side
+by side; with --resets-only, one seed gives one trajectory across resets. Each env starts
 its own `flotilla run` ($FLOTILLA_BIN). Run by tests/tests/python_gym.rs."""
 
 import argparse
@@ -35,11 +35,43 @@ def trajectory(env: FlotillaEnv, seed: int, actions: np.ndarray) -> tuple[np.nda
     return np.array(poses), np.array(odometry)
 
 
+def resets(args: argparse.Namespace) -> None:
+    """One seed, one trajectory: the same actions after two resets with one
+    seed give the same true poses and odometry (the room), and the same
+    scans and odometry of four noisy robots among people and a door."""
+    env = FlotillaEnv(args.room, robot="robot", task=GoToGoal((8.0, 5.0)), steps_per_action=10)
+    actions = np.random.default_rng(7).uniform(env.action_space.low, env.action_space.high, (40, 2))
+    first, first_odom = trajectory(env, 3, actions)
+    second, second_odom = trajectory(env, 3, actions)
+    check(len(first) == 40 and np.array_equal(first, second), "one seed, one trajectory (true poses)")
+    check(np.array_equal(first_odom, second_odom), "one seed, one trajectory (odometry)")
+    check(np.ptp(first[:, 0]) > 0.1, f"the robot moved: x {first[:, 0].min()}..{first[:, 0].max()}")
+    env.close()
+
+    fleet = FlotillaParallelEnv(args.fleet, steps_per_action=10, max_episode_steps=30)
+    runs = []
+    for _ in range(2):
+        observations, _ = fleet.reset(seed=5)
+        seen = []
+        for k in range(20):
+            actions = {a: np.array([0.6, 0.3 * np.sin(k / 3)], np.float32) for a in fleet.agents}
+            observations, *_ = fleet.step(actions)
+            seen.append(np.concatenate([np.concatenate([o["scan"], o["odom"]]) for o in observations.values()]))
+        runs.append(np.array(seen))
+    check(np.array_equal(runs[0], runs[1]), "one seed, one run of the fleet's scans and odometry")
+    fleet.close()
+    print("resets passed", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--room", required=True, help="configs/tests/room/world.yaml")
     parser.add_argument("--fleet", required=True, help="configs/tests/determinism/world.yaml")
+    parser.add_argument("--resets-only", action="store_true", help="only: one seed gives one trajectory")
     args = parser.parse_args()
+    if args.resets_only:
+        resets(args)
+        return
     env = FlotillaEnv(args.room, robot="robot", task=GoToGoal((8.0, 5.0)), steps_per_action=10)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -50,13 +82,6 @@ def main() -> None:
     complaints = [str(w.message) for w in caught if not any(u in str(w.message) for u in unbounded)]
     check(not complaints, f"check_env warned: {complaints}")
     print("check_env passed", flush=True)
-
-    actions = np.random.default_rng(7).uniform(env.action_space.low, env.action_space.high, (40, 2))
-    first, first_odom = trajectory(env, 3, actions)
-    second, second_odom = trajectory(env, 3, actions)
-    check(len(first) == 40 and np.array_equal(first, second), "one seed, one trajectory (true poses)")
-    check(np.array_equal(first_odom, second_odom), "one seed, one trajectory (odometry)")
-    check(np.ptp(first[:, 0]) > 0.1, f"the robot moved: x {first[:, 0].min()}..{first[:, 0].max()}")
 
     # The worked task: steer at the goal until it says the episode is over.
     _, info = env.reset(seed=0)
@@ -77,18 +102,6 @@ def main() -> None:
     fleet = FlotillaParallelEnv(args.fleet, steps_per_action=10, max_episode_steps=30)
     check(fleet.possible_agents == ["robot1", "robot2", "robot3", "robot4"], f"agents {fleet.possible_agents}")
     parallel_api_test(fleet, num_cycles=15)
-    # Noisy odometry, a laser with noise, people walking, a door: one seed,
-    # one run of every robot's observations.
-    runs = []
-    for _ in range(2):
-        observations, _ = fleet.reset(seed=5)
-        seen = []
-        for k in range(20):
-            actions = {a: np.array([0.6, 0.3 * np.sin(k / 3)], np.float32) for a in fleet.agents}
-            observations, *_ = fleet.step(actions)
-            seen.append(np.concatenate([np.concatenate([o["scan"], o["odom"]]) for o in observations.values()]))
-        runs.append(np.array(seen))
-    check(np.array_equal(runs[0], runs[1]), "one seed, one run of the fleet's scans and odometry")
     fleet.close()
     print("pettingzoo env passed", flush=True)
 
