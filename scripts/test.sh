@@ -12,24 +12,31 @@ free_kb=$(df -Pk . | awk 'NR == 2 {print $4}')
 if [ "${free_kb:-0}" -lt $((8 * 1024 * 1024)) ]; then
     echo "test.sh: warning: only $((free_kb / 1024)) MB free here; a cold build needs about 7 GB" >&2
 fi
-./scripts/ensure-deps.sh
-cargo fmt --all -- --check
+# Each phase says how long it took, so that the suite's time can be kept
+# in hand (CI allows 90 minutes on 2 cores; the whole run aims for 45).
+phase() {
+    local start=$SECONDS
+    "$@"
+    echo "test.sh: $((SECONDS - start)) s: $*" >&2
+}
+phase ./scripts/ensure-deps.sh
+phase cargo fmt --all -- --check
 # The Python pieces (test peers, examples, generators), by ruff.toml's rules.
-python3 -m ruff check .
+phase python3 -m ruff check .
 # The bridge apart from the rest, so that its zenoh features stay out of the
 # other binaries (see cargo-each.sh).
-./scripts/cargo-each.sh clippy --all-targets --locked -- -D warnings
+phase ./scripts/cargo-each.sh clippy --all-targets --locked -- -D warnings
 # The API documentation, its links checked (a link to a private item or an
 # ambiguous name is a warning, and a warning fails the run).
-RUSTDOCFLAGS="-D warnings" ./scripts/cargo-each.sh doc --no-deps --locked
-./scripts/cargo-each.sh build --bins --locked
-./scripts/check-features.sh
+RUSTDOCFLAGS="-D warnings" phase ./scripts/cargo-each.sh doc --no-deps --locked
+phase ./scripts/cargo-each.sh build --bins --locked
+phase ./scripts/check-features.sh
 # The Python package (python/: a PyO3 extension over the message and wire
 # crates, built by maturin), its own Cargo workspace: formatted, linted, and
 # installed from this checkout for the tests that use it.
-cargo fmt --manifest-path python/Cargo.toml -- --check
-cargo clippy --manifest-path python/Cargo.toml --all-targets --locked -- -D warnings
-./scripts/install-python-package.sh
+phase cargo fmt --manifest-path python/Cargo.toml -- --check
+phase cargo clippy --manifest-path python/Cargo.toml --all-targets --locked -- -D warnings
+phase ./scripts/install-python-package.sh
 # Every test binary runs even when one fails, so that one failure cannot
 # hide another; the run still fails if any test does.
-./scripts/cargo-each.sh test --locked --no-fail-fast
+phase ./scripts/cargo-each.sh test --locked --no-fail-fast

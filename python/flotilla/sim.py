@@ -275,7 +275,7 @@ class Sim:
 
     def reset(self) -> None:
         """simulation_interfaces' ResetSimulation (scope ALL): the world as
-        its file has it, sim time at zero."""
+        its file has it; sim time goes on (it never goes back)."""
         self.call("reset_simulation", {"scope": 255})
         self.refresh()
 

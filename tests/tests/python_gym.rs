@@ -3,7 +3,7 @@
 //! `check_env` and PettingZoo's `parallel_api_test` on environments that
 //! start their own lockstep simulations, drives the GoToGoal task to its
 //! goal, steps a vector env of two simulations and reads one simulation
-//! through another's endpoint; and (ignored while a race stands) checks
+//! through another's endpoint; and checks
 //! that one seed gives one trajectory across resets.
 
 mod common;
@@ -40,13 +40,11 @@ fn gymnasium_and_pettingzoo_environments_pass_their_checks() {
     gym_envs("python-gym", &[], "vector env passed");
 }
 
-/// One seed, one trajectory across resets. Ignored while a race stands:
-/// in about one run in four the trajectory after one reset differs from
-/// the one after the next (seen in CI with the default 1 s alignment);
-/// Issue 63's note says what is known. Run with `cargo test --test
-/// python_gym -- --ignored`.
+/// One seed, one trajectory across resets: episodes that end on an
+/// aligned state are reset at once, while the drive's answer to that state
+/// (the last action's velocity) is still on its way to the world, which
+/// must drop it whenever it arrives.
 #[test]
-#[ignore = "a reset-to-reset race in lockstep, see Issue 63"]
 fn one_seed_gives_one_trajectory_across_resets() {
     gym_envs("python-gym-resets", &["--resets-only"], "resets passed");
 }

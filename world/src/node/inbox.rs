@@ -30,16 +30,22 @@ pub struct Inbox {
     followed: BTreeMap<String, u64>,
     /// Drives whose planned changes were applied, told once in the log.
     told: BTreeSet<String>,
+    /// The state the world had published when it was last reset: answers
+    /// to it and to states before it were worked out from the world before
+    /// the reset.
+    reset_at: Option<u64>,
 }
 
 impl Inbox {
     /// Takes one actuation message and its promise. Commands answering a
-    /// state whose answer was already taken from a promise are not
-    /// applied.
+    /// state whose answer was already taken from a promise, or a state from
+    /// before the last reset (nor is its promise kept), are not applied.
     pub fn push(&mut self, actuation: Actuation, promise: Option<Promise>) {
         let Actuation { node, step, commands } = actuation;
-        let followed = self.followed.get(&node).is_some_and(|&f| step <= f);
+        let stale = self.before_reset(step);
+        let followed = stale || self.followed.get(&node).is_some_and(|&f| step <= f);
         match promise {
+            _ if stale => {}
             Some(promise) => {
                 let newer = self.promises.get(&node).is_none_or(|(answered, _)| *answered <= step);
                 if newer {
@@ -64,6 +70,11 @@ impl Inbox {
     /// promise covered it (it always should: the barrier excuses a drive
     /// only at a state its promise reaches).
     pub fn follow_promise(&mut self, node: &str, state: u64) -> bool {
+        if self.before_reset(state) {
+            // Promised of the world before the reset: nothing to apply.
+            self.followed.insert(node.to_string(), state);
+            return true;
+        }
         let Some((answered, promise)) = self.promises.get(node) else { return false };
         if state <= *answered || state > promise.through {
             return false;
@@ -94,12 +105,23 @@ impl Inbox {
         n
     }
 
-    /// The world was reset: the commands received for the next step were
-    /// worked out from the world before it, and would move a robot the
-    /// reset just put at rest. The drives start afresh at the reset (see
-    /// `WorldDescription::resets`) and command from there.
-    pub fn world_reset(&mut self) {
+    /// The world was reset while state `published` was out: the commands
+    /// received for the next step, and the promises, were worked out from
+    /// the world before it and would move a robot the reset just put at
+    /// rest. So would answers to `published` still on their way, however
+    /// late they come (how late is a matter of timing, and a lockstep run
+    /// must not depend on it): they are dropped too, and the step after
+    /// the reset takes no drive's command. The drives start afresh at the
+    /// reset (see `WorldDescription::resets`) and command from the next
+    /// state.
+    pub fn world_reset(&mut self, published: u64) {
         self.pending.clear();
+        self.promises.clear();
+        self.reset_at = Some(published);
+    }
+
+    fn before_reset(&self, step: u64) -> bool {
+        self.reset_at.is_some_and(|r| step <= r)
     }
 
     /// Hands the pending commands to the step, in arrival order.
@@ -136,8 +158,14 @@ mod tests {
     fn a_reset_drops_the_commands_worked_out_before_it() {
         let mut inbox = Inbox::default();
         inbox.push(actuation("drive", 7, vec![cmd(1, 0.6)]), None);
-        inbox.world_reset();
+        inbox.world_reset(7);
         assert_eq!(inbox.drain().count(), 0, "the robot stays where the reset put it");
+        let promise = Promise { through: 9, changes: vec![(8, cmd(1, 0.7))] };
+        inbox.push(actuation("drive", 7, vec![cmd(1, 0.6)]), Some(promise));
+        assert_eq!(inbox.drain().count(), 0, "nor does an answer to state 7 that comes after the reset");
+        assert!(inbox.follow_promise("drive", 7), "a promise for state 7 is kept by applying nothing");
+        assert!(!inbox.follow_promise("drive", 8), "and what it promised beyond is forgotten");
+        assert_eq!(inbox.drain().count(), 0);
         inbox.push(actuation("drive", 8, vec![cmd(1, 0.0)]), None);
         assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.0)], "commands after the reset apply");
     }

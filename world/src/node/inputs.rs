@@ -324,7 +324,7 @@ async fn ros_services(wiring: &Wiring, published: watch::Receiver<u64>) -> Resul
             let answer =
                 crate::ros_services::answer(service, request, World { physics: &mut s.physics, run: &mut s.run });
             if answer.changes.contains(&WorldChange::WorldReset) {
-                s.inbox.world_reset();
+                s.inbox.world_reset(s.published_step);
             }
             answer
         };
