@@ -8,6 +8,14 @@ use flotilla_wire::drive_to_world::BodyCommand;
 use flotilla_wire::geometry::{wrap_angle, Pose2};
 use flotilla_wire::world_to_nodes::BodyId;
 
+/// How much faster than its even pace a leaf may move to catch up. A
+/// command lands the leaf on its next pose in one step; when the world
+/// applies it for longer (a loaded host in realtime, the node a few states
+/// behind) the leaf overshoots, and the next command, landing it back in
+/// one step, would overshoot more: bounded, a late leaf arrives a little
+/// late instead of being sent flying.
+const CATCH_UP: f64 = 2.0;
+
 /// How near its end pose a leaf at rest is, m and rad: rounding, not
 /// motion.
 const LANDED_M: f64 = 1e-9;
@@ -46,6 +54,11 @@ impl Door {
         &self.config
     }
 
+    /// The leaf's pose when closed.
+    pub fn closed(&self) -> Pose2 {
+        self.closed
+    }
+
     /// A request: open (true) or close.
     pub fn ask(&mut self, open: bool) {
         self.asked_open = open;
@@ -56,6 +69,18 @@ impl Door {
     pub fn robot_near(&mut self, now_ns: u64) {
         if self.config.auto_open_m > 0.0 {
             self.auto_until_ns = now_ns + (self.config.hold_open_s * 1e9).round() as u64;
+        }
+    }
+
+    /// Its first state finds the leaf open or part open (the building's
+    /// node restarted, or the door's model was moved while open): a robot
+    /// may be passing, so it opens fully and stays open until asked to
+    /// close (an automatic door: for its hold time, as for a robot near).
+    fn found_open(&mut self, now_ns: u64) {
+        if self.config.auto_open_m > 0.0 {
+            self.robot_near(now_ns);
+        } else {
+            self.asked_open = true;
         }
     }
 
@@ -122,7 +147,16 @@ impl Door {
     /// towards open or closed, and commands the velocity that lands the
     /// leaf there at the next step.
     pub fn step(&mut self, body: BodyId, now: Pose2, step: u64, now_ns: u64, dt_s: f64) -> BodyCommand {
-        let progress = self.progress.unwrap_or_else(|| self.progress_of(now));
+        let progress = match self.progress {
+            Some(progress) => progress,
+            None => {
+                let found = self.progress_of(now);
+                if found > 0.0 {
+                    self.found_open(now_ns);
+                }
+                found
+            }
+        };
         // A door open from the start is open at the first step.
         let start_open = self.progress.is_none() && self.config.start_open && step == 0;
         let steps = match self.last_step {
@@ -150,7 +184,31 @@ impl Door {
         if self.resting {
             return BodyCommand { body, local_vx_mps: 0.0, local_vy_mps: 0.0, omega_radps: 0.0 };
         }
-        BodyCommand::towards(body, now, target, dt_s)
+        let command = BodyCommand::towards(body, now, target, dt_s);
+        if start_open {
+            command // open at once, as the world file says
+        } else {
+            self.within_pace(command)
+        }
+    }
+
+    /// `command` slowed to at most [`CATCH_UP`] times the door's even pace.
+    fn within_pace(&self, mut command: BodyCommand) -> BodyCommand {
+        match self.config.motion {
+            DoorMotion::Sliding { travel_m } => {
+                let top_mps = CATCH_UP * travel_m.abs() / self.config.open_time_s;
+                let speed_mps = command.local_vx_mps.hypot(command.local_vy_mps);
+                if speed_mps > top_mps {
+                    command.local_vx_mps *= top_mps / speed_mps;
+                    command.local_vy_mps *= top_mps / speed_mps;
+                }
+            }
+            DoorMotion::Swinging { swing_rad } => {
+                let top_radps = CATCH_UP * swing_rad.abs() / self.config.open_time_s;
+                command.omega_radps = command.omega_radps.clamp(-top_radps, top_radps);
+            }
+        }
+        command
     }
 }
 
@@ -261,6 +319,31 @@ mod tests {
     }
 
     #[test]
+    fn a_door_found_part_open_opens_and_stays_open_until_asked_to_close() {
+        // Its node restarted while the leaf was 40 % open.
+        let closed = Pose2::new(0.0, 0.0, 0.0);
+        let mut door = Door::new(config(DoorMotion::Sliding { travel_m: 1.0 }), closed);
+        let mut leaf = Pose2::new(0.4, 0.0, 0.0);
+        run(&mut door, &mut leaf, 700, 60);
+        assert_eq!(door.mode(), DoorMode::MODE_OPEN, "0.6 s to open the rest");
+        assert!((leaf.x_m - 1.0).abs() < 1e-9, "{leaf:?}");
+        run(&mut door, &mut leaf, 760, 500);
+        assert_eq!(door.mode(), DoorMode::MODE_OPEN, "held open, nobody asked to close");
+        door.ask(false);
+        run(&mut door, &mut leaf, 1260, 100);
+        assert_eq!(door.mode(), DoorMode::MODE_CLOSED);
+        assert!(leaf.x_m.abs() < 1e-9, "{leaf:?}");
+        // An automatic door found open closes after its hold time.
+        let mut auto =
+            Door::new(DoorConfig { auto_open_m: 1.0, ..config(DoorMotion::Sliding { travel_m: 1.0 }) }, closed);
+        let mut leaf = Pose2::new(1.0, 0.0, 0.0);
+        run(&mut auto, &mut leaf, 700, 200);
+        assert_eq!(auto.mode(), DoorMode::MODE_OPEN, "within 2 s of the restart");
+        run(&mut auto, &mut leaf, 900, 100);
+        assert_eq!(auto.mode(), DoorMode::MODE_CLOSED, "2 s hold, 1 s to close");
+    }
+
+    #[test]
     fn an_automatic_door_opens_for_a_robot_and_closes_hold_open_after_it_left() {
         let closed = Pose2::new(0.0, 0.0, 0.0);
         let mut door =
@@ -314,6 +397,25 @@ mod tests {
         let c = door.step(1, Pose2::new(1.0, 0.0, 0.0), 101, 101 * STEP_NS, DT_S);
         assert_eq!(c.local_vx_mps, 0.0);
         assert_eq!(door.resting_steps(101 * STEP_NS, STEP_NS), u64::MAX);
+    }
+
+    #[test]
+    fn a_leaf_whose_commands_are_applied_late_is_never_sent_flying() {
+        // The world applies each command for 3 steps instead of 1 (the node
+        // answers every third state): the leaf overshoots its track by at
+        // most the catch-up pace's 3 steps, and ends open.
+        let closed = Pose2::new(0.0, 0.0, 0.0);
+        let mut door = Door::new(config(DoorMotion::Sliding { travel_m: 1.0 }), closed);
+        door.ask(true);
+        let mut leaf = closed;
+        let mut farthest: f64 = 0.0;
+        for step in (0..300).step_by(3) {
+            let c = door.step(1, leaf, step, step * STEP_NS, DT_S);
+            leaf.x_m += c.local_vx_mps * 3.0 * DT_S;
+            farthest = farthest.max((leaf.x_m - 0.5).abs() - 0.5);
+        }
+        assert!(farthest <= CATCH_UP * 3.0 * DT_S + 1e-9, "off its track by {farthest} m");
+        assert!((leaf.x_m - 1.0).abs() <= CATCH_UP * 3.0 * DT_S, "ends open: {leaf:?}");
     }
 
     #[test]

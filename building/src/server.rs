@@ -121,11 +121,20 @@ impl NodePlugin for BuildingServer {
             if !topics.contains(&requests_key) {
                 topics.push(requests_key.clone());
             }
+            // The leaf's closed pose is where its model file puts it, not
+            // where it is now: a node that restarts, or a door model moved,
+            // finds the leaf part or fully open and goes on from there.
+            let leaf = c.model.body(&c.config.body);
+            let closed = leaf.map_or(Pose2::default(), |b| c.model.pose.compose(&b.pose_in_model));
             let served = match old.remove(&c.key) {
-                Some(existing) if existing.body == c.body && existing.door.config() == &c.config => existing,
+                Some(existing)
+                    if existing.body == c.body
+                        && existing.door.config() == &c.config
+                        && existing.door.closed() == closed =>
+                {
+                    existing
+                }
                 _ => {
-                    let leaf = c.model.body(&c.config.body);
-                    let closed = leaf.map_or(Pose2::default(), |b| b.pose);
                     let centre = centre(closed, leaf.map_or(&[][..], |b| &b.footprints));
                     tracing::info!("serving door {} ({}): requests on {requests_key}", c.config.door_name, c.key);
                     ServedDoor {

@@ -313,6 +313,7 @@ pub(crate) mod tests {
             name: "base".into(),
             kind: BodyKind::Dynamic,
             pose: Default::default(),
+            pose_in_model: Default::default(),
             color: [1.0; 4],
             linear_damping: 0.0,
             angular_damping: 0.0,

@@ -109,3 +109,57 @@ async fn a_closed_door_stops_a_robot_until_asked_open_and_an_automatic_one_lets_
     let last = said.iter().rev().find(|s| s.door_name == "front").unwrap();
     assert!(f64::from(last.door_time.sec) >= 10.0, "stamped in sim time: {last:?}");
 }
+
+/// A building node killed while a door stands open, and started again,
+/// reads the leaf as open (its closed pose comes from the model file, not
+/// from where the leaf stands) and holds it open until asked to close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_building_node_holds_an_open_door_open_until_asked_to_close() {
+    let world = common::config("tests/doors/world.yaml");
+    // In lockstep, where every command takes effect at the step it is for.
+    let nodes = ["flotilla-drive", "flotilla-building"];
+    let mut sim = Sim::start("doors-restart", &world, &nodes, &["--clock", "lockstep"]).await;
+    let description = flotilla_node_kit::client::wait_for_description(&sim.session, &sim.keys, T).await.unwrap();
+    let front = description.models.iter().find(|m| m.name == "front").unwrap().bodies[0].id;
+    let mut states = sim.subscribe_states().await;
+    let mut door_states = sim.subscribe::<DoorState>("/door_states").await;
+    let open = DoorRequest {
+        request_time: Time::default(),
+        requester_id: "fleet".into(),
+        door_name: "front".into(),
+        requested_mode: DoorMode { value: DoorMode::MODE_OPEN },
+    };
+    // Asked again each second until it opens: the node may not have
+    // subscribed yet.
+    loop {
+        sim.publish("/door_requests", &open).await;
+        let is_open = |s: &DoorState| s.door_name == "front" && s.current_mode.value == DoorMode::MODE_OPEN;
+        if tokio::time::timeout(Duration::from_secs(1), door_states.until(T, is_open)).await.is_ok() {
+            break;
+        }
+    }
+    states.clear();
+    let opened = pose(&states.next(T).await, front);
+    assert!((opened.y_m - 6.2).abs() < 1e-6, "open: {opened:?}");
+
+    sim.kill("flotilla-building");
+    sim.spawn_node("flotilla-building-again", "flotilla-building", &[]);
+    sim.wait_for_log("flotilla-building-again", "serving door front", T).await;
+    // 3 s of sim time after it is back, nobody having asked anything: open.
+    door_states.clear();
+    states.clear();
+    let back = states.next(T).await.time.as_secs_f64();
+    let later = states.until(T, |s| s.time.as_secs_f64() >= back + 3.0).await;
+    let held = pose(&later, front);
+    assert!((held.x_m - opened.x_m).abs() < 1e-6 && (held.y_m - opened.y_m).abs() < 1e-6, "held open: {held:?}");
+    let said = door_states.until(T, |s| s.door_name == "front").await;
+    assert_eq!(said.current_mode.value, DoorMode::MODE_OPEN, "the new node says open: {said:?}");
+
+    // Asked closed, it closes to the pose its model file gives.
+    sim.publish("/door_requests", &DoorRequest { requested_mode: DoorMode { value: DoorMode::MODE_CLOSED }, ..open })
+        .await;
+    states.clear();
+    let asked = states.next(T).await.time.as_secs_f64();
+    let shut = pose(&states.until(T, |s| s.time.as_secs_f64() >= asked + 2.5).await, front);
+    assert!((shut.x_m - 5.0).abs() < 1e-6 && (shut.y_m - 5.0).abs() < 1e-6, "closed where the file has it: {shut:?}");
+}

@@ -9,7 +9,7 @@ use serde::{de::DeserializeOwned, Serialize};
 
 /// Version of the internal wire format. Bump it whenever any type in the
 /// internal messages changes its encoding.
-pub const SCHEMA_VERSION: u16 = 4;
+pub const SCHEMA_VERSION: u16 = 5;
 
 /// Why an internal payload could not be decoded.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

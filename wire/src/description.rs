@@ -309,6 +309,10 @@ pub struct BodyDescription {
     pub kind: BodyKind,
     /// Pose in the world frame when the description was made.
     pub pose: Pose2,
+    /// Pose in its model's frame as its model file has it: where the body
+    /// is when the model stands at its pose untouched (a door's closed
+    /// leaf), whatever it did since.
+    pub pose_in_model: Pose2,
     /// Display colour, RGBA in 0..1.
     pub color: [f64; 4],
     /// Linear damping, 1/s.

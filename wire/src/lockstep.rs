@@ -18,7 +18,7 @@
 //!
 //! On the wire a `StepDone` is 10 bytes: the schema version as a little-endian
 //! u16, then the step as a little-endian u64 (Python:
-//! `struct.pack("<HQ", 1, step)`). Flotilla's sensor nodes add an 11th byte,
+//! `struct.pack("<HQ", SCHEMA_VERSION, step)`). Flotilla's sensor nodes add an 11th byte,
 //! 1, when nothing they publish is any plugin's input: their work then
 //! commands no robot, and a drive's promise may spare the world its answer
 //! at the state after (see [`crate::drive_to_world::Promise`]). A report

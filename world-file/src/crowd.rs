@@ -318,6 +318,7 @@ impl Shared<'_> {
                 name: AGENT_BODY.to_string(),
                 kind: BodyKind::Kinematic,
                 pose: entry.pose,
+                pose_in_model: Pose2::default(),
                 color: entry.color,
                 linear_damping: 0.0,
                 angular_damping: 0.0,

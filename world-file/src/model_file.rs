@@ -204,6 +204,7 @@ fn read_body(
         name,
         kind,
         pose: model_pose.compose(&local),
+        pose_in_model: local,
         color,
         linear_damping,
         angular_damping,

@@ -402,6 +402,7 @@ fn box_model(
             name: "box".to_string(),
             kind: BodyKind::Dynamic,
             pose: b.center,
+            pose_in_model: Pose2::default(),
             color,
             linear_damping: BOX_DAMPING_PER_S,
             angular_damping: BOX_DAMPING_PER_S,
