@@ -14,17 +14,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
+use common::lockstep::{assert_same, Run, Script, Streams};
 use flotilla_messages::geometry_msgs::TwistStamped;
 use flotilla_messages::std_msgs::Header;
-use flotilla_node_kit::lockstep::LockstepReporter;
-use flotilla_wire::codec::decode;
-use flotilla_wire::control::ControlRequest;
 use flotilla_wire::world_to_nodes::WorldState;
-use flotilla_wire::Keys;
 
 const STEPS: u64 = 2000;
 const ROBOTS: [&str; 4] = ["robot1", "robot2", "robot3", "robot4"];
@@ -42,9 +35,6 @@ const ONE_EACH: &[&[&str]] = &[
     &["flotilla-crowd"],
     &["flotilla-building"],
 ];
-
-/// Every message received, per key, in arrival order (one publisher per key).
-type Streams = BTreeMap<String, Vec<Vec<u8>>>;
 
 /// The scripted command of robot `r` from step `k` on (changes every 20 steps).
 fn script(r: usize, k: u64) -> (f64, f64) {
@@ -65,24 +55,39 @@ enum Controller {
     Every20th,
 }
 
-/// The streams of a run, and the world's log.
-async fn run(layout: &[&[&str]], controller: Controller, world_args: &[&str]) -> (Streams, String) {
-    let sim = common::unique_sim("determinism");
-    let endpoint = format!("tcp/127.0.0.1:{}", common::free_port());
-    let logs = common::log_dir(&sim);
-    let world = common::config("tests/determinism/world.yaml");
-    let mut args = vec![world.as_str(), "--sim", &sim, "--listen", &endpoint, "--start-paused"];
-    args.extend_from_slice(world_args);
-    let mut children =
-        common::Processes(vec![common::spawn(&common::bin("flotilla-world"), &args, &logs.join("world.log"))]);
-    let session = common::connect(&endpoint).await;
-    let keys = Keys::new(&sim);
-    flotilla_node_kit::client::wait_for_description(&session, &keys, Duration::from_secs(30)).await.unwrap();
+impl Script for Controller {
+    fn at(&mut self, state: &WorldState) -> Vec<(String, Vec<u8>)> {
+        if !state.step.is_multiple_of(20) {
+            return Vec::new();
+        }
+        let command = |(r, robot): (usize, &&str)| {
+            let (v, w) = script(r, state.step);
+            let ahead = if *self == Controller::Every20th { 7 * r as u64 } else { 0 };
+            let stamp = flotilla_wire::time::SimTime::at_step(state.step + ahead, state.step_ns);
+            let mut cmd = TwistStamped {
+                header: Header { stamp: stamp.to_ros(), frame_id: String::new() },
+                ..Default::default()
+            };
+            cmd.twist.linear.x = v;
+            cmd.twist.angular.z = w;
+            (format!("{robot}/cmd_vel"), flotilla_messages::encode(&cmd))
+        };
+        ROBOTS.iter().enumerate().map(command).collect()
+    }
 
-    // Record every odometry and scan message.
-    let streams = Arc::new(Mutex::new(Streams::new()));
-    let mut recorders = Vec::new();
-    for key in [
+    fn report(&self, state: &WorldState) -> Option<u64> {
+        match self {
+            Controller::EveryStep => Some(state.step),
+            Controller::Every20th if state.step.is_multiple_of(20) => Some(state.step + 19),
+            Controller::Every20th => None,
+        }
+    }
+}
+
+/// The streams of a run, and the world's log.
+async fn run(layout: &[&[&str]], mut controller: Controller, world_args: &[&str]) -> (Streams, String) {
+    let world = common::config("tests/determinism/world.yaml");
+    let record = [
         "*/odometry/filtered",
         "*/scan",
         "*/gps/fix",
@@ -92,109 +97,10 @@ async fn run(layout: &[&[&str]], controller: Controller, world_args: &[&str]) ->
         "*/bool_sensor",
         "*/battery_state",
         "door_states",
-    ] {
-        let streams = streams.clone();
-        recorders.push(
-            session
-                .declare_subscriber(key)
-                .callback(move |s| {
-                    let mut m = streams.lock().unwrap();
-                    m.entry(s.key_expr().to_string()).or_default().push(s.payload().to_bytes().into_owned());
-                })
-                .await
-                .unwrap(),
-        );
-    }
-
-    // Nodes start only now, so the recorder cannot miss their first outputs.
-    for (i, node) in layout.iter().enumerate() {
-        let mut args = vec!["--sim", sim.as_str(), "--connect", endpoint.as_str()];
-        args.extend_from_slice(&node[1..]);
-        children.0.push(common::spawn(&common::bin(node[0]), &args, &logs.join(format!("{i}-{}.log", node[0]))));
-    }
-
-    // The scripted controller takes part in the barrier like any external program.
-    let reporter = LockstepReporter::join(&session, &keys, "controller").await.unwrap();
-    let (tx, mut states) = tokio::sync::mpsc::unbounded_channel();
-    let _state_sub = session
-        .declare_subscriber(keys.world_state())
-        .callback(move |s| {
-            let _ = tx.send(decode::<WorldState>(&s.payload().to_bytes()).unwrap());
-        })
-        .await
-        .unwrap();
-
-    // Step once every participant is in.
-    let expected = layout.len() + 1;
-    common::wait_for_participants(&session, &keys, expected, &logs).await;
-    flotilla_node_kit::client::call_control(
-        &session,
-        &keys,
-        "resume",
-        &ControlRequest::Resume,
-        Duration::from_secs(10),
-    )
-    .await
-    .unwrap();
-
-    let mut last = None;
-    loop {
-        let state = tokio::time::timeout(Duration::from_secs(30), states.recv())
-            .await
-            .unwrap_or_else(|_| panic!("the world stalled after step {last:?}; logs in {}", logs.display()))
-            .unwrap();
-        if last == Some(state.step) {
-            continue;
-        }
-        last = Some(state.step);
-        // every body's pose, the crowd's people included
-        streams
-            .lock()
-            .unwrap()
-            .entry("world/bodies".into())
-            .or_default()
-            .push(format!("{:?}", state.bodies).into_bytes());
-        if state.step >= STEPS {
-            break; // no report: the world waits here
-        }
-        if state.step.is_multiple_of(20) {
-            for (r, robot) in ROBOTS.iter().enumerate() {
-                let (v, w) = script(r, state.step);
-                let ahead = if controller == Controller::Every20th { 7 * r as u64 } else { 0 };
-                let stamp = flotilla_wire::time::SimTime::at_step(state.step + ahead, state.step_ns);
-                let mut cmd = TwistStamped {
-                    header: Header { stamp: stamp.to_ros(), frame_id: String::new() },
-                    ..Default::default()
-                };
-                cmd.twist.linear.x = v;
-                cmd.twist.angular.z = w;
-                session.put(format!("{robot}/cmd_vel"), flotilla_messages::encode(&cmd)).await.unwrap();
-            }
-        }
-        match controller {
-            Controller::EveryStep => reporter.done(state.step, true).await,
-            Controller::Every20th if state.step.is_multiple_of(20) => reporter.done(state.step + 19, true).await,
-            Controller::Every20th => {}
-        }
-    }
-    // Outputs for every step up to STEPS are published before their nodes
-    // report; give the last ones time to arrive.
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    drop(children);
-    let result = streams.lock().unwrap().clone();
-    (result, std::fs::read_to_string(logs.join("world.log")).unwrap_or_default())
-}
-
-/// Panics at the first message that differs between two runs.
-fn assert_same(a: &Streams, b: &Streams, what: &str) {
-    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
-    for (key, stream) in a {
-        let other = &b[key];
-        assert_eq!(stream.len(), other.len(), "{key}: message count");
-        if let Some(i) = stream.iter().zip(other).position(|(x, y)| x != y) {
-            panic!("{key}: message {i} differs between {what}");
-        }
-    }
+    ];
+    let run = Run { label: "determinism", world: &world, layout, record: &record, world_args, steps: STEPS };
+    let outcome = run.go(&mut controller).await;
+    (outcome.streams, outcome.world_log)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

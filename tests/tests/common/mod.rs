@@ -4,6 +4,8 @@
 
 #![allow(dead_code, reason = "each test binary uses a different part of the harness")]
 
+pub mod lockstep;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
