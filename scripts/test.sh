@@ -37,6 +37,8 @@ phase ./scripts/check-features.sh
 phase cargo fmt --manifest-path python/Cargo.toml -- --check
 phase cargo clippy --manifest-path python/Cargo.toml --all-targets --locked -- -D warnings
 phase ./scripts/install-python-package.sh
+# Its API reference (docs/python-api.md) says what its docstrings say.
+phase python3 scripts/python-api-doc.py --check
 # Every test binary runs even when one fails, so that one failure cannot
 # hide another; the run still fails if any test does.
 phase ./scripts/cargo-each.sh test --locked --no-fail-fast
