@@ -42,7 +42,7 @@ const MIN_TRAFFIC_WINDOW_S: f64 = 0.5;
 #[derive(clap::Args, Clone)]
 pub struct BenchArgs {
     /// office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N; add -pioneer for a P3-DX sonar ring on every robot,
-    /// -crowd-M for M people walking among the robots),
+    /// -crowd-M for M people walking among the robots, -doors-K for K idle doors out of the robots' way),
     /// or latency.
     scenario: Scenario,
     /// fast or lockstep (realtime for latency, which always runs realtime).

@@ -110,6 +110,10 @@ pub(super) fn start(
         children.0.push(spawn("crowd", "flotilla-crowd", &node)?);
         lockstep_participants += 1;
     }
+    if generated.doors > 0 {
+        children.0.push(spawn("building", "flotilla-building", &node)?);
+        lockstep_participants += 1;
+    }
     // Loopback peers, as `flotilla run --record` and `--view` start them.
     let client = node.clone();
     if args.record {

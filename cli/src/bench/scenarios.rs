@@ -33,15 +33,27 @@ pub enum Fleet {
     Pioneer,
 }
 
+/// What a wandering scenario has besides its robots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Extras {
+    /// People walking among the robots (`-crowd-M`).
+    pub people: usize,
+    /// Closed doors nobody asks to open (`-doors-K`), standing in a row
+    /// [`IDLE_DOORS_AWAY_M`] beyond the map, out of every robot's sight and
+    /// way: they measure what idle doors cost, with the robots doing exactly
+    /// what they do without them.
+    pub doors: usize,
+}
+
 /// A benchmark scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scenario {
-    /// `office-N[-pioneer][-crowd-M]`: N wandering robots on the conestogo
-    /// office map, and M people walking among them.
-    Office(usize, Fleet, usize),
-    /// `warehouse-N[-pioneer][-crowd-M]`: N wandering robots in an open
-    /// warehouse with shelves, and M people.
-    Warehouse(usize, Fleet, usize),
+    /// `office-N[-pioneer][-crowd-M][-doors-K]`: N wandering robots on the
+    /// conestogo office map, M people walking among them, K idle doors.
+    Office(usize, Fleet, Extras),
+    /// `warehouse-N[-pioneer][-crowd-M][-doors-K]`: N wandering robots in an
+    /// open warehouse with shelves, M people, K idle doors.
+    Warehouse(usize, Fleet, Extras),
     /// `latency`: one robot, odometry every step, for cmd_vel → odometry latency.
     Latency,
 }
@@ -55,24 +67,33 @@ impl std::str::FromStr for Scenario {
                 .filter(|n| (1..=5000).contains(n))
                 .ok_or_else(|| format!("{s}: the robot count must be 1..=5000"))
         };
-        let (rest, people) = match s.split_once("-crowd-") {
+        let (rest, doors) = match s.split_once("-doors-") {
+            Some((rest, k)) => {
+                let k = k.parse::<usize>().ok().filter(|k| (1..=10_000).contains(k));
+                (rest, k.ok_or_else(|| format!("{s}: the number of doors must be 1..=10000"))?)
+            }
+            None => (s, 0),
+        };
+        let (rest, people) = match rest.split_once("-crowd-") {
             Some((rest, m)) => {
                 let m = m.parse::<usize>().ok().filter(|m| (1..=20_000).contains(m));
                 (rest, m.ok_or_else(|| format!("{s}: the number of people must be 1..=20000"))?)
             }
-            None => (s, 0),
+            None => (rest, 0),
         };
+        let extras = Extras { people, doors };
         let (base, fleet) = match rest.strip_suffix("-pioneer") {
             Some(base) => (base, Fleet::Pioneer),
             None => (rest, Fleet::Wander),
         };
         match base.split_once('-') {
             _ if s == "latency" => Ok(Scenario::Latency),
-            Some(("office", n)) => count(n).map(|n| Scenario::Office(n, fleet, people)),
-            Some(("warehouse", n)) => count(n).map(|n| Scenario::Warehouse(n, fleet, people)),
+            Some(("office", n)) => count(n).map(|n| Scenario::Office(n, fleet, extras)),
+            Some(("warehouse", n)) => count(n).map(|n| Scenario::Warehouse(n, fleet, extras)),
             _ => Err(format!(
                 "unknown scenario {s:?}; expected office-50, warehouse-200, warehouse-1000 (or office-N, warehouse-N, \
-                 each with -pioneer for a sonar ring on every robot and -crowd-M for M people walking) or latency"
+                 each with -pioneer for a sonar ring on every robot, -crowd-M for M people walking and -doors-K for \
+                 K idle doors) or latency"
             )),
         }
     }
@@ -85,12 +106,14 @@ impl std::fmt::Display for Scenario {
             Scenario::Warehouse(n, fleet, _) => write!(f, "warehouse-{n}{}", fleet.suffix())?,
             Scenario::Latency => f.write_str("latency")?,
         }
-        match self {
-            Scenario::Office(_, _, people) | Scenario::Warehouse(_, _, people) if *people > 0 => {
-                write!(f, "-crowd-{people}")
-            }
-            _ => Ok(()),
+        let (Scenario::Office(_, _, extras) | Scenario::Warehouse(_, _, extras)) = self else { return Ok(()) };
+        if extras.people > 0 {
+            write!(f, "-crowd-{}", extras.people)?;
         }
+        if extras.doors > 0 {
+            write!(f, "-doors-{}", extras.doors)?;
+        }
+        Ok(())
     }
 }
 
@@ -127,6 +150,8 @@ pub struct Generated {
     pub pioneer: bool,
     /// People walking (a `flotilla-crowd` process walks them).
     pub people: usize,
+    /// Idle doors (a `flotilla-building` process serves them).
+    pub doors: usize,
 }
 
 /// The robot every wandering scenario uses: 1081-beam 270° 20 m laser at
@@ -188,6 +213,28 @@ plugins:
     cmd_vel_timeout: 0
 ";
 
+/// An idle door of `-doors-K`: a sliding leaf, opened only when asked.
+const IDLE_DOOR: &str = "\
+# Benchmark door: a 1.6 m sliding leaf that opens when Open-RMF asks (nobody does).
+bodies:
+  - name: leaf
+    type: kinematic
+    footprints:
+      - {type: polygon, density: 1, points: [[-0.8, -0.05], [0.8, -0.05], [0.8, 0.05], [-0.8, 0.05]]}
+plugins:
+  - type: Door
+    name: door
+    body: leaf
+    motion: sliding
+    travel: 1.6            # m
+";
+
+/// How far beyond the map's free floor the idle doors stand, m: more than
+/// a laser's 20 m range.
+const IDLE_DOORS_AWAY_M: f64 = 100.0;
+/// The spacing of the idle doors' row, m.
+const IDLE_DOOR_SPACING_M: f64 = 2.0;
+
 const LASER_BEAMS: usize = 1081;
 /// The drive's odometry `pub_rate` in [`WANDER_ROBOT`], Hz.
 pub const ODOMETRY_RATE_HZ: f64 = 50.0;
@@ -201,8 +248,12 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
         std::fs::write(dir.join(name), bytes).with_context(|| format!("writing {}", dir.join(name).display()))
     };
     let mut walks = Vec::new();
+    let doors = match scenario {
+        Scenario::Office(_, _, extras) | Scenario::Warehouse(_, _, extras) => extras.doors,
+        Scenario::Latency => 0,
+    };
     let (layer, poses, robot, beams, scan_rate_hz) = match scenario {
-        Scenario::Office(n, fleet, people) => {
+        Scenario::Office(n, fleet, Extras { people, .. }) => {
             write("office.png", OFFICE_PNG)?;
             write("office.yaml", map_yaml("office.png", OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M).as_bytes())?;
             let image = image::load_from_memory(OFFICE_PNG).context("decoding the office map")?.to_luma8();
@@ -210,7 +261,7 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
             walks = crowd::walks(&image, OFFICE_RESOLUTION_M, OFFICE_ORIGIN_M, &poses.split_off(n));
             ("office.yaml", poses, fleet.robot(), LASER_BEAMS, WANDER_SCAN_RATE_HZ)
         }
-        Scenario::Warehouse(n, fleet, people) => {
+        Scenario::Warehouse(n, fleet, Extras { people, .. }) => {
             let (image, poses) = warehouse(n);
             if people > 0 {
                 let starts = free_poses(&image, WAREHOUSE_RESOLUTION_M, [0.0, 0.0], people + n)?;
@@ -244,6 +295,15 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
             "  - {{name: {name}, namespace: {name}, pose: [{x:.3}, {y:.3}, {theta:.3}], model: robot.model.yaml}}"
         );
     }
+    if doors > 0 {
+        write("door.model.yaml", IDLE_DOOR.as_bytes())?;
+        // Below the lowest robot, far out of sight.
+        let floor_y = poses.iter().map(|p| p[1]).fold(f64::INFINITY, f64::min);
+        for i in 0..doors {
+            let (x, y) = (i as f64 * IDLE_DOOR_SPACING_M, floor_y - IDLE_DOORS_AWAY_M);
+            let _ = writeln!(world, "  - {{name: door{}, pose: [{x:.1}, {y:.1}, 0], model: door.model.yaml}}", i + 1);
+        }
+    }
     world.push_str(&crowd::section(&walks));
     write("world.yaml", world.as_bytes())?;
     let pioneer =
@@ -255,6 +315,7 @@ pub fn generate(scenario: Scenario, dir: &Path) -> anyhow::Result<Generated> {
         scan_rate_hz,
         pioneer,
         people: walks.len(),
+        doors,
     })
 }
 
@@ -382,6 +443,8 @@ mod tests {
             "latency",
             "office-50-crowd-200",
             "warehouse-200-pioneer-crowd-50",
+            "office-50-doors-100",
+            "warehouse-200-pioneer-crowd-50-doors-10",
         ] {
             assert_eq!(name.parse::<Scenario>().unwrap().to_string(), name);
         }
@@ -390,27 +453,38 @@ mod tests {
         assert!("latency-pioneer".parse::<Scenario>().is_err());
         assert!("office-50-crowd-0".parse::<Scenario>().is_err());
         assert!("office-50-crowd-many".parse::<Scenario>().is_err());
+        assert!("office-50-doors-0".parse::<Scenario>().is_err());
     }
 
     #[test]
     fn generated_worlds_load_with_every_robot() {
-        for (scenario, people) in [
-            (Scenario::Office(50, Fleet::Wander, 0), 0),
-            (Scenario::Warehouse(200, Fleet::Wander, 0), 0),
-            (Scenario::Office(5, Fleet::Pioneer, 0), 0),
-            (Scenario::Office(50, Fleet::Wander, 200), 200),
-            (Scenario::Warehouse(200, Fleet::Wander, 100), 100),
-            (Scenario::Latency, 0),
+        let none = Extras::default();
+        let people = |people| Extras { people, doors: 0 };
+        for scenario in [
+            Scenario::Office(50, Fleet::Wander, none),
+            Scenario::Warehouse(200, Fleet::Wander, none),
+            Scenario::Office(5, Fleet::Pioneer, none),
+            Scenario::Office(50, Fleet::Wander, people(200)),
+            Scenario::Warehouse(200, Fleet::Wander, people(100)),
+            Scenario::Office(50, Fleet::Wander, Extras { people: 0, doors: 100 }),
+            Scenario::Latency,
         ] {
+            let extras = match scenario {
+                Scenario::Office(_, _, extras) | Scenario::Warehouse(_, _, extras) => extras,
+                Scenario::Latency => none,
+            };
+            let (people, doors) = (extras.people, extras.doors);
             let dir = std::env::temp_dir().join(format!("flotilla-bench-test-{scenario}-{}", std::process::id()));
             let generated = generate(scenario, &dir).unwrap();
             let spec = flotilla_world_file::load_world(&generated.world).unwrap();
-            assert_eq!(spec.models.len(), generated.robots + people, "{scenario}");
-            assert_eq!(generated.people, people, "{scenario}");
+            assert_eq!(spec.models.len(), generated.robots + people + doors, "{scenario}");
+            assert_eq!((generated.people, generated.doors), (people, doors), "{scenario}");
+            let door_models = spec.models.iter().filter(|m| m.plugins.iter().any(|p| p.plugin_type == "Door"));
+            assert_eq!(door_models.count(), doors, "{scenario}");
             let walking = spec.models.iter().filter(|m| m.plugins.iter().any(|p| p.plugin_type == "Pedestrian"));
             assert_eq!(walking.count(), people, "{scenario}");
             let types: Vec<&str> = spec.models[0].plugins.iter().map(|p| p.plugin_type.as_str()).collect();
-            let pioneer = scenario == Scenario::Office(5, Fleet::Pioneer, 0);
+            let pioneer = scenario == Scenario::Office(5, Fleet::Pioneer, none);
             assert_eq!(generated.pioneer, pioneer, "{scenario}");
             assert_eq!(types.contains(&"Sonar") && types.contains(&"Bumper"), pioneer, "{scenario}: {types:?}");
             let _ = std::fs::remove_dir_all(&dir);
