@@ -99,7 +99,7 @@ class Sim:
         self.session = _open(connect, timeout)
         # Closed before the interpreter goes, even if the caller does not.
         self._finalizer = weakref.finalize(self, _close_quietly, self.session)
-        self._description_bytes = self._fetch_description(timeout)
+        self._set_description(self._fetch_description(timeout))
         # Followed from the start: the clock is not latched, and a paused
         # world publishes none.
         self._clock = self.subscribe("/clock", "rosgraph_msgs/msg/Clock", depth=1)
@@ -119,15 +119,24 @@ class Sim:
                 raise NoWorld(f"no world answered on {key} at {self.endpoint} within {timeout} s")
             time.sleep(0.2)
 
+    def _set_description(self, payload: bytes) -> None:
+        # Decoded once per description: a controller commanding 50 robots
+        # at every step would otherwise decode it hundreds of times a step.
+        self._description_bytes = payload
+        self._description = _native.decode_description(payload)
+        self._model_topics = _native.model_topics(payload, self.sim, self.ros_prefix)
+        self._inputs_of: dict[str | None, dict[str, str]] = {}
+
     def refresh(self) -> None:
         """Reads the description again (after spawns, deletes, map changes)."""
-        self._description_bytes = self._fetch_description(5.0)
+        self._set_description(self._fetch_description(5.0))
 
     @property
     def description(self) -> dict[str, Any]:
         """The world's description: models with their bodies and plugins,
-        layers, maps, places, step size and seed."""
-        return _native.decode_description(self._description_bytes)
+        layers, maps, places, step size and seed (read at connecting and at
+        ``refresh``; shared, not to be changed)."""
+        return self._description
 
     def models(self) -> list[str]:
         """The names of the world's models."""
@@ -154,13 +163,13 @@ class Sim:
         ...): key → ROS type, of one model or all."""
         if model is not None:
             self.model(model)
-        return {
-            key: ros_type
-            for owner, key, ros_type, direction in _native.model_topics(
-                self._description_bytes, self.sim, self.ros_prefix
-            )
-            if direction == "subscribe" and (model is None or owner == model)
-        }
+        if model not in self._inputs_of:
+            self._inputs_of[model] = {
+                key: ros_type
+                for owner, key, ros_type, direction in self._model_topics
+                if direction == "subscribe" and (model is None or owner == model)
+            }
+        return dict(self._inputs_of[model])
 
     def laser(self, model: str, plugin: str = "laser") -> dict[str, Any]:
         """A ``Laser`` plugin's parameters as Flotilla's laser reads them
