@@ -86,7 +86,7 @@ impl Move {
 pub const JUMP_MPS: f64 = 50.0;
 
 /// An agent this near its offstage place is there, m.
-const OFFSTAGE_TOLERANCE_M: f64 = 1.0;
+pub const OFFSTAGE_TOLERANCE_M: f64 = 1.0;
 
 /// Where an agent with a `release` is.
 #[derive(Debug, Clone, Copy, PartialEq)]

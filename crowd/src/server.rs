@@ -7,10 +7,11 @@
 
 use flotilla_messages::builtin_interfaces::Duration;
 use flotilla_messages::geometry_msgs::{Point, Quaternion, Vector3};
+use flotilla_messages::people_msgs::{People, Person};
 use flotilla_messages::std_msgs::{ColorRGBA, Header};
 use flotilla_messages::visualization_msgs::{Marker, MarkerArray};
 use flotilla_node_kit::runtime::{stride_of, NodePlugin, Outbox, Rebuild};
-use flotilla_plugins::pedestrian::{Behaviour, PedestrianConfig, MARKERS_RATE_HZ, MARKERS_TOPIC};
+use flotilla_plugins::pedestrian::{Behaviour, PedestrianConfig, MARKERS_TOPIC, PEOPLE_TOPIC, TOPICS_RATE_HZ};
 use flotilla_plugins::registry::Role;
 use flotilla_plugins::robots::RobotModel;
 use flotilla_wire::description::{footprints_box, FootprintShape, LayerBits, ModelDescription, WorldDescription};
@@ -19,7 +20,7 @@ use flotilla_wire::update_timer::UpdateTimer;
 use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use flotilla_crowd_model::command::held_command;
-use flotilla_crowd_model::crowd::{AgentSetup, Crowd, Move, Robot, Snapshot};
+use flotilla_crowd_model::crowd::{AgentSetup, Crowd, Move, Robot, Snapshot, JUMP_MPS, OFFSTAGE_TOLERANCE_M};
 use flotilla_crowd_model::grid::WallGrid;
 use flotilla_crowd_model::social_force::CUTOFF_RANGES;
 use flotilla_crowd_model::vec2::Vec2;
@@ -45,6 +46,8 @@ struct Agent {
     color: [f64; 4],
     person: bool,
     outline: ([f64; 2], [f64; 2]),
+    /// Where it waits when it is not on stage, if it ever is not.
+    offstage: Option<Vec2>,
 }
 
 /// How tall people and scripted agents are drawn, m.
@@ -64,9 +67,11 @@ pub struct CrowdServer {
     headings: Vec<f64>,
     robot_states: Vec<Robot>,
     moves: Vec<Move>,
-    /// The marker topic's key, and when the markers are next due.
+    /// The keys of the marker and people topics, and when they are next
+    /// due.
     markers_key: String,
-    markers_timer: Option<UpdateTimer>,
+    people_key: String,
+    topics_timer: Option<UpdateTimer>,
 }
 
 impl NodePlugin for CrowdServer {
@@ -112,6 +117,7 @@ impl NodePlugin for CrowdServer {
                     color,
                     person: c.config.behaviour == Behaviour::Social,
                     outline,
+                    offstage: c.config.release.as_ref().map(|r| Vec2::new(r.offstage[0], r.offstage[1])),
                 });
             }
             let served = self.agents.iter().filter(|a| a.served).count();
@@ -119,7 +125,8 @@ impl NodePlugin for CrowdServer {
             self.crowd = Some(Crowd::new(setups, walls.into_grids()));
         }
         self.markers_key = rebuild.keys.ros(MARKERS_TOPIC);
-        self.markers_timer.get_or_insert_with(|| UpdateTimer::new(MARKERS_RATE_HZ));
+        self.people_key = rebuild.keys.ros(PEOPLE_TOPIC);
+        self.topics_timer.get_or_insert_with(|| UpdateTimer::new(TOPICS_RATE_HZ));
         let mut agents: Vec<BodyId> = self.agents.iter().map(|a| a.body).collect();
         agents.sort_unstable();
         self.robots = description
@@ -136,12 +143,19 @@ impl NodePlugin for CrowdServer {
 
     fn on_state(&mut self, state: &WorldState, out: &mut Outbox) {
         let (now_ns, step_ns) = (state.time.nanos, state.step_ns);
-        if self.agents.iter().any(|a| a.served)
-            && self.markers_timer.as_mut().is_some_and(|t| t.check(now_ns, step_ns))
-            && out.wants(&self.markers_key)
+        if self.agents.iter().any(|a| a.served) && self.topics_timer.as_mut().is_some_and(|t| t.check(now_ns, step_ns))
         {
-            let markers = self.markers(state);
-            out.put_encoded(&self.markers_key, &markers);
+            if out.wants(&self.markers_key) {
+                let markers = self.markers(state);
+                out.put_encoded(&self.markers_key, &markers);
+            }
+            // Every node sees everyone; the one walking the first agent
+            // lists them all, so that `/people` has one publisher however
+            // the crowd is sharded.
+            if self.agents.first().is_some_and(|a| a.served) && out.wants(&self.people_key) {
+                let people = self.people(state);
+                out.put_encoded(&self.people_key, &people);
+            }
         }
         let Some(crowd) = &mut self.crowd else { return };
         let due: Vec<bool> = self.agents.iter_mut().map(|a| a.served && a.timer.check(now_ns, step_ns)).collect();
@@ -201,7 +215,7 @@ impl NodePlugin for CrowdServer {
     /// one state in four).
     fn state_stride(&self, step_ns: u64) -> u64 {
         let served = self.agents.iter().filter(|a| a.served);
-        let markers = self.markers_timer.iter().filter(|_| self.agents.iter().any(|a| a.served));
+        let markers = self.topics_timer.iter().filter(|_| self.agents.iter().any(|a| a.served));
         stride_of(served.map(|a| a.timer.period_ns()).chain(markers.map(UpdateTimer::period_ns)), step_ns)
     }
 
@@ -210,7 +224,7 @@ impl NodePlugin for CrowdServer {
     fn steps_without_output(&self, state: &WorldState) -> u64 {
         let (now_ns, step_ns) = (state.time.nanos, state.step_ns);
         let served = self.agents.iter().filter(|a| a.served);
-        let markers = self.markers_timer.iter().filter(|_| self.agents.iter().any(|a| a.served));
+        let markers = self.topics_timer.iter().filter(|_| self.agents.iter().any(|a| a.served));
         let due = served
             .map(|a| a.timer.steps_until_due(now_ns, step_ns))
             .chain(markers.map(|t| t.steps_until_due(now_ns, step_ns)));
@@ -268,6 +282,44 @@ impl CrowdServer {
     }
 }
 
+impl CrowdServer {
+    /// Every agent on stage for people-aware navigation (`people_msgs`), in
+    /// the world frame (`map`): its model's name, its position and velocity
+    /// (z = 0), reliability 1, and as tags its `id` (its index, the markers'
+    /// id), its `yaw` (rad) and its `kind` (`person` or `scripted`). An
+    /// agent jumping on or off stage is listed standing, as the forces take
+    /// it.
+    fn people(&self, state: &WorldState) -> People {
+        let header = Header { stamp: state.time.to_ros(), frame_id: "map".to_string() };
+        let mut people = Vec::with_capacity(self.agents.len());
+        for (i, agent) in self.agents.iter().enumerate() {
+            let Ok(k) = state.bodies.binary_search_by_key(&agent.body, |b| b.id) else { continue };
+            let body = &state.bodies[k];
+            let position = Vec2::new(body.pose.x_m, body.pose.y_m);
+            if agent.offstage.is_some_and(|o| (position - o).norm() <= OFFSTAGE_TOLERANCE_M) {
+                continue;
+            }
+            let mut velocity = Vec2::new(body.twist.vx_mps, body.twist.vy_mps);
+            if velocity.norm() > JUMP_MPS {
+                velocity = Vec2::ZERO;
+            }
+            people.push(Person {
+                name: agent.name.clone(),
+                position: Point { x: position.x, y: position.y, z: 0.0 },
+                velocity: Point { x: velocity.x, y: velocity.y, z: 0.0 },
+                reliability: 1.0,
+                tagnames: ["id", "yaw", "kind"].map(String::from).to_vec(),
+                tags: vec![
+                    i.to_string(),
+                    body.pose.theta_rad.to_string(),
+                    if agent.person { "person" } else { "scripted" }.to_string(),
+                ],
+            });
+        }
+        People { header, people }
+    }
+}
+
 /// The wall grids of the sets of layers agents live on, one per set.
 #[derive(Default)]
 struct WallSets {
@@ -318,4 +370,70 @@ fn body_radius(footprints: &[flotilla_wire::description::Footprint]) -> f64 {
         FootprintShape::Polygon { points } => points.iter().map(|p| p[0].hypot(p[1])).fold(0.0, f64::max),
     };
     footprints.iter().filter(|f| !f.sensor).map(|f| reach(&f.shape)).fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flotilla_wire::geometry::{Pose2, Twist2};
+    use flotilla_wire::time::SimTime;
+    use flotilla_wire::world_to_nodes::BodyState;
+
+    fn agent(name: &str, body: BodyId, person: bool, offstage: Option<Vec2>) -> Agent {
+        Agent {
+            key: format!("{name}/walk"),
+            body,
+            served: true,
+            timer: UpdateTimer::new(50.0),
+            name: name.to_string(),
+            radius_m: 0.25,
+            color: [1.0; 4],
+            person,
+            outline: ([0.0; 2], [0.5; 2]),
+            offstage,
+        }
+    }
+
+    fn body(id: BodyId, x_m: f64, y_m: f64, theta_rad: f64, vx_mps: f64) -> BodyState {
+        BodyState { id, pose: Pose2 { x_m, y_m, theta_rad }, twist: Twist2 { vx_mps, vy_mps: 0.0, omega_radps: 0.0 } }
+    }
+
+    /// `/people` lists who is on stage, where the world has them: an agent
+    /// waiting at its offstage place is left out, one jumping on stage is
+    /// listed standing, a scripted agent is tagged so.
+    #[test]
+    fn people_lists_the_agents_on_stage_with_their_id_pose_velocity_and_kind() {
+        let server = CrowdServer {
+            agents: vec![
+                agent("alice", 1, true, None),
+                agent("waiting", 2, true, Some(Vec2::new(0.0, -10_000.0))),
+                agent("arriving", 3, true, Some(Vec2::new(0.0, -10_000.0))),
+                agent("trolley", 4, false, None),
+            ],
+            ..CrowdServer::default()
+        };
+        let state = WorldState {
+            revision: 1,
+            step: 400,
+            time: SimTime::at_step(400, 5_000_000),
+            step_ns: 5_000_000,
+            bodies: vec![
+                body(1, 2.0, 3.0, 0.5, 1.2),
+                body(2, 0.3, -10_000.2, 0.0, 0.0),
+                body(3, 5.0, 5.0, 0.0, 9_000.0),
+                body(4, 7.0, 1.0, std::f64::consts::PI, -0.5),
+            ],
+        };
+        let people = server.people(&state);
+        assert_eq!((people.header.stamp.sec, people.header.frame_id.as_str()), (2, "map"));
+        let names: Vec<&str> = people.people.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["alice", "arriving", "trolley"]);
+        let [alice, arriving, trolley] = &people.people[..] else { unreachable!() };
+        assert_eq!((alice.position.x, alice.position.y, alice.velocity.x), (2.0, 3.0, 1.2));
+        assert_eq!((alice.tag("id"), alice.tag("yaw"), alice.tag("kind")), (Some("0"), Some("0.5"), Some("person")));
+        assert_eq!((arriving.velocity.x, arriving.tag("id")), (0.0, Some("2")), "a jump is standing");
+        assert_eq!(trolley.tag("kind"), Some("scripted"));
+        assert_eq!(trolley.tag("yaw").unwrap().parse::<f64>().unwrap(), std::f64::consts::PI);
+        assert!(people.people.iter().all(|p| p.reliability == 1.0 && p.position.z == 0.0));
+    }
 }

@@ -7,7 +7,7 @@
 
 use crate::services::Service;
 use crate::{
-    action_msgs, builtin_interfaces, flatland_msgs, geometry_msgs, nav_msgs, rmf_door_msgs, rmf_lift_msgs,
+    action_msgs, builtin_interfaces, flatland_msgs, geometry_msgs, nav_msgs, people_msgs, rmf_door_msgs, rmf_lift_msgs,
     rosgraph_msgs, sensor_msgs, simulation_interfaces as si, std_msgs, std_srvs, tf2_msgs, visualization_msgs,
     RosMessage, RosService,
 };
@@ -72,6 +72,8 @@ message_types!(
     geometry_msgs::Accel,
     nav_msgs::Odometry,
     nav_msgs::OccupancyGrid,
+    people_msgs::Person,
+    people_msgs::People,
     rmf_door_msgs::DoorMode,
     rmf_door_msgs::DoorRequest,
     rmf_door_msgs::DoorState,

@@ -23,6 +23,7 @@ pub mod flatland_msgs;
 mod float_seq;
 pub mod geometry_msgs;
 pub mod nav_msgs;
+pub mod people_msgs;
 pub mod rmf_door_msgs;
 pub mod rmf_lift_msgs;
 pub mod rosgraph_msgs;

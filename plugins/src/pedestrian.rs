@@ -19,6 +19,7 @@ use super::PluginContext;
 use crate::config::{describe, FromYaml, LoadError, Reader};
 use crate::role::Role;
 use crate::topic::TopicSpec;
+use flotilla_messages::people_msgs::People;
 use flotilla_messages::visualization_msgs::MarkerArray;
 use flotilla_wire::description::ModelDescription;
 
@@ -134,17 +135,22 @@ impl super::PluginConfig for PedestrianConfig {
     fn body(&self) -> &str {
         &self.body
     }
-    /// Every agent is drawn on the crowd's one marker topic.
+    /// Every agent is drawn on the crowd's one marker topic and listed on
+    /// its one people topic.
     fn topics(&self, _namespace: &str) -> Vec<TopicSpec> {
-        vec![TopicSpec::publish::<MarkerArray>(MARKERS_TOPIC)]
+        vec![TopicSpec::publish::<MarkerArray>(MARKERS_TOPIC), TopicSpec::publish::<People>(PEOPLE_TOPIC)]
     }
 }
 
 /// Where `flotilla-crowd` publishes its agents for rviz2.
 pub const MARKERS_TOPIC: &str = "/crowd/markers";
 
-/// How often it does, per sim second, Hz.
-pub const MARKERS_RATE_HZ: f64 = 10.0;
+/// Where it lists every agent's id, pose and velocity, as people trackers
+/// do for Nav2's social costmap layers and people-aware planners.
+pub const PEOPLE_TOPIC: &str = "/people";
+
+/// How often it publishes both, per sim second, Hz.
+pub const TOPICS_RATE_HZ: f64 = 10.0;
 
 impl PedestrianConfig {
     /// `flotilla-crowd` walks every agent.

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use common::Sim;
 use flotilla_messages::flatland_msgs::Collisions;
+use flotilla_messages::people_msgs::People;
 use flotilla_messages::sensor_msgs::LaserScan;
 use flotilla_messages::visualization_msgs::{Marker, MarkerArray};
 use flotilla_wire::geometry::Pose2;
@@ -46,6 +47,7 @@ async fn people_walk_their_ways_and_the_robot_sees_and_meets_them() {
     let mut scans = sim.subscribe::<LaserScan>("/robot/scan").await;
     let mut bumps = sim.subscribe::<Collisions>("/robot/bumper").await;
     let mut markers = sim.subscribe::<MarkerArray>("/crowd/markers").await;
+    let mut people = sim.subscribe::<People>("/people").await;
     common::wait_for_participants(&sim.session, &sim.keys, nodes.len(), sim.logs()).await;
     let (resumed, output) = sim.cli(&["resume"]);
     assert!(resumed, "{output}");
@@ -110,6 +112,25 @@ async fn people_walk_their_ways_and_the_robot_sees_and_meets_them() {
     let stamp = f64::from(alice.header.stamp.sec) + f64::from(alice.header.stamp.nanosec) * 1e-9;
     assert_eq!((alice.pose.position.x, alice.pose.position.y), (at(stamp, ALICE).x_m, at(stamp, ALICE).y_m));
     assert_eq!((alice.header.frame_id.as_str(), alice.scale.x), ("map", 0.5));
+
+    // People-aware navigation's list: everyone, by name, where the world
+    // has them, with their velocity (the trolley's is its 0.5 m/s east,
+    // 2.5 m into its 3.5 m run), index, heading and kind.
+    let listed = people.until(Duration::from_secs(20), |p| p.header.stamp.sec == 2).await;
+    let stamp = f64::from(listed.header.stamp.sec) + f64::from(listed.header.stamp.nanosec) * 1e-9;
+    let names: Vec<&str> = listed.people.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["alice", "bob", "couple_1", "couple_2", "trolley"]);
+    let kinds: Vec<Option<&str>> = listed.people.iter().map(|p| p.tag("kind")).collect();
+    assert_eq!(kinds, [Some("person"), Some("person"), Some("person"), Some("person"), Some("scripted")]);
+    for (k, (person, body)) in listed.people.iter().zip([ALICE, BOB, COUPLE[0], COUPLE[1], TROLLEY]).enumerate() {
+        let pose = at(stamp, body);
+        assert_eq!((person.position.x, person.position.y), (pose.x_m, pose.y_m), "{}", person.name);
+        assert_eq!(person.tag("yaw").and_then(|y| y.parse().ok()), Some(pose.theta_rad), "{}", person.name);
+        assert_eq!(person.tag("id"), Some(k.to_string().as_str()), "the markers' id");
+    }
+    let trolley = &listed.people[4].velocity;
+    assert!((trolley.x - 0.5).abs() < 1e-9 && trolley.y.abs() < 1e-9, "{trolley:?}");
+    assert_eq!(listed.header.frame_id, "map");
 
     // Bob, who does not see robots, walks into the robot: its bumper names him.
     let bumped = bumps.until(Duration::from_secs(20), |c| c.collisions.iter().any(|c| c.entity_b == "bob")).await;

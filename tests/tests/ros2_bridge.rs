@@ -9,6 +9,8 @@
 //!   codes of bad input;
 //! - `tests/ros2/crowd_markers_probe.py`, in rclpy (the ROS 2 Jazzy wheels,
 //!   Fast DDS), reading the crowd's markers as rviz2 would;
+//! - `tests/ros2/people_peer.py`, a people-aware node reading the crowd on
+//!   `/people` (`people_msgs`, from `cyclonedds` with the IDL written out);
 //! - `tests/ros2/door_peer.py`, Open-RMF's side of the doors.
 
 mod common;
@@ -107,6 +109,16 @@ async fn rviz2_reads_the_crowd_markers_through_the_bridge() {
     let checks = ["a shape, an arrow and a name per agent, in map", "every agent is named", "alice walks"];
     let probe = |domain: &str| rclpy_peer("crowd_markers_probe.py", domain);
     peer_passes("ros2-crowd", "tests/crowd/room.world.yaml", probe, &checks).await;
+}
+
+/// A people-aware node (Nav2's social layers read the same) sees the crowd:
+/// `people_msgs/People` on `/people` through the bridge, everyone named and
+/// tagged, moving as the world moves them (`tests/ros2/people_peer.py`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_people_aware_node_reads_the_crowd_through_the_bridge() {
+    let checks = ["everyone is listed in map", "the trolley runs its line", "alice walks"];
+    let peer = |domain: &str| cyclonedds_peer("people_peer.py", domain);
+    peer_passes("ros2-people", "tests/crowd/room.world.yaml", peer, &checks).await;
 }
 
 /// Open-RMF's side of the doors: a DDS participant writing
