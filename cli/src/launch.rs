@@ -83,6 +83,18 @@ pub struct RunArgs {
     /// starts it even if no robot has a `Pioneer` entry.
     #[arg(long = "pioneer-arg", value_name = "ARG", allow_hyphen_values = true)]
     pioneer_args: Vec<String>,
+    /// Resume the world from this checkpoint (`flotilla checkpoint save`)
+    /// instead of from the world file's start; nodes start afresh.
+    #[arg(long, value_name = "FILE")]
+    from_checkpoint: Option<PathBuf>,
+    /// Save the world to this file every `--checkpoint-every` wall seconds;
+    /// a world restarted after a crash resumes from it, and so does the next
+    /// `flotilla run` given it (delete it to start afresh).
+    #[arg(long, value_name = "FILE", requires = "checkpoint_every")]
+    checkpoint: Option<PathBuf>,
+    /// Wall seconds between two checkpoints (with `--checkpoint`).
+    #[arg(long, value_name = "SECONDS", requires = "checkpoint")]
+    checkpoint_every: Option<f64>,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -129,6 +141,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let ros_prefix = args.ros_prefix.clone().unwrap_or_else(|| spec.settings.ros_prefix.clone());
     let clock = args.clock.unwrap_or(spec.settings.clock);
     let (binaries, unserved) = node_binaries(&spec, &args);
+    let seed = args.seed.unwrap_or(spec.settings.seed);
+    let resumed = crate::checkpoint::resumed(args.checkpoint.as_deref(), args.from_checkpoint.as_deref(), &spec, seed)?;
 
     let node_args = || -> Vec<String> { vec!["--sim".into(), sim.clone(), "--ros-prefix".into(), ros_prefix.clone()] };
     let world = world_args(&args, &listen, &ros_prefix);
@@ -156,6 +170,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             "flotilla: running {} (sim \"{sim}\") — connect other programs to {endpoint} (e.g. --connect {endpoint} --sim {sim})",
             args.world.display()
         ));
+        if let Some((file, header)) = &resumed {
+            c.log(&format!(
+                "flotilla: resuming from checkpoint {} at t = {:.3} s (step {}); nodes start afresh",
+                file.display(),
+                header.time_s(),
+                header.step
+            ));
+        }
         if !unserved.is_empty() {
             c.log(&format!(
                 "flotilla: warning: no node implements plugin type(s) {} yet; those plugins do nothing",
@@ -244,6 +266,14 @@ fn world_args(args: &RunArgs, listen: &str, ros_prefix: &str) -> Vec<String> {
     world.extend(["--ros-prefix".into(), ros_prefix.to_string()]);
     for dir in &args.model_dirs {
         world.extend(["--model-dir".into(), dir.to_string_lossy().into_owned()]);
+    }
+    for (flag, file) in [("--from-checkpoint", &args.from_checkpoint), ("--checkpoint", &args.checkpoint)] {
+        if let Some(file) = file {
+            world.extend([flag.to_string(), file.to_string_lossy().into_owned()]);
+        }
+    }
+    if let Some(every_s) = args.checkpoint_every {
+        world.extend(["--checkpoint-every".into(), every_s.to_string()]);
     }
     world
 }

@@ -13,6 +13,7 @@
 
 mod bench;
 mod check;
+mod checkpoint;
 mod control;
 mod keep;
 mod launch;
@@ -53,6 +54,10 @@ enum Command {
     Record(keep::RecordArgs),
     /// Publish a recording's topics again, on their keys, with its clock.
     Replay(keep::ReplayArgs),
+    /// Save a running world to a file, or show what a checkpoint file
+    /// holds.
+    #[command(subcommand)]
+    Checkpoint(checkpoint::CheckpointCommand),
     /// Validate a world file, its maps, models and plugin configurations.
     Check {
         /// The Flatland world file.
@@ -164,6 +169,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Snapshot(args) => snapshot::run(args),
         Command::Check { world } => check::check(&world),
+        Command::Checkpoint(command) => checkpoint::run(command),
         Command::View(args) => view::view(args),
         Command::Record(args) => keep::record(args),
         Command::Replay(args) => keep::replay(args),

@@ -24,6 +24,22 @@ pub async fn fetch_description(session: &zenoh::Session, keys: &Keys, timeout: D
     Err(Error::NoWorld { key, timeout })
 }
 
+/// Asks the world for a checkpoint of itself (the bytes of a checkpoint
+/// file; see `flotilla_world::checkpoint`).
+pub async fn fetch_checkpoint(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Result<Vec<u8>> {
+    let key = keys.world_checkpoint();
+    let replies = session.get(&key).timeout(timeout).await.map_err(Error::zenoh("query", key.clone()))?;
+    if let Ok(reply) = replies.recv_async().await {
+        return match reply.result() {
+            Ok(sample) => Ok(sample.payload().to_bytes().into_owned()),
+            Err(err) => {
+                Err(Error::Refused { reason: String::from_utf8_lossy(&err.payload().to_bytes()).into_owned(), key })
+            }
+        };
+    }
+    Err(Error::NoWorld { key, timeout })
+}
+
 /// Waits until a world answers, retrying every 200 ms, for at most `timeout`.
 pub async fn wait_for_description(
     session: &zenoh::Session,

@@ -107,6 +107,12 @@ impl ChannelNumbers {
     pub fn names(&self) -> &[String] {
         &self.names
     }
+
+    /// The numbers `names` gives, channel 1's first (a checkpoint's).
+    pub fn from_names(names: Vec<String>) -> ChannelNumbers {
+        let ids = names.iter().cloned().zip(1..=u16::MAX).collect();
+        ChannelNumbers { names, ids }
+    }
 }
 
 /// The channel names of a world that starts as `description` (its

@@ -43,6 +43,11 @@ impl Keys {
     pub fn world_description(&self) -> String {
         format!("{}/world/description", self.root)
     }
+    /// `flotilla/<sim>/world/checkpoint` — queryable, a checkpoint of the
+    /// running world (`flotilla checkpoint save`).
+    pub fn world_checkpoint(&self) -> String {
+        format!("{}/world/checkpoint", self.root)
+    }
     /// `flotilla/<sim>/world/events` — spawned, deleted, moved, reset.
     pub fn world_events(&self) -> String {
         format!("{}/world/events", self.root)

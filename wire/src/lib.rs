@@ -28,11 +28,13 @@
 //! that carry data, `tracing` (the facade only) for the warnings of the pure
 //! state machines.
 
+pub mod checkpoint_file;
 pub mod claim_book;
 pub mod codec;
 pub mod control;
 pub mod delivery;
 pub mod description;
+pub mod digest;
 pub mod drive_to_world;
 pub mod geodesy;
 pub mod geometry;

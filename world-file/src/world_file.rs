@@ -50,6 +50,29 @@ pub struct WorldSpec {
 pub const FIRST_BODY_ID: BodyId = 1;
 
 impl WorldSpec {
+    /// A digest of the world's content as loaded (layers, models as in the
+    /// file, places, maps, transitions, solver iterations), whichever
+    /// directory it was loaded from: a checkpoint is resumed only over a
+    /// world of the same digest (`flotilla_wire::checkpoint_file`).
+    pub fn content_digest(&self) -> u64 {
+        let models: Vec<ModelDescription> =
+            self.models.iter().map(|m| ModelDescription { model_path: String::new(), ..m.clone() }).collect();
+        let places: Vec<(&str, Pose2, &[String])> =
+            self.named_poses.iter().map(|p| (p.name.as_str(), p.pose, p.tags.as_slice())).collect();
+        let transitions: Vec<&MapTransition> = self.transitions.iter().flat_map(|(_, t)| t).collect();
+        let content = (
+            &self.layer_names,
+            &self.layers,
+            models,
+            self.georeference,
+            &self.maps,
+            transitions,
+            places,
+            self.settings.velocity_iterations,
+        );
+        flotilla_wire::digest::fnv1a64(&bincode::serialize(&content).expect("a world's content encodes"))
+    }
+
     /// The description a world serves of this spec when it starts
     /// (revision 1): body ids assigned as the world assigns them, bodies at
     /// their loaded poses. For tools and tests that need a description

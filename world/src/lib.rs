@@ -6,13 +6,17 @@
 //! state (paused, clock mode); [`ros_services`] answers the ROS services
 //! (Flatland's and simulation_interfaces) through them; and [`node`] is the
 //! Zenoh adapter that paces the steps, publishes state and clock, applies
-//! actuation and serves the description, control and ROS services. The
-//! modules depend on each other in that order, with no cycle.
+//! actuation and serves the description, control and ROS services.
+//! [`checkpoint`] saves the physics to a file and restores it, between
+//! [`physics`] and [`node`]. The modules depend on each other in that
+//! order, with no cycle.
 //!
 //! Dependencies beyond the workspace's core set: `rapier2d` for physics,
-//! `regex` for GetEntities' name filter, `anyhow` for the binary's error
+//! `regex` for GetEntities' name filter, `serde` and `bincode` for
+//! checkpoints, `anyhow` for the binary's error
 //! context.
 
+pub mod checkpoint;
 pub mod control;
 pub mod node;
 pub mod physics;

@@ -2,10 +2,11 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Parser;
 use flotilla_node_kit::args::{open_session, NodeArgs, Role};
 use flotilla_wire::Keys;
-use flotilla_world::node::{run, ModelDirs, WorldNodeConfig};
+use flotilla_world::node::{run, CheckpointEvery, ModelDirs, WorldNodeConfig};
 use flotilla_world::physics::Physics;
 use flotilla_world_file::{load_world, ClockMode};
 
@@ -58,6 +59,22 @@ struct Args {
     /// world file's own directory (repeatable).
     #[arg(long = "model-dir", value_name = "DIR")]
     model_dirs: Vec<PathBuf>,
+    /// Resume from this checkpoint (`flotilla checkpoint save`) instead of
+    /// from the world file's start: every body, spawned model, map and the
+    /// sim time as saved. It must have been saved from this world file's
+    /// content, seed and step size, by this Flotilla.
+    #[arg(long, value_name = "FILE")]
+    from_checkpoint: Option<PathBuf>,
+    /// Save a checkpoint to this file every `--checkpoint-every` wall
+    /// seconds (written beside it, then renamed over it). When the file
+    /// exists at start, the world resumes from it (before
+    /// `--from-checkpoint`): a world restarted after a crash goes on from
+    /// its last checkpoint.
+    #[arg(long, value_name = "FILE", requires = "checkpoint_every")]
+    checkpoint: Option<PathBuf>,
+    /// Wall seconds between two checkpoints (with `--checkpoint`).
+    #[arg(long, value_name = "SECONDS", requires = "checkpoint")]
+    checkpoint_every: Option<f64>,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -103,13 +120,38 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     }
     s.validate().map_err(|e| anyhow::anyhow!("{}: {e}", args.world.display()))?;
     flotilla_wire::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
-    let physics = Physics::new(&spec)?;
+    let mut physics = Physics::new(&spec)?;
+    let mut start_paused = args.start_paused;
+    let resume_from = args.checkpoint.as_ref().filter(|path| path.exists()).or(args.from_checkpoint.as_ref());
+    if let Some(path) = resume_from {
+        let bytes = std::fs::read(path).with_context(|| format!("reading the checkpoint {}", path.display()))?;
+        let header = flotilla_world::checkpoint::read(&bytes)
+            .and_then(|checkpoint| checkpoint.restore_into(&mut physics))
+            .map_err(|e| anyhow::anyhow!("checkpoint {}: {e}", path.display()))?;
+        start_paused |= header.paused;
+        tracing::info!(
+            "resuming from checkpoint {} at step {} (t = {:.3} s), {} models",
+            path.display(),
+            header.step,
+            header.time_s(),
+            physics.model_count()
+        );
+    }
+    let checkpoint_every = match (args.checkpoint, args.checkpoint_every) {
+        (Some(path), Some(every_s)) if every_s.is_finite() && every_s > 0.0 => {
+            Some(CheckpointEvery { path, every: std::time::Duration::from_secs_f64(every_s) })
+        }
+        (Some(_), Some(every_s)) => {
+            anyhow::bail!("--checkpoint-every must be a positive number of seconds, got {every_s}")
+        }
+        _ => None,
+    };
     let model_dirs = ModelDirs::new(&spec.path, &args.model_dirs)?;
     let config = WorldNodeConfig {
         keys: Keys::new(&args.node.sim).with_ros_prefix(&spec.settings.ros_prefix),
         clock: spec.settings.clock,
         real_time_factor: spec.settings.real_time_factor,
-        start_paused: args.start_paused,
+        start_paused,
         lockstep_timeout: std::time::Duration::from_secs_f64(spec.settings.lockstep_timeout_s),
         stall_policy: spec.settings.on_stall,
         lockstep_spin: std::time::Duration::from_micros(args.lockstep_spin),
@@ -118,6 +160,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         endpoint: args.node.zenoh.advertised_endpoint(),
         model_dirs,
         node_id: flotilla_node_kit::node_id("world"),
+        checkpoint_every,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {

@@ -398,6 +398,8 @@ impl Drop for Processes {
 /// A simulation started by `flotilla run`, as a user starts it.
 pub struct Launched {
     pub sim: String,
+    /// Where it listens.
+    pub endpoint: String,
     pub keys: Keys,
     pub session: zenoh::Session,
     /// The launcher's output.
@@ -428,7 +430,7 @@ impl Launched {
             .spawn()
             .expect("cannot start flotilla");
         let session = connect(&endpoint).await;
-        Launched { keys: Keys::new(&sim), sim, session, log, launcher: Some(launcher) }
+        Launched { keys: Keys::new(&sim), sim, endpoint, session, log, launcher: Some(launcher) }
     }
 
     /// Subscribes to a ROS topic of this simulation.
@@ -440,6 +442,17 @@ impl Launched {
     #[allow(dead_code)] // not every test binary reads states
     pub async fn subscribe_states(&self) -> Topic<flotilla_wire::world_to_nodes::WorldState> {
         subscribe_internal(&self.session, self.keys.world_state()).await
+    }
+
+    /// Runs the `flotilla` CLI against this simulation; returns (success,
+    /// output).
+    #[allow(dead_code)] // not every test binary runs the CLI
+    pub fn cli(&self, args: &[&str]) -> (bool, String) {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend_from_slice(&["--sim", &self.sim, "--connect", &self.endpoint]);
+        let out = Command::new(bin("flotilla")).args(&all).output().unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text)
     }
 
     /// The launcher's output so far.

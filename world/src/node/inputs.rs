@@ -66,7 +66,7 @@ pub async fn declare(wiring: &Wiring, external_clock: &str, published: watch::Re
         claims(wiring).await?,
         map_requests(wiring).await?,
     ];
-    let mut queryables = vec![description(wiring).await?, control(wiring).await?];
+    let mut queryables = vec![description(wiring).await?, checkpoint(wiring).await?, control(wiring).await?];
     queryables.extend(ros_services(wiring, published).await?);
     Ok(Inputs { _subscribers: subscribers, _queryables: queryables })
 }
@@ -247,6 +247,34 @@ async fn description(wiring: &Wiring) -> Result<Queryable<()>> {
                 let bytes = encode(&lock(&shared).physics.description());
                 if let Err(e) = query.reply(&key, bytes).wait() {
                     tracing::warn!("cannot answer a description query: {e}");
+                }
+            });
+        })
+        .await
+        .map_err(Error::zenoh("answer on", key))
+}
+
+/// A checkpoint of the running world, to whoever asks
+/// (`flotilla checkpoint save`): taken between two steps, encoded off the
+/// Zenoh thread as the description is.
+async fn checkpoint(wiring: &Wiring) -> Result<Queryable<()>> {
+    let shared = wiring.shared.clone();
+    let key = wiring.keys.world_checkpoint();
+    let reply_key = key.clone();
+    let runtime = tokio::runtime::Handle::current();
+    wiring
+        .session
+        .declare_queryable(&key)
+        .callback(move |query| {
+            let (shared, key) = (shared.clone(), reply_key.clone());
+            runtime.spawn_blocking(move || {
+                let (bytes, step) = {
+                    let s = lock(&shared);
+                    (crate::checkpoint::save(&s.physics, s.run.paused), s.physics.step_count())
+                };
+                tracing::info!("checkpoint of step {step} sent ({} bytes)", bytes.len());
+                if let Err(e) = query.reply(&key, bytes).wait() {
+                    tracing::warn!("cannot answer a checkpoint query: {e}");
                 }
             });
         })

@@ -13,6 +13,7 @@
 
 mod action;
 mod barrier;
+mod checkpoints;
 mod clock_batches;
 pub(crate) mod inbox;
 pub mod inputs;
@@ -39,6 +40,7 @@ use zenoh::qos::CongestionControl;
 
 pub use crate::control::{ModelDirs, RunState, SpawnError, MAX_STEPS_PER_REQUEST};
 pub use barrier::Barrier;
+pub use checkpoints::CheckpointEvery;
 pub use flotilla_world_file::StallPolicy;
 pub use pacing::Pacer;
 
@@ -84,6 +86,8 @@ pub struct WorldNodeConfig {
     pub model_dirs: ModelDirs,
     /// This node's id (last chunk of its liveliness token).
     pub node_id: String,
+    /// Save the world to a file now and then (`--checkpoint`).
+    pub checkpoint_every: Option<CheckpointEvery>,
 }
 
 /// Runs the world until `shutdown` completes.
@@ -116,6 +120,7 @@ pub async fn run(
     let _inputs = inputs::declare(&wiring, &config.external_clock, published_rx).await?;
     let outputs = Outputs::declare(&session, &keys, &config.node_id).await?;
     let shared = &wiring.shared;
+    let checkpoints = config.checkpoint_every.clone().map(|every| checkpoints::spawn(shared.clone(), every));
 
     let mut state = WorldState { revision: 0, step: 0, time: Default::default(), step_ns, bodies: Vec::new() };
     // The state at step 0, so that sensors due at t = 0 fire.
@@ -177,6 +182,9 @@ pub async fn run(
         }
     }
     outputs.clock_batches.flush().await?;
+    if let Some(checkpoints) = checkpoints {
+        checkpoints.abort();
+    }
     tracing::info!("world stopping at step {} (t = {:.3} s)", state.step, state.time.as_secs_f64());
     Ok(())
 }

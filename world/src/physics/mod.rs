@@ -10,6 +10,7 @@
 mod build;
 mod contacts;
 mod error;
+mod snapshot;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,6 +31,7 @@ use rapier2d::prelude::*;
 use flotilla_world_file::{NamedPose, WorldSettings, WorldSpec};
 
 pub use error::PhysicsError;
+pub(crate) use snapshot::PhysicsSnapshot;
 
 /// The most bodies one world may hold (spawns beyond are refused).
 pub const MAX_BODIES: usize = 100_000;
@@ -94,6 +96,8 @@ pub struct Physics {
     maps: Vec<MapDescription>,
     /// Where robots change maps, for the transition manager.
     transitions: Vec<MapTransition>,
+    /// The content digest of the world file loaded.
+    world_digest: u64,
     /// The recorded topics' channel numbers, kept across a replaced world
     /// (see `flotilla_plugins::channels`).
     channels: ChannelNumbers,
@@ -148,6 +152,7 @@ impl Physics {
             georeference: spec.georeference,
             maps: spec.maps.clone(),
             transitions: spec.transitions.iter().flat_map(|(_, t)| t.clone()).collect(),
+            world_digest: spec.content_digest(),
             channels,
         };
         for model in &spec.models {
@@ -205,6 +210,18 @@ impl Physics {
     /// The places the world file names.
     pub fn named_poses(&self) -> &[NamedPose] {
         &self.named_poses
+    }
+
+    /// The world seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The content digest of the world file loaded
+    /// ([`WorldSpec::content_digest`]): a checkpoint is resumed only over
+    /// a world of the same.
+    pub fn world_digest(&self) -> u64 {
+        self.world_digest
     }
 
     /// Step size in nanoseconds.
