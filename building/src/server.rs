@@ -53,6 +53,10 @@ struct ServedDoor {
     timer: UpdateTimer,
     /// The mode last published.
     published: Option<u32>,
+    /// The last command sent was the zero command: the world holds the
+    /// leaf still until told otherwise, and a resting door sends nothing
+    /// more (a hundred idle doors cost the world no command a step).
+    held_still: bool,
 }
 
 /// One served lift.
@@ -145,6 +149,7 @@ impl NodePlugin for BuildingServer {
                         requests_key,
                         timer: UpdateTimer::new(c.config.state_rate_hz),
                         published: None,
+                        held_still: false,
                         door: Door::new(c.config, closed),
                     }
                 }
@@ -238,7 +243,12 @@ impl NodePlugin for BuildingServer {
         let commands = out.actuate(state.step);
         for served in self.doors.values_mut() {
             if let Some(leaf) = body(served.body) {
-                commands.push(served.door.step(served.body, leaf.pose, state.step, now_ns, dt_s));
+                let command = served.door.step(served.body, leaf.pose, state.step, now_ns, dt_s);
+                let still = command.is_zero();
+                if !(still && served.held_still) {
+                    commands.push(command);
+                }
+                served.held_still = still;
             }
         }
         for served in self.doors.values_mut() {

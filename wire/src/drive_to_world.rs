@@ -142,6 +142,11 @@ impl BodyCommand {
     pub fn is_finite(&self) -> bool {
         self.local_vx_mps.is_finite() && self.local_vy_mps.is_finite() && self.omega_radps.is_finite()
     }
+
+    /// Whether it holds the body at rest.
+    pub fn is_zero(&self) -> bool {
+        self.local_vx_mps == 0.0 && self.local_vy_mps == 0.0 && self.omega_radps == 0.0
+    }
 }
 
 #[cfg(test)]

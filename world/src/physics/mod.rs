@@ -521,6 +521,12 @@ impl Physics {
     /// and non-finite ones, are refused.
     pub fn command(&mut self, command: BodyCommand) -> bool {
         match self.bodies.get(&command.body) {
+            // A placed body held at rest is one left alone: it stays where
+            // it was put, and the step need not place it again (idle doors).
+            Some(entry) if entry.placed && command.is_finite() && command.is_zero() => {
+                self.commands.remove(&command.body);
+                true
+            }
             Some(entry) if (entry.kind != BodyKind::Static || entry.placed) && command.is_finite() => {
                 self.commands.insert(command.body, (entry.handle, command));
                 true

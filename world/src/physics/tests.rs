@@ -381,3 +381,25 @@ fn a_tweened_body_goes_exactly_where_it_is_commanded_through_walls_and_pushes_a_
     assert!((pose.theta_rad - 0.5).abs() < 1e-9, "{pose:?}");
     assert!(pose.x_m < -0.5, "no wall stops it: {pose:?}");
 }
+
+#[test]
+fn a_placed_body_held_at_rest_stays_exactly_where_it_stopped() {
+    let mut p = Physics::new(&load_world(&configs("tween/world.yaml")).unwrap()).unwrap();
+    let walker = p.model_body_ids("walker")[0];
+    let go = BodyCommand { body: walker, local_vx_mps: 1.0, local_vy_mps: 0.0, omega_radps: 0.3 };
+    assert!(p.command(go));
+    for _ in 0..100 {
+        p.step();
+    }
+    let (stopped, _) = p.model_state("walker").unwrap();
+    // A zero command is taken (the door plugin's last word when it comes to
+    // rest) and the body is left alone from then on.
+    assert!(p.command(BodyCommand { local_vx_mps: 0.0, omega_radps: 0.0, ..go }));
+    assert!(p.commands.is_empty(), "nothing held");
+    for _ in 0..100 {
+        p.step();
+    }
+    let (pose, twist) = p.model_state("walker").unwrap();
+    assert_eq!(pose, stopped, "not a bit further");
+    assert!(twist.vx_mps.hypot(twist.vy_mps) < 1e-9 && twist.omega_radps == 0.0, "{twist:?}");
+}
