@@ -66,6 +66,16 @@ impl Lift {
         }
     }
 
+    /// The same lift standing at floor `floor` instead (where a restarted
+    /// node finds it: see `Rebuild::recall`), its door as its door is.
+    pub fn standing_at(mut self, floor: usize) -> Lift {
+        if floor < self.config.floors.len() {
+            self.floor = floor;
+            self.destination = floor;
+        }
+        self
+    }
+
     /// Its configuration.
     pub fn config(&self) -> &LiftConfig {
         &self.config

@@ -71,6 +71,9 @@ struct ServedLift {
     timer: UpdateTimer,
     /// The state last published, its time left out.
     published: Option<LiftState>,
+    /// Where the world keeps the floor it is at, for a node that serves it
+    /// next (after a restart): the floor's name.
+    floor_key: String,
 }
 
 /// A robot: its model's name, its first body, and the map it is on.
@@ -173,7 +176,19 @@ impl NodePlugin for BuildingServer {
                         .model
                         .body(&c.config.body)
                         .map_or((Pose2::default(), Vec::new()), |b| (b.pose, b.footprints.clone()));
-                    tracing::info!("serving lift {} ({}): requests on {requests_key}", c.config.lift_name, c.key);
+                    let floor_key = rebuild.keys.world_memory(&format!("{}/floor", c.key));
+                    let kept =
+                        rebuild.recall(&floor_key).and_then(|name| c.config.floor(std::str::from_utf8(name).ok()?));
+                    let lift = match kept {
+                        Some(floor) => Lift::new(c.config.clone()).standing_at(floor),
+                        None => Lift::new(c.config.clone()),
+                    };
+                    let at = &lift.config().floors[lift.floor()].name;
+                    tracing::info!(
+                        "serving lift {} ({}) at {at}: requests on {requests_key}",
+                        c.config.lift_name,
+                        c.key
+                    );
                     ServedLift {
                         body: c.body,
                         cabin,
@@ -181,7 +196,8 @@ impl NodePlugin for BuildingServer {
                         requests_key,
                         timer: UpdateTimer::new(c.config.state_rate_hz),
                         published: None,
-                        lift: Lift::new(c.config),
+                        floor_key,
+                        lift,
                     }
                 }
             };
@@ -348,7 +364,13 @@ impl BuildingServer {
         for served in self.lifts.values_mut() {
             let doors = &self.doors;
             let mode = |name: &str| doors.values().find(|d| d.door.config().door_name == name).map(|d| d.door.mode());
-            for action in served.lift.step(state.time.nanos, mode) {
+            let was_at = served.lift.floor();
+            let actions_now = served.lift.step(state.time.nanos, mode);
+            if served.lift.floor() != was_at {
+                let at = &served.lift.config().floors[served.lift.floor()].name;
+                out.put(served.floor_key.clone(), at.as_bytes().to_vec());
+            }
+            for action in actions_now {
                 if let LiftAction::Ride { from, to } = &action {
                     for robot in self.robots.iter().filter(|r| &r.map == from) {
                         let Ok(i) = state.bodies.binary_search_by_key(&robot.body, |b| b.id) else { continue };

@@ -51,6 +51,17 @@ impl Battery {
         Battery { config, chargers, charge_ah, last: None, on_charger: false, empty: false, last_update: None, timer }
     }
 
+    /// The same battery holding `charge_ah` instead (what a restarted node
+    /// takes up, see `Rebuild::recall`), within its capacity; empty if that
+    /// is none.
+    pub fn holding(mut self, charge_ah: f64) -> Battery {
+        if charge_ah.is_finite() {
+            self.charge_ah = charge_ah.clamp(0.0, self.config.capacity_ah);
+            self.empty = self.charge_ah <= EMPTY_AH;
+        }
+        self
+    }
+
     /// Its configuration.
     pub fn config(&self) -> &BatteryConfig {
         &self.config
@@ -180,6 +191,16 @@ mod tests {
         let drained = 0.5 + std::f64::consts::PI * 0.02 + 110.0 * 0.36 / 3600.0;
         assert!((battery.charge_ah() - (10.0 - drained)).abs() < 1e-9, "{} Ah", battery.charge_ah());
         assert!(!battery.empty());
+    }
+
+    #[test]
+    fn a_battery_taken_up_holds_what_it_was_given_within_its_capacity() {
+        let fresh = || Battery::new(config("{body: base, capacity: 2, initial_charge: 0.5}"), &[]);
+        assert_eq!(fresh().charge_ah(), 1.0);
+        assert_eq!(fresh().holding(1.5).charge_ah(), 1.5);
+        assert_eq!(fresh().holding(7.0).charge_ah(), 2.0, "no more than full");
+        assert!(fresh().holding(0.0).empty(), "an empty one stays stopped");
+        assert_eq!(fresh().holding(f64::NAN).charge_ah(), 1.0, "nonsense is ignored");
     }
 
     #[test]

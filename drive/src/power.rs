@@ -20,7 +20,15 @@ struct Cell {
     /// Its `BatteryState` key, and the frame it is stamped in.
     key: String,
     frame: String,
+    /// Where the world keeps its charge for a node that serves it next
+    /// (after a restart), and when it was last put there (sim ns).
+    charge_key: String,
+    kept_at_ns: Option<u64>,
 }
+
+/// How often a battery's charge is given to the world to keep, sim ns:
+/// what a drive restarted meanwhile loses at most.
+const KEEP_EVERY_NS: u64 = 1_000_000_000;
 
 /// The batteries of the served robots, by model name.
 #[derive(Debug, Default)]
@@ -30,8 +38,8 @@ pub struct Power {
 
 impl Power {
     /// Keeps the batteries that still power the same body with the same
-    /// configuration (and their charge); makes the others full as
-    /// configured.
+    /// configuration (and their charge); makes the others as configured,
+    /// or with the charge the world kept for them (after a restart).
     pub fn rebuild(&mut self, rebuild: &Rebuild<'_>) {
         let mut old = std::mem::take(&mut self.cells);
         let places = &rebuild.description.places;
@@ -39,7 +47,12 @@ impl Power {
             let cell = match old.remove(&c.model.name) {
                 Some(cell) if cell.body == c.body && cell.battery.config() == &c.config => cell,
                 _ => {
-                    let battery = Battery::new(c.config.clone(), places);
+                    let charge_key = rebuild.keys.world_memory(&format!("{}/charge", c.key));
+                    let kept = rebuild.recall(&charge_key).and_then(|b| Some(f64::from_le_bytes(b.try_into().ok()?)));
+                    let battery = match kept {
+                        Some(charge_ah) => Battery::new(c.config.clone(), places).holding(charge_ah),
+                        None => Battery::new(c.config.clone(), places),
+                    };
                     if battery.charger_count() == 0 && !c.config.chargers.is_empty() {
                         tracing::warn!(
                             "{}: no named place is called or tagged {:?}: the battery never charges",
@@ -52,6 +65,8 @@ impl Power {
                         body: c.body,
                         key: rebuild.keys.ros(&resolve_topic(&c.model.namespace, &c.config.topic)),
                         frame: resolve_frame(&c.model.namespace, &c.config.body),
+                        charge_key,
+                        kept_at_ns: None,
                     }
                 }
             };
@@ -74,6 +89,10 @@ impl Power {
             let was_empty = cell.battery.empty();
             if !cell.battery.advance(state.step, now_ns, step_ns, state.bodies[i].pose) {
                 continue;
+            }
+            if cell.kept_at_ns.is_none_or(|at| now_ns >= at + KEEP_EVERY_NS) {
+                out.put(cell.charge_key.clone(), cell.battery.charge_ah().to_le_bytes().to_vec());
+                cell.kept_at_ns = Some(now_ns);
             }
             if cell.battery.empty() && !was_empty {
                 tracing::warn!("{model}: the battery is empty; the robot stops until it is charged");

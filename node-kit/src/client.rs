@@ -40,6 +40,24 @@ pub async fn fetch_checkpoint(session: &zenoh::Session, keys: &Keys, timeout: Du
     Err(Error::NoWorld { key, timeout })
 }
 
+/// Everything the world keeps for nodes (see [`Keys::world_memory`]), by
+/// key.
+pub async fn fetch_memory(
+    session: &zenoh::Session,
+    keys: &Keys,
+    timeout: Duration,
+) -> Result<std::collections::BTreeMap<String, Vec<u8>>> {
+    let key = keys.world_memory_all();
+    let replies = session.get(&key).timeout(timeout).await.map_err(Error::zenoh("query", key.clone()))?;
+    let mut memory = std::collections::BTreeMap::new();
+    while let Ok(reply) = replies.recv_async().await {
+        if let Ok(sample) = reply.result() {
+            memory.insert(sample.key_expr().as_str().to_string(), sample.payload().to_bytes().into_owned());
+        }
+    }
+    Ok(memory)
+}
+
 /// Waits until a world answers, retrying every 200 ms, for at most `timeout`.
 pub async fn wait_for_description(
     session: &zenoh::Session,

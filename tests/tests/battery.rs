@@ -153,3 +153,27 @@ async fn the_charge_follows_the_distance_driven_refills_on_the_dock_and_an_empty
     assert!(p.x_m > 3.0, "it drove before: {p:?}");
     assert!((q.x_m - p.x_m).abs() < 1e-6, "and stands since, though commanded: {p:?} then {q:?}");
 }
+
+/// A drive killed while `r1` charges on the dock, and started again, takes
+/// up the battery where the world kept it (at most a second old), not at
+/// its `initial_charge` (0.025 Ah).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_drive_takes_up_each_battery_where_it_was() {
+    const INITIAL_AH: f64 = 0.05 * 0.5;
+    let world = common::config("tests/battery/world.yaml");
+    let mut sim = Sim::start("battery-restart", &world, &["flotilla-drive"], &["--rate", "4"]).await;
+    let mut r1_battery = sim.subscribe::<BatteryState>("/r1/battery_state").await;
+    let before = r1_battery.until(T, |b| secs(&b.header.stamp) >= 8.0).await;
+    let charged = f64::from(before.charge) - INITIAL_AH;
+    assert!(charged > 0.003, "charged on the dock: {charged} Ah");
+
+    sim.kill("flotilla-drive");
+    sim.spawn_node("flotilla-drive-again", "flotilla-drive", &[]);
+    sim.wait_for_log("flotilla-drive-again", "serving", T).await;
+    r1_battery.clear();
+    let after = r1_battery.next(T).await;
+    let kept = f64::from(after.charge);
+    // At most a second of charging ((3.6 A − 0.36 A) / 3600 s/h) behind.
+    assert!(kept > f64::from(before.charge) - 0.001, "{kept} Ah after a restart, {} Ah before", before.charge);
+    assert!(kept > INITIAL_AH + 0.002, "not back at its initial charge: {kept} Ah");
+}

@@ -126,3 +126,35 @@ fn a_door_on_no_map_of_a_world_of_several_is_refused() {
     assert!(error.contains("lift-door.model.yaml") && error.contains("model \"door_2\" plugin \"door\""), "{error}");
     assert!(error.contains("must be on one: give the model a \"map\" (floor-1, floor-2)"), "{error}");
 }
+
+/// A building node killed with its lift at floor 2, and started again, finds
+/// the lift at floor 2 (the world kept it), not at its `initial_floor`, and
+/// takes it down from there when asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_building_node_finds_the_lift_where_it_was() {
+    let world = common::config("tests/lift/world.yaml");
+    let mut sim = Sim::start("lift-restart", &world, &["flotilla-building"], &["--rate", "4"]).await;
+    let mut lift_states = sim.subscribe::<LiftState>("/lift_states").await;
+    let at = |floor: &'static str| {
+        move |s: &LiftState| s.current_floor == floor && s.motion_state == LiftState::MOTION_STOPPED
+    };
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        sim.publish("/lift_requests", &to("L2")).await;
+        if tokio::time::timeout(Duration::from_secs(1), lift_states.until(T, at("L2"))).await.is_ok() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the lift never reached L2");
+    }
+
+    sim.kill("flotilla-building");
+    sim.spawn_node("flotilla-building-again", "flotilla-building", &[]);
+    sim.wait_for_log("flotilla-building-again", "serving lift lift (lift/lift) at L2", T).await;
+    lift_states.clear();
+    let first = lift_states.next(T).await;
+    assert_eq!((first.current_floor.as_str(), first.motion_state), ("L2", LiftState::MOTION_STOPPED), "{first:?}");
+
+    sim.publish("/lift_requests", &to("L1")).await;
+    let down = lift_states.until(T, |s| s.motion_state == LiftState::MOTION_DOWN).await;
+    assert_eq!(down.destination_floor, "L1", "it goes down from L2: {down:?}");
+}

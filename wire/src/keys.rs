@@ -48,6 +48,16 @@ impl Keys {
     pub fn world_checkpoint(&self) -> String {
         format!("{}/world/checkpoint", self.root)
     }
+    /// `flotilla/<sim>/world/memory/<key>` — what a node asks the world
+    /// to keep for it (a lift's floor, a battery's charge), to take up
+    /// again when it restarts; queryable on `…/memory/**`.
+    pub fn world_memory(&self, key: &str) -> String {
+        format!("{}/world/memory/{key}", self.root)
+    }
+    /// `flotilla/<sim>/world/memory/**` — every kept value.
+    pub fn world_memory_all(&self) -> String {
+        format!("{}/world/memory/**", self.root)
+    }
     /// `flotilla/<sim>/world/events` — spawned, deleted, moved, reset.
     pub fn world_events(&self) -> String {
         format!("{}/world/events", self.root)

@@ -122,12 +122,14 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     flotilla_wire::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
     let mut physics = Physics::new(&spec)?;
     let mut start_paused = args.start_paused;
+    let mut node_memory = flotilla_world::checkpoint::NodeMemory::new();
     let resume_from = args.checkpoint.as_ref().filter(|path| path.exists()).or(args.from_checkpoint.as_ref());
     if let Some(path) = resume_from {
         let bytes = std::fs::read(path).with_context(|| format!("reading the checkpoint {}", path.display()))?;
-        let header = flotilla_world::checkpoint::read(&bytes)
+        let (header, memory) = flotilla_world::checkpoint::read(&bytes)
             .and_then(|checkpoint| checkpoint.restore_into(&mut physics))
             .map_err(|e| anyhow::anyhow!("checkpoint {}: {e}", path.display()))?;
+        node_memory = memory;
         start_paused |= header.paused;
         tracing::info!(
             "resuming from checkpoint {} at step {} (t = {:.3} s), {} models",
@@ -161,6 +163,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         model_dirs,
         node_id: flotilla_node_kit::node_id("world"),
         checkpoint_every,
+        node_memory,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {

@@ -1,6 +1,8 @@
 //! What a plugin rebuilds its instances from ([`Rebuild`]): the world's
-//! description, the instances the node serves, and the inputs and outputs
-//! the plugin names as it goes.
+//! description, the instances the node serves, what the world keeps for
+//! them, and the inputs and outputs the plugin names as it goes.
+
+use std::collections::BTreeMap;
 
 use flotilla_plugins::{configured, Configured, PluginConfig};
 use flotilla_wire::description::WorldDescription;
@@ -16,6 +18,7 @@ pub struct Rebuild<'a> {
     /// The simulation's keys.
     pub keys: &'a Keys,
     serves: &'a dyn Fn(&str, &str) -> bool,
+    memory: Option<&'a BTreeMap<String, Vec<u8>>>,
     inputs: Vec<Input>,
     outputs: Vec<String>,
 }
@@ -34,7 +37,23 @@ impl<'a> Rebuild<'a> {
     /// A rebuild from `description` serving the instances for which
     /// `serves(model, plugin)` holds.
     pub fn new(description: &'a WorldDescription, keys: &'a Keys, serves: &'a dyn Fn(&str, &str) -> bool) -> Self {
-        Rebuild { description, keys, serves, inputs: Vec::new(), outputs: Vec::new() }
+        Rebuild { description, keys, serves, memory: None, inputs: Vec::new(), outputs: Vec::new() }
+    }
+
+    /// The same, with what the world keeps for nodes (by key, see
+    /// [`Keys::world_memory`](flotilla_wire::Keys::world_memory)).
+    pub fn with_memory(mut self, memory: &'a BTreeMap<String, Vec<u8>>) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// What the world keeps under `key` (a full key, from
+    /// [`Keys::world_memory`](flotilla_wire::Keys::world_memory)): what an
+    /// instance put there before this node served it (before a restart,
+    /// or by the node that served it until now). Nothing after a reset or
+    /// a newly loaded world.
+    pub fn recall(&self, key: &str) -> Option<&'a [u8]> {
+        self.memory.and_then(|m| m.get(key)).map(Vec::as_slice)
     }
 
     /// Whether the node serves (holds the claim on) a model's plugin.

@@ -30,7 +30,7 @@ use super::state_gate::StateGate;
 use super::state_stream::StateStream;
 use super::static_tf::StaticTf;
 use crate::claims::{watch_claims, Claims};
-use crate::client::{fetch_description, wait_for_world};
+use crate::client::{fetch_description, fetch_memory, wait_for_world};
 use crate::error::{Error, Result};
 use crate::follow_world::FETCH_TIMEOUT;
 use crate::health::BadMessages;
@@ -452,9 +452,14 @@ impl<P: NodePlugin> MainLoop<'_, P> {
             .flat_map(|role| self.selection.instances(&self.description, role))
             .collect();
         self.claims.sync(&shared.session, &shared.keys, &wanted).await;
+        // After the claims: what the instance's last server kept is there.
+        let memory = fetch_memory(&shared.session, &shared.keys, FETCH_TIMEOUT).await.unwrap_or_else(|e| {
+            tracing::warn!("cannot read what the world keeps for nodes: {e}");
+            BTreeMap::new()
+        });
         let claims = &self.claims;
         let held = |model: &str, plugin: &str| claims.holds(&claims.instance(model, plugin));
-        let mut rebuild = Rebuild::new(&self.description, &shared.keys, &held);
+        let mut rebuild = Rebuild::new(&self.description, &shared.keys, &held).with_memory(&memory);
         // Worked out before taking the lock: it reads every served entry.
         let roles: Vec<&Role> = std::iter::once(self.role).chain(self.extra_roles).collect();
         let inputs = &self.inputs_of.get(&self.description, &shared.keys).topics;

@@ -34,9 +34,9 @@ fn driven(spec: &WorldSpec, steps: u64) -> Physics {
 fn a_resumed_world_steps_on_bit_for_bit_as_the_saved_one() {
     let spec = room();
     let mut saved = driven(&spec, 400);
-    let bytes = save(&saved, false);
+    let bytes = save(&saved, false, &NodeMemory::new());
     let mut resumed = Physics::new(&spec).unwrap();
-    let header = read(&bytes).unwrap().restore_into(&mut resumed).unwrap();
+    let (header, _) = read(&bytes).unwrap().restore_into(&mut resumed).unwrap();
     assert_eq!((header.step, header.paused, header.time_s()), (400, false, 2.0));
     assert_eq!(state(&resumed), state(&saved), "the same state at once");
     assert_eq!(resumed.description(), saved.description());
@@ -51,7 +51,7 @@ fn a_resumed_world_steps_on_bit_for_bit_as_the_saved_one() {
 }
 
 #[test]
-fn a_spawned_model_a_deleted_one_and_the_step_survive() {
+fn a_spawned_model_a_deleted_one_the_step_and_the_nodes_memory_survive() {
     let spec = room();
     let mut saved = driven(&spec, 10);
     let mut spawned = saved.models().find(|m| m.name == "robot").unwrap().clone();
@@ -59,7 +59,10 @@ fn a_spawned_model_a_deleted_one_and_the_step_survive() {
     saved.add_model(spawned).unwrap();
     saved.remove_model("robot").unwrap();
     let mut resumed = Physics::new(&spec).unwrap();
-    read(&save(&saved, true)).unwrap().restore_into(&mut resumed).unwrap();
+    let kept = NodeMemory::from([("flotilla/s/world/memory/lift/lift/floor".to_string(), b"L2".to_vec())]);
+    let (header, memory) = read(&save(&saved, true, &kept)).unwrap().restore_into(&mut resumed).unwrap();
+    assert!(header.paused);
+    assert_eq!(memory, kept, "what nodes asked the world to keep");
     let names: Vec<&str> = resumed.model_names().collect();
     assert_eq!(names, ["r2"]);
     assert_eq!((resumed.step_count(), resumed.revision()), (saved.step_count(), saved.revision()));
@@ -68,7 +71,7 @@ fn a_spawned_model_a_deleted_one_and_the_step_survive() {
 
 #[test]
 fn a_damaged_file_is_refused_with_the_reason() {
-    let bytes = save(&driven(&room(), 10), false);
+    let bytes = save(&driven(&room(), 10), false, &NodeMemory::new());
     let refusal = |bytes: &[u8]| read(bytes).err().expect("refused").to_string();
     assert!(refusal(&bytes[..bytes.len() / 2]).starts_with("truncated:"));
     let mut flipped = bytes.clone();
@@ -80,7 +83,7 @@ fn a_damaged_file_is_refused_with_the_reason() {
 #[test]
 fn another_world_seed_or_step_size_is_refused_and_nothing_changes() {
     let spec = room();
-    let bytes = save(&driven(&spec, 10), false);
+    let bytes = save(&driven(&spec, 10), false, &NodeMemory::new());
 
     let mut other = spec.clone();
     other.layers[0].segments.pop();

@@ -41,7 +41,7 @@ pub fn spawn(shared: Arc<Mutex<Sim>>, every: CheckpointEvery) -> tokio::task::Jo
                     if last_step == Some(step) {
                         return Ok(None); // paused: nothing new to keep
                     }
-                    (crate::checkpoint::save(&s.physics, s.run.paused), step)
+                    (crate::checkpoint::save(&s.physics, s.run.paused, &s.memory), step)
                 };
                 flotilla_wire::checkpoint_file::write_whole(&path, &bytes).map(|()| Some(step))
             })

@@ -270,7 +270,7 @@ async fn checkpoint(wiring: &Wiring) -> Result<Queryable<()>> {
             runtime.spawn_blocking(move || {
                 let (bytes, step) = {
                     let s = lock(&shared);
-                    (crate::checkpoint::save(&s.physics, s.run.paused), s.physics.step_count())
+                    (crate::checkpoint::save(&s.physics, s.run.paused, &s.memory), s.physics.step_count())
                 };
                 tracing::info!("checkpoint of step {step} sent ({} bytes)", bytes.len());
                 if let Err(e) = query.reply(&key, bytes).wait() {
@@ -353,6 +353,10 @@ async fn ros_services(wiring: &Wiring, published: watch::Receiver<u64>) -> Resul
                 crate::ros_services::answer(service, request, World { physics: &mut s.physics, run: &mut s.run });
             if answer.changes.contains(&WorldChange::WorldReset) {
                 s.inbox.world_reset(s.published_step);
+            }
+            // Nodes start a reset or newly loaded world as its file says.
+            if answer.changes.iter().any(|c| matches!(c, WorldChange::WorldReset | WorldChange::WorldLoaded { .. })) {
+                s.memory.clear();
             }
             answer
         };

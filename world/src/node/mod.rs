@@ -17,6 +17,7 @@ mod checkpoints;
 mod clock_batches;
 pub(crate) mod inbox;
 pub mod inputs;
+mod memory;
 mod pacing;
 mod ros_adapter;
 pub mod status;
@@ -88,6 +89,8 @@ pub struct WorldNodeConfig {
     pub node_id: String,
     /// Save the world to a file now and then (`--checkpoint`).
     pub checkpoint_every: Option<CheckpointEvery>,
+    /// What nodes asked the world to keep, at the start (a checkpoint's).
+    pub node_memory: std::collections::BTreeMap<String, Vec<u8>>,
 }
 
 /// Runs the world until `shutdown` completes.
@@ -102,6 +105,7 @@ pub async fn run(
     let run_state =
         RunState::new(config.clock, config.real_time_factor, config.start_paused, config.model_dirs.clone());
     let mut sim = Sim::new(physics, run_state);
+    sim.memory = config.node_memory.clone();
     sim.barrier.honour_promises(!config.wait_on_drives);
     let wiring = Wiring {
         session: session.clone(),
@@ -115,6 +119,9 @@ pub async fn run(
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("declaring the world's liveliness token")?;
+    // Before the description: a node that sees the world asks for its
+    // memory next.
+    let _memory = memory::declare(&wiring).await?;
     let (published_tx, published_rx) = tokio::sync::watch::channel(0u64);
     let _action = action::declare(&wiring, published_rx.clone()).await?;
     let _inputs = inputs::declare(&wiring, &config.external_clock, published_rx).await?;

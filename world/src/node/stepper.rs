@@ -56,6 +56,8 @@ pub struct Sim {
     pub republish: bool,
     /// The `simulate_steps` action's goals.
     pub actions: SimulateSteps,
+    /// What nodes asked the world to keep for them, by key (see `memory`).
+    pub memory: BTreeMap<String, Vec<u8>>,
 }
 
 impl Sim {
@@ -72,6 +74,7 @@ impl Sim {
             external_ns: None,
             claims: BTreeMap::new(),
             republish: false,
+            memory: BTreeMap::new(),
         }
     }
 }
