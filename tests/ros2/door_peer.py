@@ -18,7 +18,6 @@ Usage: door_peer.py --domain N [--timeout 30]
 """
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl.types import uint32
 
-from ros2_peer import Failure, Node, check
+from ros2_peer import Failure, Node, check, peer_parser, run_checks
 from ros2_types import Time
 
 MODE_CLOSED, MODE_MOVING, MODE_OPEN = 0, 1, 2
@@ -98,16 +97,8 @@ def run(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--domain", type=int, required=True)
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per check")
-    args = parser.parse_args()
-    try:
-        run(args)
-    except Failure as failure:
-        print(f"FAILED: {failure}", flush=True)
-        sys.exit(1)
-    print("all checks passed", flush=True)
+    parser = peer_parser(__doc__)
+    run_checks(run, parser.parse_args())
 
 
 if __name__ == "__main__":

@@ -23,14 +23,13 @@ Usage: people_peer.py --domain N [--timeout 40]
 
 import argparse
 import math
-import sys
 import time
 from dataclasses import dataclass, field
 
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl.types import float64, sequence
 
-from ros2_peer import Failure, Node, check
+from ros2_peer import Failure, Node, check, peer_parser, run_checks
 from ros2_types import Header, Point
 
 PEOPLE = ["alice", "bob", "couple_1", "couple_2"]
@@ -112,16 +111,8 @@ def run(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--domain", type=int, required=True)
-    parser.add_argument("--timeout", type=float, default=40.0, help="seconds to collect the lists")
-    args = parser.parse_args()
-    try:
-        run(args)
-    except Failure as failure:
-        print(f"FAILED: {failure}", flush=True)
-        sys.exit(1)
-    print("all checks passed", flush=True)
+    parser = peer_parser(__doc__, timeout_help="seconds to collect the lists")
+    run_checks(run, parser.parse_args())
 
 
 if __name__ == "__main__":

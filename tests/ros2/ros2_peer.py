@@ -277,9 +277,7 @@ def run(args):
     tf_static = node.reader("/tf_static", TFMessage, LATCHED_QOS)
     frames = set()
     end = deadline()
-    while time.monotonic() < end and not (
-        any("laser" in child for _, child in frames) and ("map", "odom") in frames
-    ):
+    while time.monotonic() < end and not (any("laser" in child for _, child in frames) and ("map", "odom") in frames):
         for message in tf_static.take(N=100):
             frames.update((t.header.frame_id, t.child_frame_id) for t in message.transforms)
         time.sleep(0.01)
@@ -357,19 +355,30 @@ def run(args):
     )
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def peer_parser(doc, timeout_help="seconds per check"):
+    """The options every DDS peer takes: its domain and its timeout."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--domain", type=int, required=True)
-    parser.add_argument("--namespace", default="robot")
-    parser.add_argument("--model", default="box.model.yaml", help="model file for spawn_entity")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per check")
-    args = parser.parse_args()
+    parser.add_argument("--timeout", type=float, default=30.0, help=timeout_help)
+    return parser
+
+
+def run_checks(run, args):
+    """Runs a peer's checks: `FAILED: …` and exit status 1 at the first
+    failure, else `all checks passed`."""
     try:
         run(args)
     except Failure as failure:
         print(f"FAILED: {failure}", flush=True)
         sys.exit(1)
     print("all checks passed", flush=True)
+
+
+def main():
+    parser = peer_parser(__doc__)
+    parser.add_argument("--namespace", default="robot")
+    parser.add_argument("--model", default="box.model.yaml", help="model file for spawn_entity")
+    run_checks(run, parser.parse_args())
 
 
 if __name__ == "__main__":

@@ -83,7 +83,11 @@ def run(node, client, check, deadline, model):
         S.SpawnEntitiesReply,
         spawn_requests=[spawn_msg("crate_a", 2.0), spawn_msg("crate_b", 4.0)],
     )
-    check("spawn_entities", reply.result.result == S.OK and [r.entity_name for r in reply.results] == ["crate_a", "crate_b"], str(reply))
+    check(
+        "spawn_entities",
+        reply.result.result == S.OK and [r.entity_name for r in reply.results] == ["crate_a", "crate_b"],
+        str(reply),
+    )
     reply = call(
         "/spawn_entities",
         S.SpawnEntitiesRequest,
@@ -97,7 +101,11 @@ def run(node, client, check, deadline, model):
         str(reply),
     )
     reply = call("/get_entities", S.GetEntitiesRequest, S.GetEntitiesReply)
-    check("get_entities: none of the failed batch", "crate_c" not in reply.entities and "crate_b" in reply.entities, str(reply.entities))
+    check(
+        "get_entities: none of the failed batch",
+        "crate_c" not in reply.entities and "crate_b" in reply.entities,
+        str(reply.entities),
+    )
     reply = call(
         "/spawn_entity",
         S.SpawnEntityRequest,
@@ -118,7 +126,12 @@ def run(node, client, check, deadline, model):
 
     target = S.EntityState(header=Header(frame_id="world"), pose=Pose(position=Point(x=3.0, y=3.0)))
     reply = call(
-        "/set_entity_state", S.SetEntityStateRequest, S.SetEntityStateReply, entity="crate_a", state=target, set_pose=True
+        "/set_entity_state",
+        S.SetEntityStateRequest,
+        S.SetEntityStateReply,
+        entity="crate_a",
+        state=target,
+        set_pose=True,
     )
     check("set_entity_state", reply.result.result == S.OK, str(reply.result))
     reply = call("/get_entity_state", S.GetEntityStateRequest, S.GetEntityStateReply, entity="crate_a")
@@ -126,9 +139,18 @@ def run(node, client, check, deadline, model):
     check("set_entity_state moved it", abs(position.x - 3.0) < 1e-6 and abs(position.y - 3.0) < 1e-6, str(position))
     nowhere = S.EntityState(header=Header(frame_id="odom"), pose=Pose(position=Point(x=1.0)))
     reply = call(
-        "/set_entity_state", S.SetEntityStateRequest, S.SetEntityStateReply, entity="crate_a", state=nowhere, set_pose=True
+        "/set_entity_state",
+        S.SetEntityStateRequest,
+        S.SetEntityStateReply,
+        entity="crate_a",
+        state=nowhere,
+        set_pose=True,
     )
-    check("set_entity_state: an unknown frame is INVALID_POSE", reply.result.result == S.SET_STATE_INVALID_POSE, str(reply.result))
+    check(
+        "set_entity_state: an unknown frame is INVALID_POSE",
+        reply.result.result == S.SET_STATE_INVALID_POSE,
+        str(reply.result),
+    )
 
     for name in ["crate_a", "crate_b"]:
         reply = call("/delete_entity", S.DeleteEntityRequest, S.DeleteEntityReply, entity=name)
@@ -147,7 +169,11 @@ def run(node, client, check, deadline, model):
     reply = call("/set_simulation_state", S.SetSimulationStateRequest, S.SetSimulationStateReply, state=paused)
     check("set_simulation_state: paused", reply.result.result == S.OK, str(reply.result))
     reply = call("/set_simulation_state", S.SetSimulationStateRequest, S.SetSimulationStateReply, state=paused)
-    check("set_simulation_state: ALREADY_IN_TARGET_STATE", reply.result.result == S.ALREADY_IN_TARGET_STATE, str(reply.result))
+    check(
+        "set_simulation_state: ALREADY_IN_TARGET_STATE",
+        reply.result.result == S.ALREADY_IN_TARGET_STATE,
+        str(reply.result),
+    )
     reply = call("/step_simulation", S.StepSimulationRequest, S.StepSimulationReply, steps=5)
     check("step_simulation while paused", reply.result.result == S.OK, str(reply.result))
     playing = S.SimulationState(state=S.PLAYING)
@@ -155,7 +181,11 @@ def run(node, client, check, deadline, model):
     check("set_simulation_state: playing", reply.result.result == S.OK, str(reply.result))
 
     reply = call("/reset_simulation", S.ResetSimulationRequest, S.ResetSimulationReply, scope=1)
-    check("reset_simulation: time alone is FEATURE_UNSUPPORTED", reply.result.result == S.FEATURE_UNSUPPORTED, str(reply.result))
+    check(
+        "reset_simulation: time alone is FEATURE_UNSUPPORTED",
+        reply.result.result == S.FEATURE_UNSUPPORTED,
+        str(reply.result),
+    )
     reply = call("/reset_simulation", S.ResetSimulationRequest, S.ResetSimulationReply, scope=0)
     check("reset_simulation", reply.result.result == S.OK, str(reply.result))
 

@@ -214,11 +214,7 @@ impl Sim {
 
     /// Runs the `flotilla` CLI against this simulation; returns (success, output).
     pub fn cli(&self, args: &[&str]) -> (bool, String) {
-        let mut all: Vec<&str> = args.to_vec();
-        all.extend_from_slice(&["--sim", &self.sim, "--connect", &self.endpoint]);
-        let out = Command::new(bin("flotilla")).args(&all).output().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        (out.status.success(), text)
+        cli_against(&self.sim, &self.endpoint, args)
     }
 }
 
@@ -229,6 +225,16 @@ impl Drop for Sim {
             let _ = child.wait();
         }
     }
+}
+
+/// Runs the `flotilla` CLI against simulation `sim` at `endpoint`; returns
+/// (success, its stdout and stderr).
+fn cli_against(sim: &str, endpoint: &str, args: &[&str]) -> (bool, String) {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend_from_slice(&["--sim", sim, "--connect", endpoint]);
+    let out = Command::new(bin("flotilla")).args(&all).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
 }
 
 /// A subscription with a timeout on every receive.
@@ -448,11 +454,7 @@ impl Launched {
     /// output).
     #[allow(dead_code)] // not every test binary runs the CLI
     pub fn cli(&self, args: &[&str]) -> (bool, String) {
-        let mut all: Vec<&str> = args.to_vec();
-        all.extend_from_slice(&["--sim", &self.sim, "--connect", &self.endpoint]);
-        let out = Command::new(bin("flotilla")).args(&all).output().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        (out.status.success(), text)
+        cli_against(&self.sim, &self.endpoint, args)
     }
 
     /// The launcher's output so far.

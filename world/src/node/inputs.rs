@@ -230,51 +230,44 @@ async fn claims(wiring: &Wiring) -> Result<Subscriber<()>> {
 
 /// The world's description, to every node that asks.
 async fn description(wiring: &Wiring) -> Result<Queryable<()>> {
-    let shared = wiring.shared.clone();
-    let key = wiring.keys.world_description();
-    let reply_key = key.clone();
-    let runtime = tokio::runtime::Handle::current();
-    wiring
-        .session
-        .declare_queryable(&key)
-        .callback(move |query| {
-            // Answered off the Zenoh thread that runs this callback: a
-            // large description to a slow reader can wait for room to
-            // send, and that thread must keep reading the links
-            // meanwhile (see `flotilla_node_kit::zenoh_threads`).
-            let (shared, key) = (shared.clone(), reply_key.clone());
-            runtime.spawn_blocking(move || {
-                let bytes = encode(&lock(&shared).physics.description());
-                if let Err(e) = query.reply(&key, bytes).wait() {
-                    tracing::warn!("cannot answer a description query: {e}");
-                }
-            });
-        })
+    answer_off_thread(wiring, wiring.keys.world_description(), "description", |s| encode(&s.physics.description()))
         .await
-        .map_err(Error::zenoh("answer on", key))
 }
 
 /// A checkpoint of the running world, to whoever asks
-/// (`flotilla checkpoint save`): taken between two steps, encoded off the
-/// Zenoh thread as the description is.
+/// (`flotilla checkpoint save`), taken between two steps.
 async fn checkpoint(wiring: &Wiring) -> Result<Queryable<()>> {
+    answer_off_thread(wiring, wiring.keys.world_checkpoint(), "checkpoint", |s| {
+        let bytes = crate::checkpoint::save(&s.physics, s.run.paused, &s.memory);
+        tracing::info!("checkpoint of step {} sent ({} bytes)", s.physics.step_count(), bytes.len());
+        bytes
+    })
+    .await
+}
+
+/// Answers every query on `key` with what `answer` makes of the
+/// simulation, off the Zenoh thread that runs the callback: a large answer
+/// to a slow reader can wait for room to send, and that thread must keep
+/// reading the links meanwhile (see `flotilla_node_kit::zenoh_threads`).
+async fn answer_off_thread(
+    wiring: &Wiring,
+    key: String,
+    what: &'static str,
+    answer: impl Fn(&Sim) -> Vec<u8> + Send + Sync + 'static,
+) -> Result<Queryable<()>> {
     let shared = wiring.shared.clone();
-    let key = wiring.keys.world_checkpoint();
     let reply_key = key.clone();
+    let answer = Arc::new(answer);
     let runtime = tokio::runtime::Handle::current();
     wiring
         .session
         .declare_queryable(&key)
         .callback(move |query| {
-            let (shared, key) = (shared.clone(), reply_key.clone());
+            let (shared, key, answer) = (shared.clone(), reply_key.clone(), answer.clone());
             runtime.spawn_blocking(move || {
-                let (bytes, step) = {
-                    let s = lock(&shared);
-                    (crate::checkpoint::save(&s.physics, s.run.paused, &s.memory), s.physics.step_count())
-                };
-                tracing::info!("checkpoint of step {step} sent ({} bytes)", bytes.len());
+                let bytes = answer(&lock(&shared));
                 if let Err(e) = query.reply(&key, bytes).wait() {
-                    tracing::warn!("cannot answer a checkpoint query: {e}");
+                    tracing::warn!("cannot answer a {what} query: {e}");
                 }
             });
         })
