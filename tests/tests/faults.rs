@@ -158,3 +158,23 @@ async fn lockstep_goes_on_without_a_killed_node_and_takes_it_back() {
     assert!(run.output().contains("laser exited"), "{}", run.output());
     run.stop().await;
 }
+
+/// A second world of the same simulation joining the network does not
+/// start: two worlds would each step the same robots.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_world_of_one_simulation_refuses_to_start() {
+    let world = common::config("tests/room/world.yaml");
+    let sim = Sim::start("two-worlds", &world, &[], &[]).await;
+    let mut states = sim.subscribe_states().await;
+    states.next(T).await;
+    let second = std::process::Command::new(common::bin("flotilla-world"))
+        .args([world.as_str(), "--sim", &sim.sim, "--connect", &sim.endpoint])
+        .args(["--listen", &format!("tcp/127.0.0.1:{}", common::free_port())])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("a world of simulation \"{}\" is already running", sim.sim)), "{err}");
+    states.next(T).await; // the first world steps on
+}

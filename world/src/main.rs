@@ -168,6 +168,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {
         let session = open_session(&args.node.zenoh, Role::World).await?;
+        refuse_a_second_world(&session, &config.keys, &args.node.sim).await?;
         tracing::info!(
             "world {} loaded: {} models, {} layers; listening on {}",
             args.world.display(),
@@ -183,4 +184,26 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     })?;
     flotilla_node_kit::args::close_after_drain(runtime, session);
     result
+}
+
+/// Two worlds of one simulation would each step the same robots and each
+/// answer the nodes: a world that finds another of its simulation on the
+/// network it joins does not start. (Across a network partition neither
+/// sees the other; see docs/checkpoints.md.)
+async fn refuse_a_second_world(session: &zenoh::Session, keys: &Keys, sim: &str) -> anyhow::Result<()> {
+    let replies = session
+        .liveliness()
+        .get(keys.world_tokens())
+        .timeout(std::time::Duration::from_millis(500))
+        .await
+        .map_err(|e| anyhow::anyhow!("asking for other worlds: {e}"))?;
+    while let Ok(reply) = replies.recv_async().await {
+        if let Ok(token) = reply.result() {
+            anyhow::bail!(
+                "a world of simulation \"{sim}\" is already running ({}): stop it first, or give this one another --sim",
+                token.key_expr()
+            );
+        }
+    }
+    Ok(())
 }
