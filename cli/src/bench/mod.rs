@@ -4,6 +4,7 @@
 //! bytes per second on the main keys, and (scenario `latency`) the
 //! cmd_vel → odometry latency in realtime mode.
 
+mod compare_clocks;
 mod latency;
 mod processes;
 mod procstat;
@@ -83,6 +84,14 @@ pub struct BenchArgs {
     #[arg(long, value_name = "ROUNDS", conflicts_with_all = ["record", "repeat", "soak", "world_alone"],
           value_parser = clap::value_parser!(u64).range(1..=100))]
     record_cost: Option<u64>,
+    /// Compare the clocks instead: this many rounds of two runs, one fast
+    /// and one in lockstep, each with fresh processes; reports each round's
+    /// ratio (the fast run's real-time factor over the lockstep run's),
+    /// their median and range, and each process's CPU µs per step in both
+    /// modes.
+    #[arg(long, value_name = "ROUNDS", conflicts_with_all = ["record", "record_cost", "repeat", "soak", "world_alone"],
+          value_parser = clap::value_parser!(u64).range(1..=100))]
+    compare_clocks: Option<u64>,
     /// How `--record` (or `--record-cost`) compresses the file's chunks:
     /// none, lz4 or zstd (`flotilla record --compression`; none when not
     /// given).
@@ -224,6 +233,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(rounds) = args.record_cost {
         return run_record_cost(&args, clock, &dir, &generated, &runtime, rounds);
     }
+    if let Some(rounds) = args.compare_clocks {
+        return run_compare_clocks(&args, &dir, &generated, &runtime, rounds);
+    }
     if let Some(wall_s) = args.soak {
         return run_soak(&args, clock, &dir, &generated, &runtime, wall_s);
     }
@@ -291,6 +303,39 @@ fn run_record_cost(
     } else {
         record_cost::print(&cost);
         println!("scenario, logs and the last recording: {}", dir.display());
+    }
+    Ok(())
+}
+
+fn run_compare_clocks(
+    args: &BenchArgs,
+    dir: &std::path::Path,
+    generated: &scenarios::Generated,
+    runtime: &tokio::runtime::Runtime,
+    rounds: u64,
+) -> anyhow::Result<()> {
+    if args.scenario == Scenario::Latency {
+        bail!("--compare-clocks compares fast and lockstep; the latency scenario runs in realtime");
+    }
+    let mut pairs = Vec::new();
+    for round in 1..=rounds {
+        let pair = until_interrupted(runtime, async {
+            let fast = measure(args, ClockMode::Fast, dir, generated).await?;
+            let lockstep = measure(args, ClockMode::Lockstep, dir, generated).await?;
+            anyhow::Ok((fast, lockstep))
+        })?;
+        if !args.json {
+            let (a, b) = (pair.0.rtf, pair.1.rtf);
+            println!("round {round} of {rounds}: {a:.2}× fast, {b:.2}× lockstep: {:.2} times slower", a / b);
+        }
+        pairs.push(pair);
+    }
+    let comparison = compare_clocks::summarise(pairs);
+    if args.json {
+        println!("{}", serde_json::to_string(&comparison)?);
+    } else {
+        compare_clocks::print(&comparison);
+        println!("scenario and logs: {}", dir.display());
     }
     Ok(())
 }
