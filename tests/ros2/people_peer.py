@@ -12,7 +12,8 @@ Checks, against `configs/tests/crowd/room.world.yaml` run with `--ros`:
   1. everyone is listed, in frame `map`: alice, bob, couple_1, couple_2 as
      `person`, the trolley as `scripted`, with ids 0..4;
   2. the trolley runs its line: on y = 5 m between x = 2 and 3.5 m, at its
-     0.5 m/s along x or standing as it turns;
+     0.5 m/s along x or standing as it turns (within 5 cm and 5 cm/s: real
+     time);
   3. alice walks: she moves between the first and the last list, no faster
      than the model's cap.
 Prints one `ok: <check>` line per check; exits non-zero on the first failure.
@@ -85,12 +86,13 @@ def run(args: argparse.Namespace) -> None:
     def on_its_line(people: People) -> bool:
         trolley = people.people[4]
         speed = math.hypot(trolley.velocity.x, trolley.velocity.y)
-        # Real time: a command the world applies a step late moves the
-        # trolley a step's 2.5 mm further along its line.
+        # Real time: a command the world applies a step or two late moves
+        # the trolley a few mm off its line (a turn held on as it sets off
+        # again), which lockstep never does (tests/tests/crowd.rs).
         return (
-            abs(trolley.position.y - 5.0) < 1e-6
+            abs(trolley.position.y - 5.0) < 0.05
             and 2.0 - 0.05 <= trolley.position.x <= 3.5 + 0.05
-            and abs(trolley.velocity.y) < 1e-6
+            and abs(trolley.velocity.y) < 0.05
             and speed <= 0.5 + 0.05
         )
 
