@@ -133,16 +133,11 @@ pub fn print(comparison: &ClockComparison) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::ProcessReport;
 
     /// A run of 10 sim s (2000 steps of 5 ms) at `rtf`, its processes' CPU
     /// seconds as given.
     fn run(rtf: f64, processes: &[(&str, f64)]) -> Report {
-        let processes = processes
-            .iter()
-            .map(|&(name, cpu_s)| ProcessReport { name: name.into(), cpu_s, cores: 0.0, peak_rss_bytes: 0 })
-            .collect();
-        Report::of_office_50(rtf, 10.0, processes)
+        Report::of_office_50_using(rtf, 10.0, processes)
     }
 
     #[test]

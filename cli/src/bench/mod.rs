@@ -210,6 +210,15 @@ impl Report {
             cpus: 2,
         }
     }
+
+    /// [`Report::of_office_50`] with processes given as (name, CPU s).
+    pub(crate) fn of_office_50_using(rtf: f64, sim_seconds: f64, cpu_s: &[(&str, f64)]) -> Report {
+        let processes = cpu_s
+            .iter()
+            .map(|&(name, cpu_s)| ProcessReport { name: name.into(), cpu_s, cores: 0.0, peak_rss_bytes: 0 })
+            .collect();
+        Report::of_office_50(rtf, sim_seconds, processes)
+    }
 }
 
 /// Runs `flotilla bench`.
@@ -281,22 +290,17 @@ fn run_record_cost(
 ) -> anyhow::Result<()> {
     let without = BenchArgs { record: false, ..args.clone() };
     let with = BenchArgs { record: true, ..args.clone() };
-    let mut pairs = Vec::new();
-    for round in 1..=rounds {
-        let pair = until_interrupted(runtime, async {
-            let without = measure(&without, clock, dir, generated).await?;
-            let with = measure(&with, clock, dir, generated).await?;
-            anyhow::Ok((without, with))
-        })?;
-        if !args.json {
-            let (a, b) = (pair.0.rtf, pair.1.rtf);
-            println!(
-                "round {round} of {rounds}: {a:.2}× without a recorder, {b:.2}× with: {:.1} %",
-                100.0 * (1.0 - b / a)
-            );
-        }
-        pairs.push(pair);
-    }
+    let (without, with) = (&without, &with);
+    let pairs = paired_rounds(runtime, rounds, args.json, |round| async move {
+        let without = measure(without, clock, dir, generated).await?;
+        let with = measure(with, clock, dir, generated).await?;
+        let (a, b) = (without.rtf, with.rtf);
+        let said = format!(
+            "round {round} of {rounds}: {a:.2}× without a recorder, {b:.2}× with: {:.1} %",
+            100.0 * (1.0 - b / a)
+        );
+        anyhow::Ok(((without, with), said))
+    })?;
     let cost = record_cost::summarise(pairs, args.compression().name());
     if args.json {
         println!("{}", serde_json::to_string(&cost)?);
@@ -317,19 +321,13 @@ fn run_compare_clocks(
     if args.scenario == Scenario::Latency {
         bail!("--compare-clocks compares fast and lockstep; the latency scenario runs in realtime");
     }
-    let mut pairs = Vec::new();
-    for round in 1..=rounds {
-        let pair = until_interrupted(runtime, async {
-            let fast = measure(args, ClockMode::Fast, dir, generated).await?;
-            let lockstep = measure(args, ClockMode::Lockstep, dir, generated).await?;
-            anyhow::Ok((fast, lockstep))
-        })?;
-        if !args.json {
-            let (a, b) = (pair.0.rtf, pair.1.rtf);
-            println!("round {round} of {rounds}: {a:.2}× fast, {b:.2}× lockstep: {:.2} times slower", a / b);
-        }
-        pairs.push(pair);
-    }
+    let pairs = paired_rounds(runtime, rounds, args.json, |round| async move {
+        let fast = measure(args, ClockMode::Fast, dir, generated).await?;
+        let lockstep = measure(args, ClockMode::Lockstep, dir, generated).await?;
+        let (a, b) = (fast.rtf, lockstep.rtf);
+        let said = format!("round {round} of {rounds}: {a:.2}× fast, {b:.2}× lockstep: {:.2} times slower", a / b);
+        anyhow::Ok(((fast, lockstep), said))
+    })?;
     let comparison = compare_clocks::summarise(pairs);
     if args.json {
         println!("{}", serde_json::to_string(&comparison)?);
@@ -338,6 +336,30 @@ fn run_compare_clocks(
         println!("scenario and logs: {}", dir.display());
     }
     Ok(())
+}
+
+/// `rounds` rounds of two runs made by `round(k)`, each round's line
+/// printed as it ends (unless `json`): what `--record-cost` and
+/// `--compare-clocks` take, the two runs of a round minutes apart at most.
+fn paired_rounds<F, Fut>(
+    runtime: &tokio::runtime::Runtime,
+    rounds: u64,
+    json: bool,
+    round: F,
+) -> anyhow::Result<Vec<(Report, Report)>>
+where
+    F: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<((Report, Report), String)>>,
+{
+    let mut pairs = Vec::new();
+    for k in 1..=rounds {
+        let (pair, said) = until_interrupted(runtime, round(k))?;
+        if !json {
+            println!("{said}");
+        }
+        pairs.push(pair);
+    }
+    Ok(pairs)
 }
 
 /// Runs `work` to its end on `runtime`, unless Ctrl-C or SIGTERM comes

@@ -136,15 +136,10 @@ pub fn print(cost: &RecordCost) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::ProcessReport;
 
     /// A run at `rtf`, its processes' CPU seconds as given.
     fn run(rtf: f64, processes: &[(&str, f64)]) -> Report {
-        let processes = processes
-            .iter()
-            .map(|&(name, cpu_s)| ProcessReport { name: name.into(), cpu_s, cores: 0.0, peak_rss_bytes: 0 })
-            .collect();
-        Report::of_office_50(rtf, 60.0, processes)
+        Report::of_office_50_using(rtf, 60.0, processes)
     }
 
     #[test]
