@@ -268,7 +268,8 @@ impl NodePlugin for DriveServer {
     }
 
     fn reset(&mut self) {
-        *self = DriveServer::default();
+        // A new world runs on the same clock (the world's status tells if not).
+        *self = DriveServer { clock: self.clock, ..DriveServer::default() };
     }
 
     /// Advances every drive by the step of `state` and actuates the

@@ -24,15 +24,21 @@ async fn a_yoyo_walker_reaches_its_end_and_comes_back_on_time() {
         }
     }
     // Linear, 2 m in 1 s: where it should be at each time, from the first
-    // moving state on (the drive joins after the world's first steps).
+    // moving state on (the drive joins after the world's first steps). In
+    // real time the drive answers each state a little late, and the walker
+    // holds its last velocity until the answer lands: 2 steps late (10 ms)
+    // is 2 cm off the curve. Allowed: 25 ms of lateness, 5 cm at 2 m/s.
+    // Lockstep, where the walker lands on every pose exactly, is checked
+    // against Flatland's own test below.
+    const LATE_M: f64 = 2.0 * 0.025;
     let x_at = |t: f64| track.iter().min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs())).unwrap().1;
     let far = track.iter().map(|p| p.1).fold(f64::MIN, f64::max);
-    assert!((far - 5.0).abs() < 0.02, "the far end, 2 m along: {far}");
+    assert!((far - 5.0).abs() < LATE_M, "the far end, 2 m along: {far}; track {track:?}");
     let (t_far, _) = *track.iter().find(|p| (p.1 - far).abs() < 1e-9).unwrap();
     let back = x_at(t_far + 1.0);
-    assert!((back - 3.0).abs() < 0.03, "1 s after the far end it is back at the start: {back} at {}", t_far + 1.0);
+    assert!((back - 3.0).abs() < LATE_M, "1 s after the far end it is back at the start: {back} at {}", t_far + 1.0);
     let halfway = x_at(t_far + 0.5);
-    assert!((halfway - 4.0).abs() < 0.03, "and halfway half a second after: {halfway}");
+    assert!((halfway - 4.0).abs() < LATE_M, "and halfway half a second after: {halfway}; track {track:?}");
 }
 
 /// The body's pose at each half second of Flatland's tween test `name`
