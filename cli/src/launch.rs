@@ -95,6 +95,16 @@ pub struct RunArgs {
     /// Wall seconds between two checkpoints (with `--checkpoint`).
     #[arg(long, value_name = "SECONDS", requires = "checkpoint")]
     checkpoint_every: Option<f64>,
+    /// Run a standby world beside the world (`flotilla-world --standby`):
+    /// when the world crashes, the standby takes over within a second from
+    /// the world's last state, and the nodes carry on; the crashed world,
+    /// started again, stands by in turn (docs/checkpoints.md).
+    #[arg(long)]
+    standby_world: bool,
+    /// Where the standby world listens (default: the world's endpoint with
+    /// the next port).
+    #[arg(long, value_name = "ENDPOINT", requires = "standby_world")]
+    standby_listen: Option<String>,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -136,7 +146,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let spec = load_world(&args.world)?;
     flotilla_wire::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
     let listen = args.node.zenoh.listen.first().cloned().unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
-    let endpoint = connect_endpoint(&listen);
+    let standby_listen = match (&args.standby_listen, args.standby_world) {
+        (Some(standby), _) => Some(standby.clone()),
+        (None, true) => Some(next_port(&listen)?),
+        (None, false) => None,
+    };
+    // Every program connects to both worlds, so that it is already
+    // connected to the one that takes over.
+    let endpoint =
+        std::iter::once(&listen).chain(&standby_listen).map(|l| connect_endpoint(l)).collect::<Vec<_>>().join(",");
     let sim = args.node.sim.clone();
     let ros_prefix = args.ros_prefix.clone().unwrap_or_else(|| spec.settings.ros_prefix.clone());
     let clock = args.clock.unwrap_or(spec.settings.clock);
@@ -145,8 +163,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let resumed = crate::checkpoint::resumed(args.checkpoint.as_deref(), args.from_checkpoint.as_deref(), &spec, seed)?;
 
     let node_args = || -> Vec<String> { vec!["--sim".into(), sim.clone(), "--ros-prefix".into(), ros_prefix.clone()] };
-    let world = world_args(&args, &listen, &ros_prefix);
-    let mut children = vec![supervised("world", sibling("flotilla-world")?, world, vec![])];
+    let mut world = world_args(&args, &listen, &ros_prefix);
+    let mut children = Vec::new();
+    if let Some(standby_listen) = &standby_listen {
+        let mut standby = world_args(&args, standby_listen, &ros_prefix);
+        standby.extend(["--standby".into(), "--connect".into(), connect_endpoint(&listen)]);
+        world.extend(["--connect".into(), connect_endpoint(standby_listen)]);
+        children.push(supervised("standby", sibling("flotilla-world")?, standby, vec![]));
+    }
+    children.insert(0, supervised("world", sibling("flotilla-world")?, world, vec![]));
     let start = StartGate { nodes: binaries.len(), wait_at_most: start_wait(clock), clock };
     let pioneer = flotilla_plugins::pioneer::PioneerConfig::ROLE.binary;
     for binary in &binaries {
@@ -188,6 +213,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(supervise(children, console, endpoint, sim, args.for_s, start))
+}
+
+/// `listen` with the next port: where a standby world listens unless told.
+fn next_port(listen: &str) -> anyhow::Result<String> {
+    let port = listen
+        .rsplit_once(':')
+        .and_then(|(_, port)| port.split(['?', '#']).next())
+        .and_then(|port| port.parse::<u16>().ok())
+        .filter(|port| *port < u16::MAX)
+        .with_context(|| format!("cannot tell the standby world's port from {listen}: give --standby-listen"))?;
+    let (head, _) = listen.rsplit_once(':').unwrap_or((listen, ""));
+    Ok(format!("{head}:{}", port + 1))
 }
 
 /// The node binaries a world needs (one per plugin type, the Pioneer
@@ -399,7 +436,7 @@ async fn supervise(
     // a Zenoh peer that cannot reach its endpoint within its start-up delay
     // logs a warning, and each node would wait for the world anyway.
     start(&mut children[0], &console)?;
-    if let Some(address) = tcp_address(&endpoint) {
+    if let Some(address) = endpoint.split(',').next().and_then(tcp_address) {
         wait_for_listener(&mut children[0], &address, WORLD_LISTENS_WITHIN).await;
     }
     for child in &mut children[1..] {
@@ -407,7 +444,7 @@ async fn supervise(
     }
 
     // Our own Zenoh client, for the status line.
-    let zenoh_args = ZenohArgs { connect: vec![endpoint.clone()], ..Default::default() };
+    let zenoh_args = ZenohArgs { connect: endpoint.split(',').map(String::from).collect(), ..Default::default() };
     let session = open_session(&zenoh_args, Role::Node).await?;
     let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
     let _status_sub = session
@@ -454,7 +491,10 @@ async fn supervise(
                 if failure.is_some() {
                     break;
                 }
-                if children[0].child.is_some() && children[0].group != gated_world {
+                // A world started again after a crash stands by when a
+                // standby took over: the run goes on as it was, paused or not.
+                let standby = children.iter().any(|c| c.name == "standby");
+                if !standby && children[0].child.is_some() && children[0].group != gated_world {
                     gated_world = open_gate(children[0].group);
                 }
             }
@@ -564,7 +604,7 @@ impl StopStage {
     fn of(name: &str) -> StopStage {
         match name {
             "view" | "record" | "bridge" => StopStage::Watchers,
-            "world" => StopStage::World,
+            "world" | "standby" => StopStage::World,
             _ => StopStage::Nodes,
         }
     }
@@ -654,6 +694,15 @@ impl StartGate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_standby_world_listens_on_the_next_port_unless_told() {
+        assert_eq!(next_port("tcp/127.0.0.1:7450").unwrap(), "tcp/127.0.0.1:7451");
+        assert_eq!(next_port("tcp/[::1]:7450").unwrap(), "tcp/[::1]:7451");
+        assert_eq!(next_port("tcp/0.0.0.0:7450?iface=lo").unwrap(), "tcp/0.0.0.0:7451");
+        let err = next_port("unixsock-stream/tmp/world.sock").unwrap_err().to_string();
+        assert!(err.contains("give --standby-listen"), "{err}");
+    }
 
     #[test]
     fn only_a_tcp_endpoint_is_probed_and_zenoh_s_suffixes_are_dropped() {

@@ -38,7 +38,7 @@ struct Cli {
 enum Command {
     /// Run a world: start the world node and every node its plugins need,
     /// restart any that crashes, show a live status line.
-    Run(launch::RunArgs),
+    Run(Box<launch::RunArgs>),
     /// Run a standard benchmark scenario with every node its own process and
     /// measure it: real-time factor, beams/s, CPU and memory per process,
     /// traffic, latency.
@@ -165,7 +165,7 @@ fn main() -> std::process::ExitCode {
     flotilla_node_kit::logging::init("warn");
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => launch::run(args),
+        Command::Run(args) => launch::run(*args),
         Command::Bench(args) => bench::run(args),
         Command::Snapshot(args) => snapshot::run(args),
         Command::Check { world } => check::check(&world),

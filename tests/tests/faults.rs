@@ -159,22 +159,25 @@ async fn lockstep_goes_on_without_a_killed_node_and_takes_it_back() {
     run.stop().await;
 }
 
-/// A second world of the same simulation joining the network does not
-/// start: two worlds would each step the same robots.
+/// A second world of the same simulation joining the network never steps
+/// beside the first: one of the same world stands by for it (see
+/// `standby.rs`), one of another world file is refused with the reason.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_world_of_one_simulation_refuses_to_start() {
+async fn a_second_world_of_another_world_file_is_refused() {
     let world = common::config("tests/room/world.yaml");
     let sim = Sim::start("two-worlds", &world, &[], &[]).await;
     let mut states = sim.subscribe_states().await;
     states.next(T).await;
+    let other = common::config("tests/tween/world.yaml");
     let second = std::process::Command::new(common::bin("flotilla-world"))
-        .args([world.as_str(), "--sim", &sim.sim, "--connect", &sim.endpoint])
+        .args([other.as_str(), "--sim", &sim.sim, "--connect", &sim.endpoint])
         .args(["--listen", &format!("tcp/127.0.0.1:{}", common::free_port())])
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{err}");
-    assert!(err.contains(&format!("a world of simulation \"{}\" is already running", sim.sim)), "{err}");
+    assert!(err.contains("is not this one, which cannot stand by for it"), "{err}");
+    assert!(err.contains("whose content differs"), "the reason: {err}");
     states.next(T).await; // the first world steps on
 }

@@ -8,7 +8,8 @@
 //! Zenoh adapter that paces the steps, publishes state and clock, applies
 //! actuation and serves the description, control and ROS services.
 //! [`checkpoint`] saves the physics to a file and restores it, between
-//! [`physics`] and [`node`]. The modules depend on each other in that
+//! [`physics`] and [`node`]; [`standby`] follows a running world and
+//! takes over as it when it goes. The modules depend on each other in that
 //! order, with no cycle.
 //!
 //! Dependencies beyond the workspace's core set: `rapier2d` for physics,
@@ -21,3 +22,4 @@ pub mod control;
 pub mod node;
 pub mod physics;
 pub mod ros_services;
+pub mod standby;

@@ -75,6 +75,13 @@ struct Args {
     /// Wall seconds between two checkpoints (with `--checkpoint`).
     #[arg(long, value_name = "SECONDS", requires = "checkpoint")]
     checkpoint_every: Option<f64>,
+    /// Stand by for the world of this simulation that is running (or
+    /// about to start) and take over as it when it goes: from its last
+    /// checkpoint and state, under its id, so that its nodes carry on. A
+    /// world that finds another of its simulation running stands by
+    /// without being asked (see docs/checkpoints.md).
+    #[arg(long)]
+    standby: bool,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -120,28 +127,10 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     }
     s.validate().map_err(|e| anyhow::anyhow!("{}: {e}", args.world.display()))?;
     flotilla_wire::keys::check_key_chunk("--sim", &args.node.sim).map_err(anyhow::Error::msg)?;
-    let mut physics = Physics::new(&spec)?;
-    let mut start_paused = args.start_paused;
-    let mut node_memory = flotilla_world::checkpoint::NodeMemory::new();
-    let resume_from = args.checkpoint.as_ref().filter(|path| path.exists()).or(args.from_checkpoint.as_ref());
-    if let Some(path) = resume_from {
-        let bytes = std::fs::read(path).with_context(|| format!("reading the checkpoint {}", path.display()))?;
-        let (header, memory) = flotilla_world::checkpoint::read(&bytes)
-            .and_then(|checkpoint| checkpoint.restore_into(&mut physics))
-            .map_err(|e| anyhow::anyhow!("checkpoint {}: {e}", path.display()))?;
-        node_memory = memory;
-        start_paused |= header.paused;
-        tracing::info!(
-            "resuming from checkpoint {} at step {} (t = {:.3} s), {} models",
-            path.display(),
-            header.step,
-            header.time_s(),
-            physics.model_count()
-        );
-    }
-    let checkpoint_every = match (args.checkpoint, args.checkpoint_every) {
+    let physics = Physics::new(&spec)?;
+    let checkpoint_every = match (&args.checkpoint, args.checkpoint_every) {
         (Some(path), Some(every_s)) if every_s.is_finite() && every_s > 0.0 => {
-            Some(CheckpointEvery { path, every: std::time::Duration::from_secs_f64(every_s) })
+            Some(CheckpointEvery { path: path.clone(), every: std::time::Duration::from_secs_f64(every_s) })
         }
         (Some(_), Some(every_s)) => {
             anyhow::bail!("--checkpoint-every must be a positive number of seconds, got {every_s}")
@@ -149,11 +138,11 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         _ => None,
     };
     let model_dirs = ModelDirs::new(&spec.path, &args.model_dirs)?;
-    let config = WorldNodeConfig {
+    let mut config = WorldNodeConfig {
         keys: Keys::new(&args.node.sim).with_ros_prefix(&spec.settings.ros_prefix),
         clock: spec.settings.clock,
         real_time_factor: spec.settings.real_time_factor,
-        start_paused,
+        start_paused: args.start_paused,
         lockstep_timeout: std::time::Duration::from_secs_f64(spec.settings.lockstep_timeout_s),
         stall_policy: spec.settings.on_stall,
         lockstep_spin: std::time::Duration::from_micros(args.lockstep_spin),
@@ -163,16 +152,32 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         model_dirs,
         node_id: flotilla_node_kit::node_id("world"),
         checkpoint_every,
-        node_memory,
+        node_memory: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {
         let session = open_session(&args.node.zenoh, Role::World).await?;
-        refuse_a_second_world(&session, &config.keys, &args.node.sim).await?;
+        let running = running_world(&session, &config.keys).await?;
+        let physics = if args.standby || running.is_some() {
+            if let Some(id) = &running {
+                tracing::info!(
+                    "a world of simulation \"{}\" is running ({id}): this one stands by for it",
+                    args.node.sim
+                );
+            }
+            let took = flotilla_world::standby::stand_by(&session, &config.keys, physics).await?;
+            config.node_id = took.world_id;
+            config.start_paused = took.paused;
+            config.node_memory = took.memory;
+            config.clock = took.clock.unwrap_or(config.clock);
+            took.physics
+        } else {
+            resume(physics, &args.checkpoint, &args.from_checkpoint, &mut config)?
+        };
         tracing::info!(
             "world {} loaded: {} models, {} layers; listening on {}",
             args.world.display(),
-            spec.models.len(),
+            physics.model_count(),
             spec.layers.len(),
             config.endpoint
         );
@@ -186,11 +191,12 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     result
 }
 
-/// Two worlds of one simulation would each step the same robots and each
-/// answer the nodes: a world that finds another of its simulation on the
-/// network it joins does not start. (Across a network partition neither
-/// sees the other; see docs/checkpoints.md.)
-async fn refuse_a_second_world(session: &zenoh::Session, keys: &Keys, sim: &str) -> anyhow::Result<()> {
+/// The world already running in this simulation, if any. Two worlds of one
+/// simulation would each step the same robots and each answer the nodes: a
+/// world that finds another stands by for it instead (see
+/// `flotilla_world::standby`). (Across a network partition neither sees
+/// the other; see docs/checkpoints.md.)
+async fn running_world(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<Option<String>> {
     let replies = session
         .liveliness()
         .get(keys.world_tokens())
@@ -199,11 +205,36 @@ async fn refuse_a_second_world(session: &zenoh::Session, keys: &Keys, sim: &str)
         .map_err(|e| anyhow::anyhow!("asking for other worlds: {e}"))?;
     while let Ok(reply) = replies.recv_async().await {
         if let Ok(token) = reply.result() {
-            anyhow::bail!(
-                "a world of simulation \"{sim}\" is already running ({}): stop it first, or give this one another --sim",
-                token.key_expr()
-            );
+            if let Some(id) = keys.parse_node_token(token.key_expr().as_str()) {
+                return Ok(Some(id.to_string()));
+            }
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// The world resumed from a checkpoint when one is given: the periodic
+/// `--checkpoint` file when it exists (a world restarted after a crash),
+/// else `--from-checkpoint`; else `physics` as its world file has it.
+fn resume(
+    mut physics: Physics,
+    periodic: &Option<PathBuf>,
+    from: &Option<PathBuf>,
+    config: &mut WorldNodeConfig,
+) -> anyhow::Result<Physics> {
+    let Some(path) = periodic.as_ref().filter(|path| path.exists()).or(from.as_ref()) else { return Ok(physics) };
+    let bytes = std::fs::read(path).with_context(|| format!("reading the checkpoint {}", path.display()))?;
+    let (header, memory) = flotilla_world::checkpoint::read(&bytes)
+        .and_then(|checkpoint| checkpoint.restore_into(&mut physics))
+        .map_err(|e| anyhow::anyhow!("checkpoint {}: {e}", path.display()))?;
+    config.node_memory = memory;
+    config.start_paused |= header.paused;
+    tracing::info!(
+        "resuming from checkpoint {} at step {} (t = {:.3} s), {} models",
+        path.display(),
+        header.step,
+        header.time_s(),
+        physics.model_count()
+    );
+    Ok(physics)
 }

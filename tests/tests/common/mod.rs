@@ -292,6 +292,23 @@ pub async fn connect(endpoint: &str) -> zenoh::Session {
         .expect("zenoh session")
 }
 
+/// A peer session connected to several endpoints (a world and its
+/// standby), as the nodes `flotilla run` starts are: when one goes, it
+/// still hears the others.
+#[allow(dead_code)] // not every test binary has a standby world
+pub async fn connect_all(endpoints: &[&str]) -> zenoh::Session {
+    let args = ZenohArgs {
+        connect: endpoints.iter().map(|e| e.to_string()).collect(),
+        mode: Some("peer".into()),
+        ..Default::default()
+    };
+    let config = args.zenoh_config(Role::Node).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), zenoh::open(config))
+        .await
+        .expect("connecting to the world timed out")
+        .expect("zenoh session")
+}
+
 /// Starts a binary with its output in a log file.
 pub fn spawn(program: &Path, args: &[&str], log: &Path) -> Child {
     let file = std::fs::File::create(log).unwrap();

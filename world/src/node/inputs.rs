@@ -239,7 +239,7 @@ async fn description(wiring: &Wiring) -> Result<Queryable<()>> {
 async fn checkpoint(wiring: &Wiring) -> Result<Queryable<()>> {
     answer_off_thread(wiring, wiring.keys.world_checkpoint(), "checkpoint", |s| {
         let bytes = crate::checkpoint::save(&s.physics, s.run.paused, &s.memory);
-        tracing::info!("checkpoint of step {} sent ({} bytes)", s.physics.step_count(), bytes.len());
+        tracing::debug!("checkpoint of step {} sent ({} bytes)", s.physics.step_count(), bytes.len());
         bytes
     })
     .await

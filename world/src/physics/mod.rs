@@ -11,6 +11,7 @@ mod build;
 mod contacts;
 mod error;
 mod snapshot;
+mod take_up;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -32,6 +33,7 @@ use flotilla_world_file::{NamedPose, WorldSettings, WorldSpec};
 
 pub use error::PhysicsError;
 pub(crate) use snapshot::PhysicsSnapshot;
+pub use take_up::TakeUpError;
 
 /// The most bodies one world may hold (spawns beyond are refused).
 pub const MAX_BODIES: usize = 100_000;
