@@ -108,6 +108,13 @@ pub struct BenchArgs {
     /// gone, or memory varying over 5 % after warm-up (the first fifth).
     #[arg(long, value_name = "WALL_SECONDS")]
     soak: Option<f64>,
+    /// With `--soak`: run a standby world beside the world and kill
+    /// whichever world is running (SIGKILL) every this many wall seconds,
+    /// starting it again to stand by in turn; the soak then also checks
+    /// that every take-over loses nothing (the worlds' own memory, a new
+    /// process each time, is reported but not checked).
+    #[arg(long, value_name = "WALL_SECONDS", requires = "soak")]
+    kill_world_every: Option<f64>,
     /// Run the world alone, without any node: its robots stand still (no
     /// drive, odometry, laser or wander), to measure what the world's step
     /// and its state stream cost per robot.
@@ -600,11 +607,21 @@ impl Running {
         dir: &std::path::Path,
         generated: &scenarios::Generated,
     ) -> anyhow::Result<Running> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let endpoint = format!("tcp/127.0.0.1:{port}");
+        let free_endpoint = || -> anyhow::Result<String> {
+            Ok(format!("tcp/127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()))
+        };
+        let endpoint = free_endpoint()?;
+        let standby = args.kill_world_every.map(|_| free_endpoint()).transpose()?;
         let sim = format!("bench{}", std::process::id());
-        let (children, lockstep_participants) = processes::start(args, clock, dir, generated, &sim, &endpoint)?;
-        let zenoh = ZenohArgs { connect: vec![endpoint], ..Default::default() };
+        let (children, lockstep_participants) =
+            processes::start(args, clock, dir, generated, &sim, &endpoint, standby.as_deref())?;
+        // With a standby world, a peer of both, as the nodes are.
+        let zenoh = match standby {
+            Some(standby) => {
+                ZenohArgs { connect: vec![endpoint, standby], mode: Some("peer".into()), ..Default::default() }
+            }
+            None => ZenohArgs { connect: vec![endpoint], ..Default::default() },
+        };
         let session = zenoh::open(zenoh.zenoh_config(Role::Node)?).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         let keys = Keys::new(&sim);
         let description = wait_for_description(&session, &keys, Duration::from_secs(60))
@@ -640,9 +657,15 @@ impl Running {
         }
     }
 
+    /// Kills the process `name` (SIGKILL), waits for it and starts it again
+    /// with the same command line; its new pid.
+    fn kill_and_restart(&mut self, name: &str) -> anyhow::Result<u32> {
+        self.children.kill_and_restart(name, &self.dir)
+    }
+
     /// Fails if a process exited or the run is past its deadline.
     fn check(&mut self) -> anyhow::Result<()> {
-        for (name, child) in &mut self.children.0 {
+        for (name, child, _) in &mut self.children.0 {
             if let Some(status) = child.try_wait()? {
                 bail!("{name} exited ({status}); see {}", self.dir.join(format!("{name}.log")).display());
             }
@@ -662,7 +685,7 @@ impl Running {
 
     /// Every process's name and pid.
     fn pids(&self) -> Vec<(String, u32)> {
-        self.children.0.iter().map(|(n, c)| (n.clone(), c.id())).collect()
+        self.children.0.iter().map(|(n, c, _)| (n.clone(), c.id())).collect()
     }
 
     /// Waits until the pipeline has delivered sim time `target_ns` (as

@@ -1,6 +1,7 @@
 //! The processes of one measurement: the world, paused until every node
-//! is up, and one process per node role the scenario needs, each logging
-//! to its own file; all stopped when the measurement is dropped.
+//! is up (and, for a soak that kills worlds, a standby world), and one
+//! process per node role the scenario needs, each logging to its own file;
+//! all stopped when the measurement is dropped.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,17 +12,39 @@ use flotilla_wire::control::ClockMode;
 
 use super::{scenarios, BenchArgs};
 
-/// Child processes, stopped (SIGTERM, then SIGKILL) when dropped.
-pub(super) struct Children(pub(super) Vec<(String, Child)>);
+/// Child processes with their command lines, stopped (SIGTERM, then
+/// SIGKILL) when dropped.
+pub(super) struct Children(pub(super) Vec<(String, Child, Vec<String>)>);
+
+impl Children {
+    /// Kills `name` (SIGKILL), waits for it and starts it again with the
+    /// same command line, logging after what it logged; its new pid.
+    pub(super) fn kill_and_restart(&mut self, name: &str, dir: &std::path::Path) -> anyhow::Result<u32> {
+        let (_, child, command) =
+            self.0.iter_mut().find(|(n, ..)| n == name).with_context(|| format!("no process {name}"))?;
+        child.kill().with_context(|| format!("killing {name}"))?;
+        child.wait()?;
+        let log = std::fs::OpenOptions::new().append(true).open(dir.join(format!("{name}.log")))?;
+        let (binary, args) = command.split_first().context("a command line")?;
+        *child = Command::new(crate::launch::sibling(binary)?)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {binary} again"))?;
+        Ok(child.id())
+    }
+}
 
 impl Drop for Children {
     fn drop(&mut self) {
-        for (_, child) in &mut self.0 {
+        for (_, child, _) in &mut self.0 {
             let pid = nix::unistd::Pid::from_raw(child.id() as i32);
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         }
         let deadline = Instant::now() + Duration::from_secs(5);
-        for (_, child) in &mut self.0 {
+        for (_, child, _) in &mut self.0 {
             while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -31,8 +54,9 @@ impl Drop for Children {
     }
 }
 
-/// Starts the world and every node of `generated` for simulation `sim` on
-/// `endpoint`; returns them with how many lockstep participants they make.
+/// Starts the world (and a standby world on `standby`, if given) and every
+/// node of `generated` for simulation `sim` on `endpoint`; returns them with
+/// how many lockstep participants they make.
 pub(super) fn start(
     args: &BenchArgs,
     clock: ClockMode,
@@ -40,11 +64,12 @@ pub(super) fn start(
     generated: &scenarios::Generated,
     sim: &str,
     endpoint: &str,
+    standby: Option<&str>,
 ) -> anyhow::Result<(Children, usize)> {
     let log = |name: &str| -> anyhow::Result<std::fs::File> {
         std::fs::File::create(dir.join(format!("{name}.log"))).with_context(|| format!("log of {name}"))
     };
-    let spawn = |name: &str, binary: &str, extra: &[String]| -> anyhow::Result<(String, Child)> {
+    let spawn = |name: &str, binary: &str, extra: &[String]| -> anyhow::Result<(String, Child, Vec<String>)> {
         let file = log(name)?;
         let child = Command::new(crate::launch::sibling(binary)?)
             .args(extra)
@@ -53,7 +78,8 @@ pub(super) fn start(
             .stderr(file)
             .spawn()
             .with_context(|| format!("starting {binary}"))?;
-        Ok((name.to_string(), child))
+        let command = std::iter::once(binary.to_string()).chain(extra.iter().cloned()).collect();
+        Ok((name.to_string(), child, command))
     };
     let mut world_args = vec![
         generated.world.to_string_lossy().into_owned(),
@@ -68,8 +94,24 @@ pub(super) fn start(
     // runs thousands of steps ahead while the nodes are still starting.
     world_args.push("--start-paused".into());
     let mut node = vec!["--sim".to_string(), sim.to_string()];
-    node.extend(loopback_peer_args(endpoint));
-    let mut children = Children(vec![spawn("world", "flotilla-world", &world_args)?]);
+    let mut children = Children(Vec::new());
+    match standby {
+        Some(standby) => {
+            // Each world connected to the other, every node to both.
+            let mut standby_args = world_args.clone();
+            debug_assert_eq!(standby_args[3], "--listen");
+            standby_args[4] = standby.to_string();
+            standby_args.extend(["--standby".into(), "--connect".into(), endpoint.to_string()]);
+            world_args.extend(["--connect".into(), standby.to_string()]);
+            children.0.push(spawn("world", "flotilla-world", &world_args)?);
+            children.0.push(spawn("standby", "flotilla-world", &standby_args)?);
+            node.extend(loopback_peer_args(&format!("{endpoint},{standby}")));
+        }
+        None => {
+            children.0.push(spawn("world", "flotilla-world", &world_args)?);
+            node.extend(loopback_peer_args(endpoint));
+        }
+    }
     if args.world_alone {
         return Ok((children, 0));
     }

@@ -5,6 +5,11 @@
 //! when no message is lost on the lossless odometry stream, none comes out
 //! of order, every robot answers and moves, no node restarts, the commands
 //! keep their rate and every process's memory stays flat after warm-up.
+//!
+//! With `--kill-world-every S`, a standby world runs beside the world and
+//! whichever world runs is killed every S wall seconds and started again
+//! (to stand by in turn): the same checks then say that the take-overs lost
+//! nothing and restarted no node.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,6 +80,10 @@ pub struct MemoryTrace {
     pub rss_mb: Vec<f64>,
     /// (max − min) / min over the samples after warm-up.
     pub spread_after_warmup: f64,
+    /// Whether the soak killed it (a world): each sample is then of the
+    /// process running under its name at the time, and the spread is not
+    /// checked.
+    pub killed: bool,
 }
 
 /// What a soak found.
@@ -104,8 +113,11 @@ pub struct SoakReport {
     pub silent_robots: Vec<String>,
     /// Robots that answered but never moved.
     pub still_robots: Vec<String>,
-    /// Node liveliness tokens that went away (a node stopped or restarted).
+    /// Node liveliness tokens that went away (a node stopped or restarted;
+    /// a killed world's token comes back with the world that took over).
     pub restarts: Vec<String>,
+    /// Worlds killed (`--kill-world-every`).
+    pub worlds_killed: u32,
     /// Seconds between memory samples.
     pub sample_every_s: f64,
     /// The warm-up, seconds, whose samples the memory check skips.
@@ -142,7 +154,27 @@ pub async fn soak(
     run.resume().await?;
     let (start, sim_0) = (Instant::now(), run.watch.sim_ns.load(Ordering::Relaxed));
     let mut next_sample = start;
+    let kill_every = args.kill_world_every.map(Duration::from_secs_f64);
+    let mut next_kill = kill_every.map(|every| start + every);
+    // The world that runs: the first, then whichever took over.
+    let mut running = "world";
+    let mut worlds_killed = 0;
     let outcome = loop {
+        if let (Some(at), Some(every)) = (next_kill, kill_every) {
+            if Instant::now() >= at && start.elapsed() + every / 2 < wall {
+                match run.kill_and_restart(running) {
+                    Ok(pid) => {
+                        if let Some(entry) = pids.iter_mut().find(|(name, _)| name == running) {
+                            entry.1 = pid;
+                        }
+                        worlds_killed += 1;
+                        running = if running == "world" { "standby" } else { "world" };
+                    }
+                    Err(e) => break Err(e),
+                }
+                next_kill = Some(at + every);
+            }
+        }
         if let Err(e) = run.check() {
             break Err(e);
         }
@@ -173,7 +205,8 @@ pub async fn soak(
         .map(|((name, _), rss_mb)| {
             let warm = &rss_mb[warm_samples.min(rss_mb.len().saturating_sub(1))..];
             let (low, high) = warm.iter().fold((f64::MAX, 0.0f64), |(l, h), &m| (l.min(m), h.max(m)));
-            MemoryTrace { name: name.clone(), spread_after_warmup: (high - low) / low.max(1e-9), rss_mb }
+            let killed = kill_every.is_some() && (name == "world" || name == "standby");
+            MemoryTrace { name: name.clone(), spread_after_warmup: (high - low) / low.max(1e-9), rss_mb, killed }
         })
         .collect();
     let mut report = SoakReport {
@@ -193,7 +226,17 @@ pub async fn soak(
             .filter(|(_, r)| r.received > 0 && r.max_speed < MOVED_SPEED)
             .map(|(n, _)| n.clone())
             .collect(),
-        restarts: restarts.gone.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        restarts: restarts
+            .gone
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|token| {
+                kill_every.is_none() || run.keys.parse_node_token(token).is_none_or(|id| !id.starts_with("world-"))
+            })
+            .cloned()
+            .collect(),
+        worlds_killed,
         sample_every_s: sample_every,
         warmup_s: warmup.as_secs_f64(),
         memory,
@@ -224,7 +267,7 @@ fn failures(r: &SoakReport) -> Vec<String> {
     if r.command_rate_hz < COMMAND_RATE_HZ * COMMAND_RATE_KEPT {
         failed.push(format!("commands sent at {:.1} Hz per robot, not {COMMAND_RATE_HZ} Hz", r.command_rate_hz));
     }
-    for m in &r.memory {
+    for m in r.memory.iter().filter(|m| !m.killed) {
         if m.spread_after_warmup > MEMORY_TOLERANCE {
             failed.push(format!(
                 "{}'s memory varied by {:.1} % after warm-up (at most {:.0} %)",
@@ -345,10 +388,14 @@ pub fn print(r: &SoakReport) {
         r.still_robots.len()
     );
     println!("nodes gone or restarted: {}", r.restarts.len());
+    if r.worlds_killed > 0 {
+        println!("worlds killed: {} (each taken over by the standby)", r.worlds_killed);
+    }
     println!("resident memory, MB, every {:.0} s (spread after the {:.0} s warm-up):", r.sample_every_s, r.warmup_s);
     for m in &r.memory {
         let trace: Vec<String> = m.rss_mb.iter().map(|mb| format!("{mb:.1}")).collect();
-        println!("{:<8} {:>6.2} %  {}", m.name, m.spread_after_warmup * 100.0, trace.join(" "));
+        let killed = if m.killed { " (killed and restarted: not checked)" } else { "" };
+        println!("{:<8} {:>6.2} %{killed}  {}", m.name, m.spread_after_warmup * 100.0, trace.join(" "));
     }
     if r.failures.is_empty() {
         println!("soak passed");
