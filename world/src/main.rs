@@ -157,6 +157,9 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {
         let session = open_session(&args.node.zenoh, Role::World).await?;
+        if !args.node.zenoh.connect.is_empty() {
+            wait_connected(&session).await;
+        }
         let running = running_world(&session, &config.keys).await?;
         let physics = if args.standby || running.is_some() {
             if let Some(id) = &running {
@@ -191,6 +194,25 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     result
 }
 
+/// How long a world given endpoints to connect to (another world, a
+/// router) waits to be connected before it looks for a running world: a
+/// world restarted on a busy machine took longer to connect than the look
+/// itself, and started beside the world that was running.
+const CONNECTED_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits until the session is connected to a router or peer, for at most
+/// [`CONNECTED_WITHIN`] (none may be up yet: the first of two worlds).
+async fn wait_connected(session: &zenoh::Session) {
+    let deadline = std::time::Instant::now() + CONNECTED_WITHIN;
+    while std::time::Instant::now() < deadline {
+        let info = session.info();
+        if info.routers_zid().await.next().is_some() || info.peers_zid().await.next().is_some() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// The world already running in this simulation, if any. Two worlds of one
 /// simulation would each step the same robots and each answer the nodes: a
 /// world that finds another stands by for it instead (see
@@ -200,7 +222,7 @@ async fn running_world(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<
     let replies = session
         .liveliness()
         .get(keys.world_tokens())
-        .timeout(std::time::Duration::from_millis(500))
+        .timeout(std::time::Duration::from_secs(1))
         .await
         .map_err(|e| anyhow::anyhow!("asking for other worlds: {e}"))?;
     while let Ok(reply) = replies.recv_async().await {
