@@ -113,19 +113,21 @@ pub async fn run(
         shared: Arc::new(Mutex::new(sim)),
         wake: Arc::new(Wake::default()),
     };
+    // Everything a node may send or ask once it sees the world is declared
+    // before the world's token: a node that sees the world asks for its
+    // memory and the description next, and one that sees a world it knew
+    // come back (a standby taking over) sends its last report again.
+    let _memory = memory::declare(&wiring).await?;
+    let (published_tx, published_rx) = tokio::sync::watch::channel(0u64);
+    let _action = action::declare(&wiring, published_rx.clone()).await?;
+    let _inputs = inputs::declare(&wiring, &config.external_clock, published_rx).await?;
+    let outputs = Outputs::declare(&session, &keys, &config.node_id).await?;
     let _token = session
         .liveliness()
         .declare_token(keys.node_token(&config.node_id))
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))
         .context("declaring the world's liveliness token")?;
-    // Before the description: a node that sees the world asks for its
-    // memory next.
-    let _memory = memory::declare(&wiring).await?;
-    let (published_tx, published_rx) = tokio::sync::watch::channel(0u64);
-    let _action = action::declare(&wiring, published_rx.clone()).await?;
-    let _inputs = inputs::declare(&wiring, &config.external_clock, published_rx).await?;
-    let outputs = Outputs::declare(&session, &keys, &config.node_id).await?;
     let shared = &wiring.shared;
     let checkpoints = config.checkpoint_every.clone().map(|every| checkpoints::spawn(shared.clone(), every));
 

@@ -63,6 +63,10 @@ pub struct Sim {
 impl Sim {
     /// A simulation of `physics`, run as `run` says.
     pub fn new(physics: Physics, run: RunState) -> Sim {
+        // A world resumed or taken over starts at its step: participants
+        // joining owe the states from there on, not from step 0 (those
+        // before were answered to the world that ran them).
+        let published_step = physics.step_count();
         Sim {
             physics,
             run,
@@ -70,7 +74,7 @@ impl Sim {
             nodes: BTreeSet::new(),
             actions: SimulateSteps::default(),
             barrier: Barrier::default(),
-            published_step: 0,
+            published_step,
             external_ns: None,
             claims: BTreeMap::new(),
             republish: false,
