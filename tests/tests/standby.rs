@@ -142,17 +142,7 @@ async fn killed_twice(clock: &str) {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let drive = run.node_pid("flotilla-drive");
 
-    let first = kill_and_watch(&run, &run.endpoint, &mut states).await;
-    assert_goes_on(&first);
-    eprintln!(
-        "{clock}, take-over 1 after {:?}: at step {}, {} seen",
-        first.took, first.at_step, first.last_seen_before
-    );
-    // The robot drives on: the drive, never restarted, commands the new world.
-    states.until(T, |s| s.step > first.at_step + 200 && driving(s)).await;
-    assert_eq!(run.node_pid("flotilla-drive"), drive, "the drive was not restarted");
-    assert!(!run.output().contains("drive exited"), "{}", run.output());
-
+    survives_a_kill(&run, &run.endpoint, &mut states, &format!("{clock}, take-over 1"), drive).await;
     // The killed world, started again, stands by for the one that took over.
     let deadline = Instant::now() + T;
     while run.output().matches("standing by for the running world").count() < 2 {
@@ -160,16 +150,26 @@ async fn killed_twice(clock: &str) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let second = kill_and_watch(&run, &standby_listen, &mut states).await;
-    assert_goes_on(&second);
-    eprintln!(
-        "{clock}, take-over 2 after {:?}: at step {}, {} seen",
-        second.took, second.at_step, second.last_seen_before
-    );
-    states.until(T, |s| s.step > second.at_step + 200 && driving(s)).await;
-    assert_eq!(run.node_pid("flotilla-drive"), drive, "the drive was not restarted");
+    survives_a_kill(&run, &standby_listen, &mut states, &format!("{clock}, take-over 2"), drive).await;
     assert!(!run.output().contains("ERROR"), "{}", run.output());
     commanding.abort();
+}
+
+/// Kills the world listening on `listen`: another takes over, and the
+/// robot drives on, commanded by the drive `drive`, never restarted.
+async fn survives_a_kill(
+    run: &common::Launched,
+    listen: &str,
+    states: &mut common::Topic<WorldState>,
+    name: &str,
+    drive: u32,
+) {
+    let t = kill_and_watch(run, listen, states).await;
+    assert_goes_on(&t);
+    eprintln!("{name} after {:?}: at step {}, {} seen", t.took, t.at_step, t.last_seen_before);
+    states.until(T, |s| s.step > t.at_step + 200 && driving(s)).await;
+    assert_eq!(run.node_pid("flotilla-drive"), drive, "the drive was not restarted");
+    assert!(!run.output().contains("drive exited"), "{}", run.output());
 }
 
 /// The new world goes on from the killed one's last state it received:
