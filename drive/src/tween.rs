@@ -61,7 +61,7 @@ impl Tween {
 
     /// Answers world state `state` (its step number) with the body at
     /// `now`: the velocity for the next step of `dt_s` that follows the
-    /// curve's own motion and corrects [`CORRECTION`] of the body's
+    /// curve's own motion and corrects `CORRECTION` (a quarter) of the body's
     /// distance from it. A body on its curve (a tween served from the
     /// first step, in lockstep) lands on every pose of it.
     ///
