@@ -26,15 +26,20 @@ impl Children {
         child.wait()?;
         let log = std::fs::OpenOptions::new().append(true).open(dir.join(format!("{name}.log")))?;
         let (binary, args) = command.split_first().context("a command line")?;
-        *child = Command::new(crate::launch::sibling(binary)?)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting {binary} again"))?;
+        *child = spawn_logged(binary, args, log)?;
         Ok(child.id())
     }
+}
+
+/// Starts the Flotilla binary `binary` with `args`, its output into `log`.
+fn spawn_logged(binary: &str, args: &[String], log: std::fs::File) -> anyhow::Result<Child> {
+    Command::new(crate::launch::sibling(binary)?)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("starting {binary}"))
 }
 
 impl Drop for Children {
@@ -70,45 +75,33 @@ pub(super) fn start(
         std::fs::File::create(dir.join(format!("{name}.log"))).with_context(|| format!("log of {name}"))
     };
     let spawn = |name: &str, binary: &str, extra: &[String]| -> anyhow::Result<(String, Child, Vec<String>)> {
-        let file = log(name)?;
-        let child = Command::new(crate::launch::sibling(binary)?)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(file.try_clone()?)
-            .stderr(file)
-            .spawn()
-            .with_context(|| format!("starting {binary}"))?;
+        let child = spawn_logged(binary, extra, log(name)?)?;
         let command = std::iter::once(binary.to_string()).chain(extra.iter().cloned()).collect();
         Ok((name.to_string(), child, command))
     };
-    let mut world_args = vec![
-        generated.world.to_string_lossy().into_owned(),
-        "--sim".into(),
-        sim.to_string(),
-        "--listen".into(),
-        endpoint.to_string(),
-        "--clock".into(),
-        clock.to_string(),
-    ];
     // Paused until every node is up, in both modes: otherwise a fast world
     // runs thousands of steps ahead while the nodes are still starting.
-    world_args.push("--start-paused".into());
+    let world_args = |listen: &str| -> Vec<String> {
+        let world = generated.world.to_string_lossy().into_owned();
+        [world.as_str(), "--sim", sim, "--listen", listen, "--clock", &clock.to_string(), "--start-paused"]
+            .map(String::from)
+            .to_vec()
+    };
     let mut node = vec!["--sim".to_string(), sim.to_string()];
     let mut children = Children(Vec::new());
     match standby {
         Some(standby) => {
             // Each world connected to the other, every node to both.
-            let mut standby_args = world_args.clone();
-            debug_assert_eq!(standby_args[3], "--listen");
-            standby_args[4] = standby.to_string();
-            standby_args.extend(["--standby".into(), "--connect".into(), endpoint.to_string()]);
-            world_args.extend(["--connect".into(), standby.to_string()]);
-            children.0.push(spawn("world", "flotilla-world", &world_args)?);
-            children.0.push(spawn("standby", "flotilla-world", &standby_args)?);
+            let mut world = world_args(endpoint);
+            world.extend(["--connect".into(), standby.to_string()]);
+            let mut standing_by = world_args(standby);
+            standing_by.extend(["--standby".into(), "--connect".into(), endpoint.to_string()]);
+            children.0.push(spawn("world", "flotilla-world", &world)?);
+            children.0.push(spawn("standby", "flotilla-world", &standing_by)?);
             node.extend(loopback_peer_args(&format!("{endpoint},{standby}")));
         }
         None => {
-            children.0.push(spawn("world", "flotilla-world", &world_args)?);
+            children.0.push(spawn("world", "flotilla-world", &world_args(endpoint))?);
             node.extend(loopback_peer_args(endpoint));
         }
     }

@@ -284,12 +284,7 @@ impl<T> Topic<T> {
 
 /// A Zenoh client session on `endpoint`, multicast off.
 pub async fn connect(endpoint: &str) -> zenoh::Session {
-    let args = ZenohArgs { connect: vec![endpoint.to_string()], ..Default::default() };
-    let config = args.zenoh_config(Role::Node).unwrap();
-    tokio::time::timeout(Duration::from_secs(30), zenoh::open(config))
-        .await
-        .expect("connecting to the world timed out")
-        .expect("zenoh session")
+    open(ZenohArgs { connect: vec![endpoint.to_string()], ..Default::default() }).await
 }
 
 /// A peer session connected to several endpoints (a world and its
@@ -297,11 +292,12 @@ pub async fn connect(endpoint: &str) -> zenoh::Session {
 /// still hears the others.
 #[allow(dead_code)] // not every test binary has a standby world
 pub async fn connect_all(endpoints: &[&str]) -> zenoh::Session {
-    let args = ZenohArgs {
-        connect: endpoints.iter().map(|e| e.to_string()).collect(),
-        mode: Some("peer".into()),
-        ..Default::default()
-    };
+    let connect = endpoints.iter().map(|e| e.to_string()).collect();
+    open(ZenohArgs { connect, mode: Some("peer".into()), ..Default::default() }).await
+}
+
+/// A node's session as `args` say, within 30 s.
+async fn open(args: ZenohArgs) -> zenoh::Session {
     let config = args.zenoh_config(Role::Node).unwrap();
     tokio::time::timeout(Duration::from_secs(30), zenoh::open(config))
         .await
