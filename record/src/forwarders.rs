@@ -13,6 +13,9 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 #[derive(Debug, Default)]
 pub(crate) struct Forwarders {
     by_key: HashMap<String, BTreeSet<String>>,
+    /// The tokens (key, node) the watch told of: it tells of their going
+    /// too, so [`Forwarders::recheck`] leaves them alone.
+    watched: BTreeSet<(String, String)>,
 }
 
 /// A node's token for a key came (`alive`) or went.
@@ -31,9 +34,20 @@ const TOKENS_QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) const RECHECK_AFTER: Duration = Duration::from_secs(1);
 
 impl Forwarders {
-    /// Takes a token's coming or going; one heard of twice (from the
-    /// watch and the query) counts once.
+    /// Takes a token's coming or going as the watch tells it; one heard
+    /// of twice (from the watch and the query) counts once.
     pub(crate) fn token(&mut self, token: &ForwarderToken) {
+        let id = (token.key.clone(), token.node.clone());
+        if token.alive {
+            self.watched.insert(id);
+        } else {
+            self.watched.remove(&id);
+        }
+        self.queried(token);
+    }
+
+    /// Takes a token the first query found alive.
+    pub(crate) fn queried(&mut self, token: &ForwarderToken) {
         if token.alive {
             self.by_key.entry(token.key.clone()).or_default().insert(token.node.clone());
         } else if let Some(nodes) = self.by_key.get_mut(&token.key) {
@@ -50,15 +64,20 @@ impl Forwarders {
         self.by_key.get(key).and_then(|nodes| nodes.first()).map(String::as_str)
     }
 
-    /// The tokens held that are not among `alive`, the answer of a query
-    /// made [`RECHECK_AFTER`] after the watch began, as gone: a token that went
-    /// between the first query and the watch's declaration is told by
-    /// neither.
+    /// The tokens held that the watch never told of and that are not
+    /// among `alive`, the answer of a query made [`RECHECK_AFTER`] after the
+    /// watch began, as gone: a token that went between the first query and
+    /// the watch's declaration is told by neither. A token the watch told
+    /// of is left alone: Zenoh 1.x may answer a query from what the session
+    /// knows so far, without tokens alive all along, and taking such a
+    /// token for gone would switch its topic to its key and lose the
+    /// messages sent meanwhile.
     pub(crate) fn recheck(&self, alive: &[ForwarderToken]) -> Vec<ForwarderToken> {
         let mut gone = Vec::new();
         for (key, nodes) in &self.by_key {
             for node in nodes {
-                if !alive.iter().any(|token| token.key == *key && token.node == *node) {
+                let watched = self.watched.contains(&(key.clone(), node.clone()));
+                if !watched && !alive.iter().any(|token| token.key == *key && token.node == *node) {
                     gone.push(ForwarderToken { node: node.clone(), key: key.clone(), alive: false });
                 }
             }
@@ -90,7 +109,7 @@ pub(crate) async fn watch_forwarders(
 ) -> anyhow::Result<(Forwarders, UnboundedReceiver<ForwarderToken>, zenoh::pubsub::Subscriber<()>)> {
     let mut forwarders = Forwarders::default();
     match forwarder_tokens(session, keys).await {
-        Ok(tokens) => tokens.iter().for_each(|token| forwarders.token(token)),
+        Ok(tokens) => tokens.iter().for_each(|token| forwarders.queried(token)),
         // Topics whose forwarder is not known are taken on their keys.
         Err(e) => tracing::warn!("cannot load the forwarders' tokens: {e}; taking their topics on their keys"),
     }
@@ -134,9 +153,20 @@ mod tests {
     #[test]
     fn a_second_look_finds_the_tokens_that_went_unseen() {
         let mut forwarders = Forwarders::default();
-        forwarders.token(&token("drive-a", "robot1/cmd_vel", true));
-        forwarders.token(&token("drive-a", "robot2/cmd_vel", true));
+        forwarders.queried(&token("drive-a", "robot1/cmd_vel", true));
+        forwarders.queried(&token("drive-a", "robot2/cmd_vel", true));
         let alive = [token("drive-a", "robot2/cmd_vel", true), token("drive-b", "robot3/cmd_vel", true)];
         assert_eq!(forwarders.recheck(&alive), [token("drive-a", "robot1/cmd_vel", false)]);
+    }
+
+    #[test]
+    fn a_token_the_watch_told_of_is_not_taken_for_gone_by_a_second_look_that_missed_it() {
+        let mut forwarders = Forwarders::default();
+        forwarders.queried(&token("drive-a", "robot1/cmd_vel", true));
+        forwarders.token(&token("drive-a", "robot1/cmd_vel", true)); // the watch's history
+        assert_eq!(forwarders.recheck(&[]), [], "the watch tells of its going");
+        forwarders.token(&token("drive-a", "robot1/cmd_vel", false));
+        forwarders.queried(&token("drive-a", "robot1/cmd_vel", true)); // a stale answer, then
+        assert_eq!(forwarders.recheck(&[]), [token("drive-a", "robot1/cmd_vel", false)]);
     }
 }
