@@ -51,7 +51,7 @@ struct ServedDoor {
     requests_key: String,
     states_key: String,
     timer: UpdateTimer,
-    /// The mode last published.
+    /// The mode last due to be published (sent if anyone listened).
     published: Option<u32>,
     /// The last command sent was the zero command: the world holds the
     /// leaf still until told otherwise, and a resting door sends nothing
@@ -69,7 +69,8 @@ struct ServedLift {
     requests_key: String,
     states_key: String,
     timer: UpdateTimer,
-    /// The state last published, its time left out.
+    /// The state last due to be published (sent if anyone listened), its
+    /// time left out.
     published: Option<LiftState>,
     /// Where the world keeps the floor it is at, for a node that serves it
     /// next (after a restart): the floor's name.
@@ -270,8 +271,12 @@ impl NodePlugin for BuildingServer {
         for served in self.doors.values_mut() {
             let mode = served.door.mode();
             let due = served.timer.check(now_ns, step_ns);
-            if (due || served.published != Some(mode)) && out.wants(&served.states_key) {
-                out.put_encoded(&served.states_key, &door_state(&served.door, mode, state.time));
+            // What goes out is decided whether or not anyone listens, so a
+            // subscriber sees the same states whenever it came.
+            if due || served.published != Some(mode) {
+                if out.wants(&served.states_key) {
+                    out.put_encoded(&served.states_key, &door_state(&served.door, mode, state.time));
+                }
                 served.published = Some(mode);
             }
         }
@@ -280,8 +285,10 @@ impl NodePlugin for BuildingServer {
             let mode = self.doors.values().find(|d| &d.door.config().door_name == door).map(|d| d.door.mode());
             let now = served.lift.state(Default::default(), mode);
             let due = served.timer.check(now_ns, step_ns);
-            if (due || served.published.as_ref() != Some(&now)) && out.wants(&served.states_key) {
-                out.put_encoded(&served.states_key, &LiftState { lift_time: state.time.to_ros(), ..now.clone() });
+            if due || served.published.as_ref() != Some(&now) {
+                if out.wants(&served.states_key) {
+                    out.put_encoded(&served.states_key, &LiftState { lift_time: state.time.to_ros(), ..now.clone() });
+                }
                 served.published = Some(now);
             }
         }

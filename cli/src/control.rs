@@ -76,7 +76,11 @@ pub fn map_command(node: &NodeArgs, ros_prefix: &str, robot: String, command: St
             }
             let key = keys.ros(&maps::topic(&model.namespace, MAP_COMMAND_TOPIC));
             let payload = flotilla_messages::encode(&StdString { data: command.clone() });
-            session.put(&key, payload).await.map_err(|e| anyhow::anyhow!("cannot publish on {key}: {e}"))?;
+            session
+                .put(&key, payload)
+                .congestion_control(zenoh::qos::CongestionControl::Block)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot publish on {key}: {e}"))?;
             println!("map-command: {command:?} sent to {robot} on {key} (its map is {})", model.map);
             Ok(())
         }

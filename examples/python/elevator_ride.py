@@ -57,13 +57,13 @@ def main() -> None:
     def drive(v: float, w: float, seconds: float) -> None:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            session.put(f"{robot}/cmd_vel", twist(v, w))
+            session.put(f"{robot}/cmd_vel", twist(v, w), congestion_control=zenoh.CongestionControl.BLOCK)
             time.sleep(0.1)
-        session.put(f"{robot}/cmd_vel", twist(0, 0))
+        session.put(f"{robot}/cmd_vel", twist(0, 0), congestion_control=zenoh.CongestionControl.BLOCK)
 
     def command(text: str) -> None:
         print(f"{robot}: {text}", flush=True)
-        session.put(f"{robot}/map_command", string(text))
+        session.put(f"{robot}/map_command", string(text), congestion_control=zenoh.CongestionControl.BLOCK)
         time.sleep(1.0)
 
     time.sleep(3.0)  # the nodes come up

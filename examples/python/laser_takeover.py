@@ -152,7 +152,7 @@ def main() -> None:
                     "range_max": laser["range_m"],
                     "ranges": ranges,
                 }
-                sim.session.put(laser["topic"], flotilla.encode("sensor_msgs/msg/LaserScan", scan))
+                sim.put(laser["topic"], flotilla.encode("sensor_msgs/msg/LaserScan", scan))
             me.done(state)
 
 

@@ -144,7 +144,7 @@ def main() -> None:
         print(f"{robot}: lift to {floor}", flush=True)
         with changed:
             while True:
-                session.put("lift_requests", lift_request(args.lift, floor))
+                session.put("lift_requests", lift_request(args.lift, floor), congestion_control=zenoh.CongestionControl.BLOCK)
                 state = latest.get("lift")
                 if state and state[1] == floor and state[3] == DOOR_OPEN and state[4] == 0:
                     return
@@ -153,9 +153,9 @@ def main() -> None:
     def drive(v: float, w: float, seconds: float) -> None:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            session.put(f"{robot}/cmd_vel", twist(v, w))
+            session.put(f"{robot}/cmd_vel", twist(v, w), congestion_control=zenoh.CongestionControl.BLOCK)
             time.sleep(0.1)
-        session.put(f"{robot}/cmd_vel", twist(0, 0))
+        session.put(f"{robot}/cmd_vel", twist(0, 0), congestion_control=zenoh.CongestionControl.BLOCK)
 
     time.sleep(3.0)  # the nodes come up
     call("L1")

@@ -93,7 +93,7 @@ class Participant:
         """Reports the step of ``state`` done: everything published for it
         has been published."""
         step = state if isinstance(state, int) else state["step"]
-        self.sim.session.put(self.key, _native.encode_step_done(step))
+        self.sim.put(self.key, _native.encode_step_done(step))
 
     def close(self) -> None:
         """Leaves the barrier (the world stops waiting for this program)."""

@@ -197,7 +197,7 @@ class Sim:
     def publish(self, topic: str, message: dict[str, Any], ros_type: str | None = None) -> None:
         """Publishes ``message`` (fields left out keep their defaults)."""
         payload = _native.encode(ros_type or self.type_of(topic), message)
-        self.session.put(self.keys.ros(topic), payload)
+        self.put(self.keys.ros(topic), payload)
 
     def cmd_vel(
         self, model: str, linear: float = 0.0, angular: float = 0.0, lateral: float = 0.0, stamp_ns: int | None = None
@@ -218,10 +218,17 @@ class Sim:
         twist = {"linear": {"x": linear, "y": lateral}, "angular": {"z": angular}}
         for key, ros_type in sorted(drives.items()):
             if ros_type.endswith("/Twist") and stamp_ns is None:
-                self.session.put(key, _native.encode(ros_type, twist))
+                self.put(key, _native.encode(ros_type, twist))
                 continue
             stamped = {"header": {"stamp": self._stamp(stamp_ns)}, "twist": twist}
-            self.session.put(key, _native.encode("geometry_msgs/msg/TwistStamped", stamped))
+            self.put(key, _native.encode("geometry_msgs/msg/TwistStamped", stamped))
+
+    def put(self, key: str, payload: bytes) -> None:
+        """Publishes ``payload`` on the Zenoh key ``key``, waiting for room
+        rather than dropping it (Zenoh's default for a put drops a message
+        when its link is congested): a command or a lockstep report lost
+        under load would change the run or stall the barrier."""
+        self.session.put(key, payload, congestion_control=zenoh.CongestionControl.BLOCK)
 
     def _stamp(self, stamp_ns: int | None) -> dict[str, int]:
         ns = stamp_ns if stamp_ns is not None else (self.time_ns() or 0)

@@ -9,6 +9,7 @@ mod common;
 
 use common::lockstep::{assert_same, Outcome, Run, Script};
 use flotilla_messages::geometry_msgs::TwistStamped;
+use flotilla_messages::rmf_door_msgs::DoorState;
 use flotilla_messages::rmf_lift_msgs::{LiftRequest, LiftState};
 use flotilla_messages::sensor_msgs::BatteryState;
 use flotilla_messages::std_msgs::Header;
@@ -166,5 +167,24 @@ async fn a_lift_ride_and_an_empty_battery_repeat_bit_for_bit_across_process_layo
     let tail = &poses[poses.len() - 200..];
     assert!(tail.iter().all(|p| p == &tail[0]), "stopped for the last 1 s: {:?} .. {:?}", tail[0], tail[199]);
 
+    // Readable first: each door's and lift's states as (sim time, name, mode).
+    assert_eq!(door_states(&a), door_states(&b), "door states, the drive in one process and in two shards");
+    assert_eq!(lift_states(&a), lift_states(&b), "lift states, the drive in one process and in two shards");
     assert_same(&a.streams, &b.streams, "the drive in one process and in two shards");
+}
+
+/// Every `DoorState` received: (sim time ns, door, mode).
+fn door_states(run: &Outcome) -> Vec<(u64, String, u32)> {
+    let decoded = run.streams["door_states"].iter().map(|m| flotilla_messages::decode::<DoorState>(m).unwrap());
+    decoded.map(|s| (nanos(s.door_time), s.door_name, s.current_mode.value)).collect()
+}
+
+/// Every `LiftState` received: (sim time ns, floor, door, motion).
+fn lift_states(run: &Outcome) -> Vec<(u64, String, u8, u8)> {
+    let decoded = run.streams["lift_states"].iter().map(|m| flotilla_messages::decode::<LiftState>(m).unwrap());
+    decoded.map(|s| (nanos(s.lift_time), s.current_floor, s.door_state, s.motion_state)).collect()
+}
+
+fn nanos(t: flotilla_messages::builtin_interfaces::Time) -> u64 {
+    t.sec as u64 * 1_000_000_000 + u64::from(t.nanosec)
 }

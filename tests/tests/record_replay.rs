@@ -266,7 +266,7 @@ async fn commands_are_recorded_once_each_in_order_through_the_recorder_s_start_a
         tokio::spawn(async move {
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
-                session.put(&key, command(n)).await.unwrap();
+                session.put(&key, command(n)).congestion_control(common::LOSSLESS).await.unwrap();
                 n += 1;
                 sent.store(n, Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(20)).await;

@@ -117,7 +117,12 @@ async fn run(args: Args, keys: Keys) -> anyhow::Result<()> {
             }
         };
         subscribers.push(session.declare_subscriber(odometry_key).callback(odometry).await.map_err(zenoh_error)?);
-        let commands = session.declare_publisher(command_key).await.map_err(zenoh_error)?;
+        // Lossless: a command dropped on a congested link would change the run.
+        let commands = session
+            .declare_publisher(command_key)
+            .congestion_control(zenoh::qos::CongestionControl::Block)
+            .await
+            .map_err(zenoh_error)?;
         robots.push(Robot { commands, scan: None, odometry: None });
     }
     if robots.is_empty() {

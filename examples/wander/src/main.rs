@@ -132,7 +132,13 @@ fn main() -> anyhow::Result<()> {
             else {
                 continue;
             };
-            let publisher = session.declare_publisher(cmd_key.clone()).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            // Lossless: in lockstep, a command dropped on a congested link
+            // would change the run.
+            let publisher = session
+                .declare_publisher(cmd_key.clone())
+                .congestion_control(zenoh::qos::CongestionControl::Block)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             let policy = std::sync::Mutex::new(Wander::default());
             let speed = args.speed;
             let subscriber = session

@@ -117,7 +117,7 @@ impl Run<'_> {
                 break; // no report: the world waits here
             }
             for (key, payload) in script.at(&state) {
-                session.put(key, payload).await.unwrap();
+                session.put(key, payload).congestion_control(super::LOSSLESS).await.unwrap();
             }
             if let Some(step) = script.report(&state) {
                 reporter.done(step, true).await;

@@ -34,6 +34,10 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// How the tests' stand-ins for controllers publish: a command dropped on
+/// a congested link (Zenoh's default for a put) would change the run.
+pub const LOSSLESS: zenoh::qos::CongestionControl = zenoh::qos::CongestionControl::Block;
+
 /// A free TCP port on loopback.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -182,7 +186,8 @@ impl Sim {
 
     /// Publishes a CDR message on a ROS topic.
     pub async fn publish<T: RosMessage>(&self, ros_name: &str, message: &T) {
-        self.session.put(self.keys.ros(ros_name), flotilla_messages::encode(message)).await.unwrap();
+        let payload = flotilla_messages::encode(message);
+        self.session.put(self.keys.ros(ros_name), payload).congestion_control(LOSSLESS).await.unwrap();
     }
 
     /// Calls the world's ROS service `ros_name` (e.g. `/load_world`) as
