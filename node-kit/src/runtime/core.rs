@@ -170,6 +170,7 @@ impl<P: NodePlugin> Core<P> {
             }
             Arrival::Clock(clock) => {
                 self.clock = Some(clock);
+                self.outbox.follow_interest(clock != ClockMode::Lockstep);
                 self.plugin.on_clock(clock);
                 Reply::default()
             }

@@ -200,6 +200,12 @@ pub struct Outbox {
     /// Whether a recorder listens to this node (see [`crate::recording`]):
     /// every output is then wanted.
     recorder_listens: Arc<AtomicBool>,
+    /// Whether outputs go only where someone subscribes: in every clock
+    /// mode but lockstep (and not before the clock mode is known). In
+    /// lockstep every output goes out: what a subscriber there from the
+    /// start receives must not depend on Zenoh's matching, which can say
+    /// "no subscriber" for a moment while one has been there all along.
+    follow_interest: bool,
     /// Bumped whenever a flag of `subscribed` or `folders` is added,
     /// replaced or dropped: an [`Interest`] taken earlier is then looked
     /// up again.
@@ -245,7 +251,8 @@ impl Outbox {
     /// publisher learns, or — for a key the plugin announced
     /// ([`Rebuild::output`]) whose folder showed no subscriber at its first
     /// message, which then went out without a publisher — as the watch on
-    /// its folder says. While a recorder listens, every key is wanted.
+    /// its folder says. While a recorder listens, and in lockstep, every
+    /// key is wanted.
     /// A plugin skips encoding and queuing what
     /// nobody listens to, as Gazebo's sensors do; it still updates its
     /// model (state, noise), so that a subscriber that comes later sees
@@ -276,9 +283,18 @@ impl Outbox {
         self.recorder_listens = flag;
     }
 
+    /// Whether outputs go only where someone subscribes (`true` in every
+    /// clock mode but lockstep); until told, every output goes out.
+    pub(crate) fn follow_interest(&mut self, follow: bool) {
+        self.follow_interest = follow;
+    }
+
     /// [`Outbox::wants`] without the recorder: whether a message on `key`
     /// goes out on the key itself.
     pub(crate) fn subscribed(&self, key: &str) -> bool {
+        if !self.follow_interest {
+            return true;
+        }
         if let Some(matching) = self.subscribed.get(key) {
             return matching.get();
         }
@@ -298,6 +314,9 @@ impl Outbox {
     /// [`Outbox::subscribed`] with the flag kept in `interest` (see
     /// [`Outbox::wants_cached`]).
     fn subscribed_cached(&self, key: &str, interest: &mut Interest) -> bool {
+        if !self.follow_interest {
+            return true;
+        }
         if interest.generation != Some(self.generation) {
             interest.flag = self.subscribed.get(key).cloned();
             interest.generation = Some(self.generation);
@@ -317,7 +336,7 @@ impl Outbox {
             interest.flag = self.folders.get(folder).cloned();
             interest.generation = Some(self.generation);
         }
-        !self.recorder_listens() && interest.flag.as_ref().is_some_and(|flag| !flag.get())
+        self.follow_interest && !self.recorder_listens() && interest.flag.as_ref().is_some_and(|flag| !flag.get())
     }
 
     /// Whether a key's folder is watched and shows no subscriber: its
@@ -438,8 +457,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn in_lockstep_every_output_goes_out_whoever_subscribes() {
+        let mut out = Outbox::default();
+        let (nobody, folder) = (out.subscribed_flag("robot1/odom"), out.folder_flag("robot1/sonar"));
+        let (mut odom, mut sonar) = (Interest::default(), Interest::default());
+        assert!(!nobody.get() && !folder.get());
+        assert!(out.wants("robot1/odom") && out.subscribed("robot1/odom"), "the clock mode unknown yet");
+        assert!(out.wants_cached("robot1/odom", &mut odom));
+        assert!(!out.nobody_under_cached("robot1/sonar", &mut sonar));
+        out.follow_interest(true);
+        assert!(!out.wants("robot1/odom"), "in the other modes, only where someone subscribes");
+        out.follow_interest(false);
+        assert!(out.wants("robot1/odom"), "lockstep again");
+    }
+
+    #[test]
     fn outputs_are_wanted_until_their_publisher_knows_of_no_subscriber() {
         let mut out = Outbox::default();
+        out.follow_interest(true);
         assert!(out.wants("robot1/odom"), "no publisher yet: the first message goes out");
         let matching = out.subscribed_flag("robot1/odom");
         assert!(!out.wants("robot1/odom"), "a publisher that no subscriber matches");
@@ -451,6 +486,7 @@ mod tests {
     #[test]
     fn announced_outputs_are_wanted_when_a_key_of_their_folder_has_a_subscriber() {
         let mut out = Outbox::default();
+        out.follow_interest(true);
         let folder = out.folder_flag("robot1/sonar");
         assert!(out.wants("robot1/sonar/3"), "nobody known yet: the first message goes out");
         assert!(out.unwatched("robot1/sonar/3"), "without a publisher of its own");
@@ -472,6 +508,7 @@ mod tests {
     #[test]
     fn while_a_recorder_listens_every_output_is_wanted_but_only_subscribed_keys_go_out_on_their_own() {
         let mut out = Outbox::default();
+        out.follow_interest(true);
         let (nobody, folder) = (out.subscribed_flag("robot1/odom"), out.folder_flag("robot1/sonar"));
         let (mut odom, mut sonar) = (Interest::default(), Interest::default());
         assert!(!out.wants("robot1/odom") && out.nobody_under_cached("robot1/sonar", &mut sonar));
@@ -491,6 +528,7 @@ mod tests {
     #[test]
     fn cached_interests_follow_every_change_of_the_flags() {
         let mut out = Outbox::default();
+        out.follow_interest(true);
         let (mut key, mut folder) = (Interest::default(), Interest::default());
         assert!(out.wants_cached("robot1/sonar_pointcloud2", &mut key), "no publisher yet");
         assert!(!out.nobody_under_cached("robot1/sonar", &mut folder), "not watched");
