@@ -134,8 +134,8 @@ impl Claims {
     }
 }
 
-/// The keys of every live liveliness token matching `key_expr`, however
-/// many. A liveliness query's default handler holds 256 replies, and the
+/// The keys of every live liveliness token matching `key_expr`, each once,
+/// however many. A liveliness query's default handler holds 256 replies, and the
 /// replies for tokens the session already knows are delivered inside the
 /// `get` call itself: with more than 256 (a thousand robots' claims) the call
 /// would block forever on its own full channel. Hence a callback into an
@@ -167,6 +167,10 @@ pub async fn live_tokens(
             Err(reason) => return Err(Error::Incomplete { key: key_expr, reason, found: keys.len() }),
         }
     }
+    // A token of this session comes twice: from the session and back from
+    // its router.
+    keys.sort_unstable();
+    keys.dedup();
     Ok(keys)
 }
 
