@@ -35,6 +35,7 @@ pub mod runtime;
 pub mod shared_memory;
 pub mod step_publisher;
 pub mod subscribe;
+pub mod witness;
 pub mod zenoh_threads;
 
 pub use error::{Error, Result};

@@ -125,6 +125,42 @@ impl Keys {
     pub fn world_tokens(&self) -> String {
         format!("{}/nodes/world-$*", self.root)
     }
+    /// `flotilla/<sim>/witnesses/<node>` — node `node` answers there which
+    /// worlds it sees (see `flotilla_node_kit::witness`).
+    pub fn witness(&self, node: &str) -> String {
+        format!("{}/witnesses/{node}", self.root)
+    }
+    /// `flotilla/<sim>/witnesses/*` — every node's witness.
+    pub fn witnesses(&self) -> String {
+        format!("{}/witnesses/*", self.root)
+    }
+    /// The node id of a witness's answer of this simulation.
+    pub fn parse_witness<'k>(&self, key: &'k str) -> Option<&'k str> {
+        self.chunk_under(key, "witnesses")
+    }
+    /// `flotilla/<sim>/standby/<world>` — the liveliness token of a
+    /// standby world, `world` its own id (not the one it stands by for).
+    pub fn standby_token(&self, world: &str) -> String {
+        format!("{}/standby/{world}", self.root)
+    }
+    /// `flotilla/<sim>/standby/*` — every standby world's token.
+    pub fn standby_tokens(&self) -> String {
+        format!("{}/standby/*", self.root)
+    }
+    /// `flotilla/<sim>/terms/<n>` — the liveliness token of the running
+    /// world's term: 0 for a world started afresh, one more at each
+    /// take-over by a standby.
+    pub fn term_token(&self, term: u64) -> String {
+        format!("{}/terms/{term}", self.root)
+    }
+    /// `flotilla/<sim>/terms/*` — every running world's term token.
+    pub fn term_tokens(&self) -> String {
+        format!("{}/terms/*", self.root)
+    }
+    /// The term of a term token of this simulation.
+    pub fn parse_term(&self, key: &str) -> Option<u64> {
+        self.chunk_under(key, "terms")?.parse().ok()
+    }
     /// `flotilla/<sim>/claims/<model>/<plugin>/<aspect>/<node>` — node
     /// `node` serves an instance (see [`crate::claim_book::instance_id`]).
     pub fn claim_token(&self, instance: &str, node: &str) -> String {

@@ -19,6 +19,7 @@
 
 pub mod checkpoint;
 pub mod control;
+pub mod fence;
 pub mod node;
 pub mod physics;
 pub mod ros_services;

@@ -161,6 +161,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
             wait_connected(&session).await;
         }
         let running = running_world(&session, &config.keys).await?;
+        let mut term = 0;
         let physics = if args.standby || running.is_some() {
             if let Some(id) = &running {
                 tracing::info!(
@@ -168,11 +169,12 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
                     args.node.sim
                 );
             }
-            let took = flotilla_world::standby::stand_by(&session, &config.keys, physics).await?;
+            let took = flotilla_world::standby::stand_by(&session, &config.keys, &config.node_id, physics).await?;
             config.node_id = took.world_id;
             config.start_paused = took.paused;
             config.node_memory = took.memory;
             config.clock = took.clock.unwrap_or(config.clock);
+            term = took.term;
             took.physics
         } else {
             resume(physics, &args.checkpoint, &args.from_checkpoint, &mut config)?
@@ -184,10 +186,33 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
             spec.layers.len(),
             config.endpoint
         );
+        // The guard runs as a task of its own: the world loop polls its
+        // shutdown only between steps.
+        let (step_down, mut stepping_down) = tokio::sync::oneshot::channel();
+        let guard = tokio::spawn({
+            let (session, keys) = (session.clone(), config.keys.clone());
+            async move {
+                match flotilla_world::fence::guard(session, keys, term).await {
+                    Ok(reason) => {
+                        let _ = step_down.send(reason);
+                    }
+                    Err(e) => tracing::error!("{e:#}: this world cannot tell whether it is cut off"),
+                }
+            }
+        });
+        let mut stepped_down = None;
         let shutdown = async {
-            flotilla_node_kit::args::shutdown_signal().await;
+            tokio::select! {
+                _ = flotilla_node_kit::args::shutdown_signal() => {}
+                Ok(reason) = &mut stepping_down => stepped_down = Some(reason),
+            }
         };
         let result = run(session.clone(), physics, config, shutdown).await;
+        guard.abort();
+        let result = match stepped_down {
+            Some(reason) => result.and(Err(anyhow::anyhow!("stepping down: {reason}"))),
+            None => result,
+        };
         anyhow::Ok((session, result))
     })?;
     flotilla_node_kit::args::close_after_drain(runtime, session);

@@ -19,6 +19,12 @@
 //! last state this standby received. A world of another world file, seed
 //! or step size is not stood by for: its first checkpoint is refused with
 //! the reason.
+//!
+//! A token gone is not enough to take over: this standby's own link to the
+//! world may be the one cut. It asks the nodes ([`flotilla_node_kit::witness`])
+//! and takes over only when more than half of the nodes it knew answer and
+//! none of them still sees the world; until then it asks again every
+//! [`ASK_AGAIN`], and goes on standing by if the world's token comes back.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,6 +32,7 @@ use std::time::Duration;
 use anyhow::Context;
 use flotilla_node_kit::client::fetch_checkpoint;
 use flotilla_node_kit::subscribe::watch_tokens;
+use flotilla_node_kit::witness::{self, majority, Answer, Known};
 use flotilla_wire::checkpoint_file;
 use flotilla_wire::codec::decode;
 use flotilla_wire::control::ClockMode;
@@ -45,6 +52,18 @@ pub const PULL_EVERY: Duration = Duration::from_secs(1);
 /// How long a checkpoint fetch may take before it is tried again.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long after the world's token went a standby that does not take
+/// over says why.
+const SAY_AFTER: Duration = Duration::from_secs(1);
+
+/// How long the nodes have to answer which worlds they see.
+const ASK_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How soon the nodes are asked again while the world's token is gone and
+/// they do not agree that the world is: a node may hear of its going a
+/// moment after this standby did.
+pub const ASK_AGAIN: Duration = Duration::from_millis(200);
+
 /// The world a standby took over, for the world node to run.
 pub struct TakeOver {
     /// The world as the active one left it.
@@ -57,6 +76,9 @@ pub struct TakeOver {
     pub paused: bool,
     /// Its clock mode, when a status said.
     pub clock: Option<ClockMode>,
+    /// The new world's term: one more than the highest seen (see
+    /// [`crate::fence`]).
+    pub term: u64,
 }
 
 /// What the standby hears.
@@ -67,26 +89,75 @@ enum Heard {
     Event,
     /// A checkpoint fetched, or why not.
     Checkpoint(anyhow::Result<Vec<u8>>),
+    /// The nodes' answers: the worlds each sees.
+    Witnesses(Vec<Answer>),
 }
 
-/// Follows the active world of `keys`' simulation and returns when it has
-/// gone, with `fresh` (built from the world file this process was given)
-/// made into the world it left. Fails when the active world runs another
-/// world file, seed or step size.
-pub async fn stand_by(session: &zenoh::Session, keys: &Keys, mut fresh: Physics) -> anyhow::Result<TakeOver> {
+/// What the nodes' answers say of the world whose token this standby lost.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    /// More than half of the nodes known answered, none sees it: gone.
+    Gone,
+    /// Some nodes still see it: this standby's link to it was cut.
+    StillSeen { by: usize },
+    /// Too few nodes answered to tell: this standby may be the one cut off.
+    TooFew { answered: usize, known: usize },
+}
+
+/// The verdict on world `id` from `answers`, `known` nodes having answered
+/// while it was seen.
+fn verdict(id: &str, answers: &[Answer], known: usize) -> Verdict {
+    let by = answers.iter().filter(|a| a.sees(id)).count();
+    if by > 0 {
+        Verdict::StillSeen { by }
+    } else if majority(answers.len(), known) {
+        Verdict::Gone
+    } else {
+        Verdict::TooFew { answered: answers.len(), known }
+    }
+}
+
+/// Follows the active world of `keys`' simulation as standby `me` (its
+/// token says so) and returns when that world has gone, with `fresh`
+/// (built from the world file this process was given) made into the world
+/// it left. Fails when the active world runs another world file, seed or
+/// step size.
+pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh: Physics) -> anyhow::Result<TakeOver> {
     let (tx, mut heard) = unbounded_channel();
     let last_state: Arc<Mutex<Option<ZBytes>>> = Arc::default();
     let last_status: Arc<Mutex<Option<WorldStatus>>> = Arc::default();
     let _subscribers = listen(session, keys, &tx, &last_state, &last_status).await?;
+    let highest_term = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let _terms = {
+        let (highest_term, own) = (highest_term.clone(), keys.clone());
+        watch_tokens(session, keys.term_tokens(), move |key, alive| {
+            if let Some(term) = own.parse_term(key).filter(|_| alive) {
+                highest_term.fetch_max(term, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+        .await?
+    };
+    let token_key = keys.standby_token(me);
+    let _token = session
+        .liveliness()
+        .declare_token(&token_key)
+        .await
+        .map_err(|e| anyhow::anyhow!("declaring the standby's token {token_key}: {e}"))?;
 
     let mut following: Option<String> = None;
+    // The world's token went at this instant (and is not back).
+    let mut lost: Option<std::time::Instant> = None;
+    let mut last_verdict: Option<Verdict> = None;
+    let mut known = Known::default();
     let mut checkpoint: Option<Vec<u8>> = None;
-    let mut fetching = false;
+    let (mut fetching, mut asking) = (false, false);
     let mut pull = tokio::time::interval(PULL_EVERY);
     pull.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut again = tokio::time::interval(ASK_AGAIN);
+    again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut lonely = tokio::time::interval(Duration::from_secs(10));
     lonely.tick().await;
-    let mut fetch_now = false;
+    let (mut fetch_now, mut ask_now) = (false, false);
     let gone = loop {
         tokio::select! {
             Some(news) = heard.recv() => match news {
@@ -94,9 +165,55 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, mut fresh: Physics)
                     tracing::info!("standing by for the running world ({id})");
                     following = Some(id);
                     fetch_now = true;
+                    ask_now = true;
                 }
-                Heard::World(id, false) if following.as_ref() == Some(&id) => break id,
+                Heard::World(id, alive) if following.as_ref() == Some(&id) => {
+                    tracing::debug!("{id}'s token {}", if alive { "came" } else { "went" });
+                    if alive && lost.take().is_some() {
+                        tracing::info!("{id} is back: standing by for it");
+                        last_verdict = None;
+                    } else if !alive {
+                        lost = Some(std::time::Instant::now());
+                        ask_now = true;
+                    }
+                }
                 Heard::World(..) => {}
+                Heard::Witnesses(answers) => {
+                    asking = false;
+                    tracing::trace!("the nodes answered: {answers:?}");
+                    let id = following.clone().unwrap_or_default();
+                    let Some(since) = lost else {
+                        known.answered(answers.len());
+                        continue;
+                    };
+                    let v = verdict(&id, &answers, known.count());
+                    if v == Verdict::Gone {
+                        tracing::info!(
+                            "{id} gone: {} of the {} node(s) known answered, none sees it ({} ms after its token went)",
+                            answers.len(),
+                            known.count(),
+                            since.elapsed().as_millis()
+                        );
+                        break id;
+                    }
+                    // After a crash the nodes hear of it a moment after this
+                    // standby: only a verdict that lasts is worth a warning.
+                    if since.elapsed() >= SAY_AFTER && last_verdict.as_ref() != Some(&v) {
+                        match &v {
+                            Verdict::StillSeen { by } => tracing::warn!(
+                                "{id}'s token is gone from here but {by} node(s) still see it: this standby's link to \
+                                 it is cut; not taking over"
+                            ),
+                            Verdict::TooFew { answered, known } => tracing::warn!(
+                                "{id}'s token is gone from here and only {answered} of the {known} node(s) known \
+                                 answer: this standby may be the one cut off; not taking over until more than half \
+                                 answer"
+                            ),
+                            Verdict::Gone => {}
+                        }
+                        last_verdict = Some(v);
+                    }
+                }
                 Heard::Event => fetch_now = true,
                 Heard::Checkpoint(fetched) => {
                     fetching = false;
@@ -109,12 +226,28 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, mut fresh: Physics)
                     }
                 }
             },
-            _ = pull.tick() => fetch_now = true,
+            _ = pull.tick() => {
+                fetch_now = true;
+                ask_now = true;
+            }
+            _ = again.tick(), if lost.is_some() => ask_now = true,
             _ = lonely.tick(), if following.is_none() => {
                 tracing::info!("standing by: no world of this simulation yet");
             }
         }
-        if fetch_now && following.is_some() && !fetching {
+        if ask_now && following.is_some() && !asking {
+            ask_now = false;
+            asking = true;
+            let (session, keys, tx) = (session.clone(), keys.clone(), tx.clone());
+            tokio::spawn(async move {
+                let answers = witness::ask(&session, &keys, ASK_TIMEOUT).await.unwrap_or_else(|e| {
+                    tracing::debug!("cannot ask the nodes: {e}");
+                    Vec::new()
+                });
+                let _ = tx.send(Heard::Witnesses(answers));
+            });
+        }
+        if fetch_now && following.is_some() && lost.is_none() && !fetching {
             fetch_now = false;
             fetching = true;
             let (session, keys, tx) = (session.clone(), keys.clone(), tx.clone());
@@ -152,7 +285,8 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, mut fresh: Physics)
         }
         None => tracing::warn!("{gone} gone before this standby had a checkpoint of it: starting from the world file"),
     }
-    Ok(TakeOver { physics: fresh, memory, world_id: gone, paused, clock: status.map(|s| s.clock) })
+    let term = highest_term.load(std::sync::atomic::Ordering::Relaxed) + 1;
+    Ok(TakeOver { physics: fresh, memory, world_id: gone, paused, clock: status.map(|s| s.clock), term })
 }
 
 /// Subscribes to the world's tokens, events, states and status.
@@ -213,4 +347,30 @@ fn check_fits(bytes: &[u8], fresh: &Physics, world: &str) -> anyhow::Result<()> 
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(node: &str, worlds: &[&str]) -> Answer {
+        Answer { node: node.into(), worlds: worlds.iter().map(|w| w.to_string()).collect() }
+    }
+
+    #[test]
+    fn a_standby_takes_over_only_when_most_nodes_answer_and_none_sees_the_world() {
+        let gone = [answer("drive", &[]), answer("laser", &[]), answer("odom", &[])];
+        assert_eq!(verdict("world-a", &gone, 3), Verdict::Gone);
+        assert_eq!(verdict("world-a", &gone[..2], 3), Verdict::Gone, "two of three");
+        // Its own link to the world was cut: the nodes still see it.
+        let seen = [answer("drive", &["world-a"]), answer("laser", &[]), answer("odom", &[])];
+        assert_eq!(verdict("world-a", &seen, 3), Verdict::StillSeen { by: 1 });
+        // Cut off from the world and most nodes: it may be the one cut off.
+        assert_eq!(verdict("world-a", &gone[..1], 3), Verdict::TooFew { answered: 1, known: 3 });
+        assert_eq!(verdict("world-a", &[], 2), Verdict::TooFew { answered: 0, known: 2 });
+        // Another world seen is no reason to wait for this one.
+        assert_eq!(verdict("world-a", &[answer("drive", &["world-b"])], 1), Verdict::Gone);
+        // No node ever answered: nobody to split between two worlds.
+        assert_eq!(verdict("world-a", &[], 0), Verdict::Gone);
+    }
 }

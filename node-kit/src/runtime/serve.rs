@@ -51,6 +51,7 @@ pub async fn serve<P: NodePlugin>(
     let token_key = keys.node_token(&node_id);
     let _token =
         session.liveliness().declare_token(&token_key).await.map_err(Error::zenoh("declare the token", token_key))?;
+    let _witness = crate::witness::declare(&session, &keys, &node_id).await?;
     let (role, extra_roles) = (plugin.role(), plugin.also_serves());
     let (shared, mut handed) = Shared::new(&session, &keys, &node_id, plugin);
     let tap = RecorderTap::open(&session, &keys, &node_id).await?;
