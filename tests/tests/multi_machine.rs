@@ -22,13 +22,10 @@ use flotilla_wire::control::ControlRequest;
 use flotilla_wire::geometry::Pose2;
 use flotilla_wire::Keys;
 
+use common::netns::ip;
+
 const T: Duration = Duration::from_secs(30);
 const ROBOTS: [&str; 4] = ["robot1", "robot2", "robot3", "robot4"];
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("iproute2 (ip) is installed");
-    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-}
 
 /// Two namespaces joined by a veth pair, plus a veth from this (root)
 /// namespace into the world's, so the test can watch. Removed on drop.
@@ -76,10 +73,7 @@ impl Hosts {
 
     /// Starts a binary on a host, logging to `log`.
     fn run(&self, host: &str, binary: &str, args: &[&str], log: &std::path::Path) -> Child {
-        let program = common::bin(binary);
-        let mut all = vec!["netns", "exec", host, program.to_str().unwrap()];
-        all.extend_from_slice(args);
-        common::spawn(std::path::Path::new("ip"), &all, log)
+        common::netns::run(host, binary, args, log)
     }
 
     /// [`Hosts::run`] in directory `dir` (where a configuration's relative

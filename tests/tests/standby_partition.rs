@@ -13,20 +13,17 @@
 
 mod common;
 
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use flotilla_wire::world_to_nodes::{WorldState, WorldStatus};
+
+use common::netns::{self, ip};
 
 const T: Duration = Duration::from_secs(30);
 
 /// Longer than Zenoh's lease (10 s): a cut link is noticed within it.
 const LEASE_AND_MORE: Duration = Duration::from_secs(25);
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().expect("iproute2 (ip) is installed");
-    assert!(out.status.success(), "ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-}
 
 /// Three machines: `a` (the world), `b` (its standby), `n` (the nodes),
 /// each pair joined by a veth pair, and `a` and `b` reachable from this
@@ -83,14 +80,6 @@ impl Machines {
         Machines { a, b, n, links, a_for_b, b_for_a, a_for_nodes, b_for_nodes, a_for_test, b_for_test }
     }
 
-    /// Starts a binary on machine `ns`, logging to `log`.
-    fn run(&self, ns: &str, binary: &str, args: &[&str], log: &std::path::Path) -> Child {
-        let program = common::bin(binary);
-        let mut all = vec!["netns", "exec", ns, program.to_str().unwrap()];
-        all.extend_from_slice(args);
-        common::spawn(std::path::Path::new("ip"), &all, log)
-    }
-
     /// Sets every link of `ns` with one of `others` up or down.
     fn links(&self, ns: &str, others: &[&str], up: bool) {
         for [one, other] in &self.links {
@@ -138,15 +127,15 @@ async fn a_standby_takes_over_only_when_the_nodes_lose_the_world_and_the_cut_off
     let b_for_a = at(&m.b_for_a, b_port);
     let a_for_b = at(&m.a_for_b, a_port);
     let a_args = [world.as_str(), "--sim", &sim, "--listen", &a_listen, "--connect", &b_for_a];
-    let mut children = common::Processes(vec![m.run(&m.a, "flotilla-world", &a_args, &a_log)]);
+    let mut children = common::Processes(vec![netns::run(&m.a, "flotilla-world", &a_args, &a_log)]);
     let b_args = [world.as_str(), "--sim", &sim, "--listen", &b_listen, "--connect", &a_for_b, "--standby"];
-    children.0.push(m.run(&m.b, "flotilla-world", &b_args, &b_log));
+    children.0.push(netns::run(&m.b, "flotilla-world", &b_args, &b_log));
     // The nodes connect to both worlds, as `flotilla run --standby-world`
     // starts them.
     let both = format!("{},{}", at(&m.a_for_nodes, a_port), at(&m.b_for_nodes, b_port));
     for binary in ["flotilla-drive", "flotilla-odom"] {
         let args = ["--sim", &sim, "--connect", &both, "--mode", "peer", "--listen", "tcp/127.0.0.1:0"];
-        children.0.push(m.run(&m.n, binary, &args, &logs.join(format!("{binary}.log"))));
+        children.0.push(netns::run(&m.n, binary, &args, &logs.join(format!("{binary}.log"))));
     }
     let session = common::connect_all(&[&at(&m.a_for_test, a_port), &at(&m.b_for_test, b_port)]).await;
     let keys = flotilla_wire::Keys::new(&sim);

@@ -5,6 +5,7 @@
 #![allow(dead_code, reason = "each test binary uses a different part of the harness")]
 
 pub mod lockstep;
+pub mod netns;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
