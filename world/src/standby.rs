@@ -27,7 +27,7 @@
 //! [`ASK_AGAIN`], and goes on standing by if the world's token comes back.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use flotilla_node_kit::client::fetch_checkpoint;
@@ -117,6 +117,65 @@ fn verdict(id: &str, answers: &[Answer], known: usize) -> Verdict {
     }
 }
 
+/// Whether the followed world is gone, as the nodes tell it.
+#[derive(Default)]
+struct Witnessed {
+    /// The world's token went at this instant (and is not back).
+    lost: Option<Instant>,
+    /// The last verdict said in the log, so that it is said once.
+    said: Option<Verdict>,
+    known: Known,
+}
+
+impl Witnessed {
+    /// The token of world `id` came (`alive`) or went.
+    fn token(&mut self, id: &str, alive: bool) {
+        tracing::debug!("{id}'s token {}", if alive { "came" } else { "went" });
+        if alive && self.lost.take().is_some() {
+            tracing::info!("{id} is back: standing by for it");
+            self.said = None;
+        } else if !alive {
+            self.lost = Some(Instant::now());
+        }
+    }
+
+    /// The nodes' answers: whether world `id`, its token gone, is gone.
+    fn answered(&mut self, id: &str, answers: &[Answer]) -> bool {
+        tracing::trace!("the nodes answered: {answers:?}");
+        let Some(since) = self.lost else {
+            self.known.answered(answers.len());
+            return false;
+        };
+        let known = self.known.count();
+        let v = verdict(id, answers, known);
+        if v == Verdict::Gone {
+            tracing::info!(
+                "{id} gone: {} of the {known} node(s) known answered, none sees it ({} ms after its token went)",
+                answers.len(),
+                since.elapsed().as_millis()
+            );
+            return true;
+        }
+        // After a crash the nodes hear of it a moment after this standby:
+        // only a verdict that lasts is worth a warning.
+        if since.elapsed() >= SAY_AFTER && self.said.as_ref() != Some(&v) {
+            match &v {
+                Verdict::StillSeen { by } => tracing::warn!(
+                    "{id}'s token is gone from here but {by} node(s) still see it: this standby's link to it is cut; \
+                     not taking over"
+                ),
+                Verdict::TooFew { answered, known } => tracing::warn!(
+                    "{id}'s token is gone from here and only {answered} of the {known} node(s) known answer: this \
+                     standby may be the one cut off; not taking over until more than half answer"
+                ),
+                Verdict::Gone => {}
+            }
+            self.said = Some(v);
+        }
+        false
+    }
+}
+
 /// Follows the active world of `keys`' simulation as standby `me` (its
 /// token says so) and returns when that world has gone, with `fresh`
 /// (built from the world file this process was given) made into the world
@@ -145,10 +204,7 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
         .map_err(|e| anyhow::anyhow!("declaring the standby's token {token_key}: {e}"))?;
 
     let mut following: Option<String> = None;
-    // The world's token went at this instant (and is not back).
-    let mut lost: Option<std::time::Instant> = None;
-    let mut last_verdict: Option<Verdict> = None;
-    let mut known = Known::default();
+    let mut witnessed = Witnessed::default();
     let mut checkpoint: Option<Vec<u8>> = None;
     let (mut fetching, mut asking) = (false, false);
     let mut pull = tokio::time::interval(PULL_EVERY);
@@ -168,50 +224,14 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
                     ask_now = true;
                 }
                 Heard::World(id, alive) if following.as_ref() == Some(&id) => {
-                    tracing::debug!("{id}'s token {}", if alive { "came" } else { "went" });
-                    if alive && lost.take().is_some() {
-                        tracing::info!("{id} is back: standing by for it");
-                        last_verdict = None;
-                    } else if !alive {
-                        lost = Some(std::time::Instant::now());
-                        ask_now = true;
-                    }
+                    witnessed.token(&id, alive);
+                    ask_now |= !alive;
                 }
                 Heard::World(..) => {}
                 Heard::Witnesses(answers) => {
                     asking = false;
-                    tracing::trace!("the nodes answered: {answers:?}");
-                    let id = following.clone().unwrap_or_default();
-                    let Some(since) = lost else {
-                        known.answered(answers.len());
-                        continue;
-                    };
-                    let v = verdict(&id, &answers, known.count());
-                    if v == Verdict::Gone {
-                        tracing::info!(
-                            "{id} gone: {} of the {} node(s) known answered, none sees it ({} ms after its token went)",
-                            answers.len(),
-                            known.count(),
-                            since.elapsed().as_millis()
-                        );
+                    if let Some(id) = following.clone().filter(|id| witnessed.answered(id, &answers)) {
                         break id;
-                    }
-                    // After a crash the nodes hear of it a moment after this
-                    // standby: only a verdict that lasts is worth a warning.
-                    if since.elapsed() >= SAY_AFTER && last_verdict.as_ref() != Some(&v) {
-                        match &v {
-                            Verdict::StillSeen { by } => tracing::warn!(
-                                "{id}'s token is gone from here but {by} node(s) still see it: this standby's link to \
-                                 it is cut; not taking over"
-                            ),
-                            Verdict::TooFew { answered, known } => tracing::warn!(
-                                "{id}'s token is gone from here and only {answered} of the {known} node(s) known \
-                                 answer: this standby may be the one cut off; not taking over until more than half \
-                                 answer"
-                            ),
-                            Verdict::Gone => {}
-                        }
-                        last_verdict = Some(v);
                     }
                 }
                 Heard::Event => fetch_now = true,
@@ -230,7 +250,7 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
                 fetch_now = true;
                 ask_now = true;
             }
-            _ = again.tick(), if lost.is_some() => ask_now = true,
+            _ = again.tick(), if witnessed.lost.is_some() => ask_now = true,
             _ = lonely.tick(), if following.is_none() => {
                 tracing::info!("standing by: no world of this simulation yet");
             }
@@ -238,23 +258,12 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
         if ask_now && following.is_some() && !asking {
             ask_now = false;
             asking = true;
-            let (session, keys, tx) = (session.clone(), keys.clone(), tx.clone());
-            tokio::spawn(async move {
-                let answers = witness::ask(&session, &keys, ASK_TIMEOUT).await.unwrap_or_else(|e| {
-                    tracing::debug!("cannot ask the nodes: {e}");
-                    Vec::new()
-                });
-                let _ = tx.send(Heard::Witnesses(answers));
-            });
+            spawn_ask(session, keys, &tx);
         }
-        if fetch_now && following.is_some() && lost.is_none() && !fetching {
+        if fetch_now && following.is_some() && witnessed.lost.is_none() && !fetching {
             fetch_now = false;
             fetching = true;
-            let (session, keys, tx) = (session.clone(), keys.clone(), tx.clone());
-            tokio::spawn(async move {
-                let fetched = fetch_checkpoint(&session, &keys, FETCH_TIMEOUT).await;
-                let _ = tx.send(Heard::Checkpoint(fetched.map_err(anyhow::Error::from)));
-            });
+            spawn_fetch(session, keys, &tx);
         }
     };
 
@@ -287,6 +296,27 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
     }
     let term = highest_term.load(std::sync::atomic::Ordering::Relaxed) + 1;
     Ok(TakeOver { physics: fresh, memory, world_id: gone, paused, clock: status.map(|s| s.clock), term })
+}
+
+/// Asks the nodes which worlds they see; the answers come as heard.
+fn spawn_ask(session: &zenoh::Session, keys: &Keys, tx: &UnboundedSender<Heard>) {
+    let (session, keys, tx) = (session.clone(), keys.clone(), tx.clone());
+    tokio::spawn(async move {
+        let answers = witness::ask(&session, &keys, ASK_TIMEOUT).await.unwrap_or_else(|e| {
+            tracing::debug!("cannot ask the nodes: {e}");
+            Vec::new()
+        });
+        let _ = tx.send(Heard::Witnesses(answers));
+    });
+}
+
+/// Fetches the active world's checkpoint; it comes as heard.
+fn spawn_fetch(session: &zenoh::Session, keys: &Keys, tx: &UnboundedSender<Heard>) {
+    let (session, keys, tx) = (session.clone(), keys.clone(), tx.clone());
+    tokio::spawn(async move {
+        let fetched = fetch_checkpoint(&session, &keys, FETCH_TIMEOUT).await;
+        let _ = tx.send(Heard::Checkpoint(fetched.map_err(anyhow::Error::from)));
+    });
 }
 
 /// Subscribes to the world's tokens, events, states and status.
