@@ -6,8 +6,13 @@ use std::time::Duration;
 
 use clap::Args;
 use flotilla_node_kit::args::{open_session, shutdown_signal, NodeArgs, Role};
+use flotilla_node_kit::claims::live_tokens;
+use flotilla_node_kit::client::wait_for_description;
 use flotilla_record::bag::ChunkCompression;
 use flotilla_record::replay::Pace;
+use flotilla_record::rerun::Rerun;
+use flotilla_wire::control::ClockMode;
+use flotilla_wire::world_to_nodes::WorldStatus;
 use flotilla_wire::Keys;
 
 /// `flotilla record OUT`.
@@ -85,7 +90,9 @@ pub fn record(args: RecordArgs) -> anyhow::Result<()> {
             }
         };
         eprintln!("flotilla record: recording to {} (Ctrl-C to stop)", args.out.display());
-        let summary = flotilla_record::record::record(&session, &keys, &args.out, keep, args.compression, stop).await;
+        let rerun = rerun_of(&session, &keys).await;
+        let summary =
+            flotilla_record::record::record(&session, &keys, &args.out, keep, args.compression, rerun, stop).await;
         let _ = session.close().await;
         let summary = summary?;
         let total: u64 = summary.counts.values().sum();
@@ -107,6 +114,53 @@ pub fn record(args: RecordArgs) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// What running the recording again needs (`flotilla resim`), when the
+/// world runs in lockstep; otherwise `None`, saying why on stderr. Only a
+/// lockstep run gives the same outputs from the same inputs.
+async fn rerun_of(session: &zenoh::Session, keys: &Keys) -> Option<Rerun> {
+    let not = |why: String| {
+        eprintln!("flotilla record: the recording will not be re-runnable with `flotilla resim`: {why}");
+        None
+    };
+    let description = match wait_for_description(session, keys, Duration::from_secs(30)).await {
+        Ok(description) => description,
+        Err(e) => return not(format!("{e}")),
+    };
+    let status = match first_status(session, keys, Duration::from_secs(5)).await {
+        Ok(status) => status,
+        Err(e) => return not(e),
+    };
+    if status.clock != ClockMode::Lockstep {
+        return not(format!(
+            "the world runs in {} mode, and only a lockstep run (--clock lockstep) gives the same outputs from the \
+             same inputs",
+            status.clock
+        ));
+    }
+    if status.step > 0 {
+        eprintln!(
+            "flotilla record: the world is at step {} already; a re-run starts from step 0, so `flotilla resim` \
+             will refuse a recording that does not start there",
+            status.step
+        );
+    }
+    let participants = match live_tokens(session, keys.lockstep_all(), Duration::from_secs(2)).await {
+        Ok(tokens) => tokens.iter().filter_map(|t| keys.parse_lockstep(t)).map(String::from).collect(),
+        Err(_) => Vec::new(),
+    };
+    Rerun::of_world(&description, participants).map_or_else(not, Some)
+}
+
+/// The world's next status message, within `timeout`.
+async fn first_status(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Result<WorldStatus, String> {
+    let subscriber = session.declare_subscriber(keys.status()).await.map_err(|e| format!("{e}"))?;
+    let sample = tokio::time::timeout(timeout, subscriber.recv_async())
+        .await
+        .map_err(|_| format!("the world sent no status within {} s", timeout.as_secs()))?
+        .map_err(|e| format!("{e}"))?;
+    flotilla_wire::codec::decode::<WorldStatus>(&sample.payload().to_bytes()).map_err(|e| format!("a bad status: {e}"))
 }
 
 /// Replays a recording once.

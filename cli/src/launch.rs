@@ -105,8 +105,32 @@ pub struct RunArgs {
     /// the next port).
     #[arg(long, value_name = "ENDPOINT", requires = "standby_world")]
     standby_listen: Option<String>,
+    /// Lockstep participants besides the nodes launched to wait for before
+    /// the clock starts: a lockstep controller started with `--exec` (or
+    /// by hand) then sees the world from step 0, as the nodes do.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    participants: usize,
     #[command(flatten)]
     node: NodeArgs,
+}
+
+impl RunArgs {
+    /// `flotilla run WORLD` in lockstep with `participants` lockstep
+    /// participants waited for, on simulation `sim` listening on
+    /// `endpoint` (what `flotilla resim` runs).
+    pub fn lockstep_command_line(
+        world: &Path,
+        seed: u64,
+        sim: &str,
+        endpoint: &str,
+        participants: usize,
+    ) -> Vec<String> {
+        let mut line = vec!["run".to_string(), world.to_string_lossy().into_owned()];
+        line.extend(["--clock".into(), "lockstep".into(), "--seed".into(), seed.to_string()]);
+        line.extend(["--sim".into(), sim.to_string(), "--listen".into(), endpoint.to_string()]);
+        line.extend(["--participants".into(), participants.to_string()]);
+        line
+    }
 }
 
 /// A supervised child process.
@@ -172,7 +196,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         children.push(supervised("standby", sibling("flotilla-world")?, standby, vec![]));
     }
     children.insert(0, supervised("world", sibling("flotilla-world")?, world, vec![]));
-    let start = StartGate { nodes: binaries.len(), wait_at_most: start_wait(clock), clock };
+    let start = StartGate {
+        nodes: binaries.len() + args.participants,
+        recorder: args.record.is_some(),
+        wait_at_most: start_wait(clock),
+        clock,
+    };
     let pioneer = flotilla_plugins::pioneer::PioneerConfig::ROLE.binary;
     for binary in &binaries {
         let name = binary.trim_start_matches("flotilla-").to_string();
@@ -641,8 +670,11 @@ async fn stop_stage<'a>(children: impl Iterator<Item = &'a mut Supervised>) {
 /// and the console says so.
 #[derive(Debug, Clone, Copy)]
 struct StartGate {
-    /// Plugin nodes launched.
+    /// Plugin nodes launched, and the other participants asked for.
     nodes: usize,
+    /// Whether a recorder was launched: it is waited for too, so that a
+    /// recording starts at t = 0 (which `flotilla resim` needs).
+    recorder: bool,
     wait_at_most: Duration,
     clock: ClockMode,
 }
@@ -682,12 +714,56 @@ impl StartGate {
                 self.wait_at_most.as_secs()
             ));
         }
+        if self.recorder && !recorder_listens(session, &keys, give_up).await {
+            log("flotilla: the recorder did not start listening in time; starting the clock anyway".to_string());
+        }
         let resume = ControlRequest::Resume;
         match flotilla_node_kit::client::call_control(session, &keys, "resume", &resume, Duration::from_secs(10)).await
         {
             Ok(_) => log(format!("flotilla: {joined} nodes joined; stepping ({})", self.clock)),
             Err(e) => log(format!("flotilla: cannot start stepping: {e}")),
         }
+    }
+}
+
+/// Waits, until `give_up`, for a recorder to subscribe to the nodes'
+/// batches and for each input from outside (a `cmd_vel`) to be forwarded
+/// to it by the node that takes it in (its [`Keys::forwarder`] and
+/// [`Keys::forwarding`] tokens): a recorder takes those inputs from the
+/// nodes only, so a command sent before would be missing. Whether it did.
+async fn recorder_listens(session: &zenoh::Session, keys: &Keys, give_up: Instant) -> bool {
+    let Ok(probe) = session.declare_publisher(keys.recording("launcher-probe")).await else { return false };
+    while !probe.matching_status().await.is_ok_and(|status| status.matching()) {
+        if Instant::now() >= give_up {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let Ok(description) = flotilla_node_kit::client::fetch_description(session, keys, Duration::from_secs(5)).await
+    else {
+        return false;
+    };
+    let inputs: BTreeSet<String> =
+        flotilla_plugins::channels::forwarded_topics(&description).iter().map(|name| keys.ros(name)).collect();
+    let live = |key: String| async move {
+        flotilla_node_kit::claims::live_tokens(session, key, Duration::from_secs(1)).await.unwrap_or_default()
+    };
+    loop {
+        let tokens = live(keys.forwarders()).await;
+        let forwarded: BTreeSet<(String, String)> = (tokens.iter())
+            .filter_map(|token| keys.parse_forwarder(token).map(|(node, key)| (node.to_string(), key.to_string())))
+            .collect();
+        let mut ready = inputs.iter().all(|input| forwarded.iter().any(|(_, key)| key == input));
+        for node in forwarded.iter().map(|(node, _)| node).collect::<BTreeSet<_>>() {
+            ready &= !live(keys.forwarding(node)).await.is_empty();
+        }
+        if ready {
+            return true;
+        }
+        if Instant::now() >= give_up {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -5,6 +5,7 @@
 //! * `snapshot` — draw the running world into a PNG;
 //! * `view` — the live view in the browser;
 //! * `record`, `replay` — keep a run in MCAP and play it back;
+//! * `resim` — run a lockstep recording again and compare every output;
 //! * `spawn`, `delete`, `move`, `pause`, `resume`, `step`, `set-map`,
 //!   `map-command` — drive the world's control services.
 //!
@@ -17,6 +18,7 @@ mod checkpoint;
 mod control;
 mod keep;
 mod launch;
+mod resim;
 mod snapshot;
 mod status_line;
 mod view;
@@ -54,6 +56,9 @@ enum Command {
     Record(keep::RecordArgs),
     /// Publish a recording's topics again, on their keys, with its clock.
     Replay(keep::ReplayArgs),
+    /// Run a lockstep recording again from its inputs and compare every
+    /// output with it, message by message (exit 1 at a difference).
+    Resim(resim::ResimArgs),
     /// Save a running world to a file, or show what a checkpoint file
     /// holds.
     #[command(subcommand)]
@@ -173,6 +178,13 @@ fn main() -> std::process::ExitCode {
         Command::View(args) => view::view(args),
         Command::Record(args) => keep::record(args),
         Command::Replay(args) => keep::replay(args),
+        // Exit 1 for a difference, 2 for what kept it from comparing.
+        Command::Resim(args) => {
+            return resim::resim(args).unwrap_or_else(|e| {
+                eprintln!("flotilla resim: {e:#}");
+                std::process::ExitCode::from(2)
+            })
+        }
         Command::Spawn { model, name, ns, pose, node } => {
             control::spawn(&node, model, name, ns, flotilla_wire::geometry::Pose2::new(pose[0], pose[1], pose[2]))
         }

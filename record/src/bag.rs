@@ -203,6 +203,17 @@ impl<W: Rewritable> Bag<W> {
         Ok(())
     }
 
+    /// Adds a file to the bag (an MCAP attachment), written at
+    /// [`Bag::finish`].
+    pub fn attach(&mut self, name: &str, media_type: &str, log_time: u64, data: Vec<u8>) {
+        self.writer.attach(name, media_type, log_time, data);
+    }
+
+    /// Adds a metadata record of key-value pairs, written at [`Bag::finish`].
+    pub fn add_metadata(&mut self, name: &str, entries: Vec<(String, String)>) {
+        self.writer.add_metadata(name, entries);
+    }
+
     /// Messages written per topic so far.
     pub fn counts(&self) -> BTreeMap<String, u64> {
         self.channels.iter().map(|c| (c.topic.clone(), self.writer.message_count(c.id))).collect()

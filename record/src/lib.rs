@@ -8,9 +8,13 @@
 //!   [`mcap_file`] (its chunks compressed with [`lz4_frame`]) into a
 //!   [`direct_file`] (around the page cache);
 //! * [`record`] and [`replay`]: the Zenoh sides, the recorder finding
-//!   the nodes that forward it what they take in with `forwarders`.
+//!   the nodes that forward it what they take in with `forwarders`;
+//! * [`rerun`]: what a lockstep recording carries so that `flotilla
+//!   resim` can run it again, and [`compare`]: a re-run's messages against
+//!   the recording's.
 
 pub mod bag;
+pub mod compare;
 pub mod direct_file;
 mod forwarders;
 pub mod lz4_frame;
@@ -18,3 +22,4 @@ pub mod mcap_file;
 mod mcap_records;
 pub mod record;
 pub mod replay;
+pub mod rerun;

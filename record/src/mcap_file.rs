@@ -173,6 +173,18 @@ pub struct McapWriter<W: Rewritable> {
     chunk_count: u32,
     /// The earliest and latest log time of all messages, ns.
     times: Option<(u64, u64)>,
+    /// The attachments and metadata records, written after the last chunk
+    /// (a stored chunk may be streaming to the output until then).
+    extras: Vec<Extra>,
+}
+
+/// An attachment or a metadata record waiting for [`McapWriter::finish`].
+enum Extra {
+    /// A file the recording carries: its name, media type, log time (ns)
+    /// and bytes.
+    Attachment { name: String, media_type: String, log_time: u64, data: Vec<u8> },
+    /// Named key-value pairs.
+    Metadata { name: String, entries: Vec<(String, String)> },
 }
 
 impl<W: Rewritable> McapWriter<W> {
@@ -193,6 +205,7 @@ impl<W: Rewritable> McapWriter<W> {
             chunk_indexes: Records(Vec::new()),
             chunk_count: 0,
             times: None,
+            extras: Vec::new(),
         };
         let mut header = Records(MAGIC.to_vec());
         let at = header.open(opcode::HEADER);
@@ -585,6 +598,75 @@ impl<W: Rewritable> McapWriter<W> {
         Ok(indexes)
     }
 
+    /// Adds a file to the recording (an MCAP attachment, listed in the
+    /// summary), written when the file is finished.
+    pub fn attach(&mut self, name: &str, media_type: &str, log_time: u64, data: Vec<u8>) {
+        self.extras.push(Extra::Attachment { name: name.into(), media_type: media_type.into(), log_time, data });
+    }
+
+    /// Adds a metadata record `name` of key-value pairs, written when the
+    /// file is finished.
+    pub fn add_metadata(&mut self, name: &str, entries: Vec<(String, String)>) {
+        self.extras.push(Extra::Metadata { name: name.into(), entries });
+    }
+
+    /// Writes the attachments and metadata records; returns their index
+    /// records for the summary and how many of each there were.
+    fn write_extras(&mut self) -> io::Result<(Records, Records, u32, u32)> {
+        let mut attachment_indexes = Records(Vec::new());
+        let mut metadata_indexes = Records(Vec::new());
+        let (mut attachments, mut metadata) = (0u32, 0u32);
+        for extra in std::mem::take(&mut self.extras) {
+            let mut record = Records(Vec::new());
+            let offset = self.position;
+            match extra {
+                Extra::Attachment { name, media_type, log_time, data } => {
+                    let at = record.open(opcode::ATTACHMENT);
+                    record.u64(log_time);
+                    record.u64(log_time); // create time
+                    record.bytes(name.as_bytes())?;
+                    record.bytes(media_type.as_bytes())?;
+                    record.u64(data.len() as u64);
+                    record.0.extend_from_slice(&data);
+                    let crc = crc32fast::hash(&record.0[at + 8..]);
+                    record.u32(crc);
+                    record.close(at);
+                    let index = &mut attachment_indexes;
+                    let at = index.open(opcode::ATTACHMENT_INDEX);
+                    index.u64(offset);
+                    index.u64(record.0.len() as u64);
+                    index.u64(log_time);
+                    index.u64(log_time);
+                    index.u64(data.len() as u64);
+                    index.bytes(name.as_bytes())?;
+                    index.bytes(media_type.as_bytes())?;
+                    index.close(at);
+                    attachments += 1;
+                }
+                Extra::Metadata { name, entries } => {
+                    let at = record.open(opcode::METADATA);
+                    record.bytes(name.as_bytes())?;
+                    record.sized(|map| {
+                        entries.iter().try_for_each(|(key, value)| {
+                            map.bytes(key.as_bytes())?;
+                            map.bytes(value.as_bytes())
+                        })
+                    })?;
+                    record.close(at);
+                    let index = &mut metadata_indexes;
+                    let at = index.open(opcode::METADATA_INDEX);
+                    index.u64(offset);
+                    index.u64(record.0.len() as u64);
+                    index.bytes(name.as_bytes())?;
+                    index.close(at);
+                    metadata += 1;
+                }
+            }
+            self.put(&record.0)?;
+        }
+        Ok((attachment_indexes, metadata_indexes, attachments, metadata))
+    }
+
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.out.write_all(bytes)?;
         self.position += bytes.len() as u64;
@@ -598,6 +680,7 @@ impl<W: Rewritable> McapWriter<W> {
     pub fn finish(mut self) -> io::Result<W> {
         self.write_chunk(COMPRESSED)?;
         self.write_chunk(STORED)?;
+        let (attachment_indexes, metadata_indexes, attachments, metadata) = self.write_extras()?;
         let mut end = Records(Vec::new());
         let at = end.open(opcode::DATA_END);
         // The data section's CRC is left out (0, "missing", as the MCAP
@@ -618,8 +701,8 @@ impl<W: Rewritable> McapWriter<W> {
         statistics.u64(counts.iter().map(|(_, count)| count).sum());
         statistics.u16(self.schema_count);
         statistics.u32(counts.len() as u32);
-        statistics.u32(0); // attachments
-        statistics.u32(0); // metadata
+        statistics.u32(attachments);
+        statistics.u32(metadata);
         statistics.u32(self.chunk_count);
         statistics.u64(start_time);
         statistics.u64(end_time);
@@ -637,6 +720,8 @@ impl<W: Rewritable> McapWriter<W> {
             (opcode::CHANNEL, std::mem::take(&mut self.channels.0)),
             (opcode::STATISTICS, statistics.0),
             (opcode::CHUNK_INDEX, std::mem::take(&mut self.chunk_indexes.0)),
+            (opcode::ATTACHMENT_INDEX, attachment_indexes.0),
+            (opcode::METADATA_INDEX, metadata_indexes.0),
         ];
         let mut summary = Records(Vec::new());
         let mut offsets = Records(Vec::new());

@@ -21,7 +21,11 @@ pub(crate) mod opcode {
     pub const CHUNK: u8 = 0x06;
     pub const MESSAGE_INDEX: u8 = 0x07;
     pub const CHUNK_INDEX: u8 = 0x08;
+    pub const ATTACHMENT: u8 = 0x09;
+    pub const ATTACHMENT_INDEX: u8 = 0x0A;
     pub const STATISTICS: u8 = 0x0B;
+    pub const METADATA: u8 = 0x0C;
+    pub const METADATA_INDEX: u8 = 0x0D;
     pub const SUMMARY_OFFSET: u8 = 0x0E;
     pub const DATA_END: u8 = 0x0F;
     /// A private record (MCAP gives opcodes 0x80 and up to private

@@ -411,13 +411,15 @@ impl Writer {
 }
 
 /// Records the simulation `keys` names from `session` into `path`, its
-/// chunks compressed with `compression`, until `shutdown` completes.
+/// chunks compressed with `compression`, until `shutdown` completes; with
+/// `rerun`, what running it again needs goes into the file too.
 pub async fn record(
     session: &zenoh::Session,
     keys: &Keys,
     path: &Path,
     keep: Option<regex::Regex>,
     compression: ChunkCompression,
+    rerun: Option<crate::rerun::Rerun>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<Summary> {
     let writer: Shared = Arc::new(Mutex::new(Writer::new(Bag::create(path, compression)?, compression)));
@@ -496,6 +498,10 @@ pub async fn record(
         return Err(e.into());
     }
     let counts = bag.counts();
+    let mut bag = bag;
+    if let Some(rerun) = &rerun {
+        rerun.write_into(&mut bag);
+    }
     bag.finish()?;
     Ok(Summary {
         counts,

@@ -42,7 +42,7 @@ pub struct Played {
 }
 
 /// Whether a channel was recorded latched (its QoS says transient local).
-fn latched(channel: &mcap::Channel) -> bool {
+pub fn latched(channel: &mcap::Channel) -> bool {
     channel.metadata.get("offered_qos_profiles").is_some_and(|qos| qos.contains("durability: 1"))
 }
 

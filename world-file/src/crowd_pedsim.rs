@@ -48,6 +48,7 @@ pub struct PedsimPerson {
 
 /// The people of the pedsim scenario at `path`.
 pub fn read(path: &Path) -> Result<Vec<PedsimPerson>, LoadError> {
+    crate::sources::note(path);
     let text = std::fs::read_to_string(path)
         .map_err(|e| LoadError::new(path, "pedsim scenario", format!("cannot read {}: {e}", path.display())))?;
     let doc = roxmltree::Document::parse(&text)

@@ -29,6 +29,7 @@ const MM_PER_M: f64 = 1000.0;
 /// Reads the Flat world file at `path`, resolving its map names with
 /// `map_named` (which gives the world's name for a written one, or `None`).
 pub fn load(path: &Path, map_named: &dyn Fn(&str) -> Option<String>) -> Result<Vec<MapTransition>, LoadError> {
+    crate::sources::note(path);
     let text = std::fs::read_to_string(path).map_err(|e| {
         let why =
             if e.kind() == std::io::ErrorKind::NotFound { "file does not exist".to_string() } else { e.to_string() };

@@ -17,6 +17,7 @@ mod model_file;
 mod named_poses;
 mod preprocess;
 mod settings;
+mod sources;
 mod world_file;
 
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ pub use map_image::vectorize_occupancy;
 pub use model_file::load_model;
 pub use named_poses::{NamedPose, PoseBounds};
 pub use settings::{ClockMode, StallPolicy, WorldSettings};
-pub use world_file::{load_world, WorldSpec, FIRST_BODY_ID};
+pub use world_file::{load_world, load_world_with_sources, WorldSpec, FIRST_BODY_ID};
 
 /// Resolves a path written in `relative_to`: absolute paths stay, relative
 /// ones are taken from the directory of `relative_to` (Flatland's rule).
@@ -44,6 +45,7 @@ pub fn resolve_path(relative_to: &Path, written: &str) -> PathBuf {
 
 /// Reads and preprocesses a YAML file.
 pub(crate) fn read_yaml(path: &Path, entity: &str) -> Result<serde_yaml::Value, LoadError> {
+    sources::note(path);
     let text = std::fs::read_to_string(path).map_err(|e| {
         let why =
             if e.kind() == std::io::ErrorKind::NotFound { "file does not exist".to_string() } else { e.to_string() };

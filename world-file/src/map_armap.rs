@@ -106,6 +106,7 @@ struct MapObject {
 
 /// Loads the ArMap file at `path` as layer `layer`.
 pub fn load(path: &Path, layer: &str) -> Result<ArMapLayer, LoadError> {
+    crate::sources::note(path);
     let text = std::fs::read_to_string(path).map_err(|e| {
         LoadError::new(path, format!("layer \"{layer}\""), format!("cannot read {}: {e}", path.display()))
     })?;

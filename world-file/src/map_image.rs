@@ -21,6 +21,7 @@ pub fn load(
     negate: bool,
     origin: Pose2,
 ) -> Result<Vec<Segment>, String> {
+    crate::sources::note(path);
     let image = image::open(path).map_err(|e| e.to_string())?.to_luma8();
     let (width, height) = (image.width() as usize, image.height() as usize);
     let occupied: Vec<bool> = image

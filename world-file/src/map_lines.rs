@@ -11,6 +11,7 @@ use flotilla_wire::geometry::Pose2;
 /// than four numbers is an error naming its line number (as Flatland's).
 pub fn load(path: &Path, scale: f64, origin: Pose2) -> Result<Vec<Segment>, LoadError> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    crate::sources::note(path);
     let text = std::fs::read_to_string(path)
         .map_err(|e| LoadError::new(path, "", format!("cannot load {}: {e}", path.display())))?;
     let mut segments = Vec::new();

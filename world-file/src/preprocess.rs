@@ -73,6 +73,7 @@ fn included_path(written: &str, file: &Path, depth: usize) -> Result<std::path::
 }
 
 fn read(path: &Path, file: &Path) -> Result<String, LoadError> {
+    crate::sources::note(path);
     std::fs::read_to_string(path)
         .map_err(|e| LoadError::new(file, "", format!("cannot include {}: {e}", path.display())))
 }

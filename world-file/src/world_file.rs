@@ -119,6 +119,14 @@ impl WorldSpec {
     }
 }
 
+/// Loads a Flatland world file and everything it names, and says which
+/// files that read (the world file among them), in path order: what a
+/// recording carries so that the world can be loaded again elsewhere.
+pub fn load_world_with_sources(path: &Path) -> Result<(WorldSpec, Vec<std::path::PathBuf>), LoadError> {
+    let (world, read) = crate::sources::collect(|| load_world(path));
+    Ok((world?, read))
+}
+
 /// Loads a Flatland world file and everything it names.
 pub fn load_world(path: &Path) -> Result<WorldSpec, LoadError> {
     let root = read_yaml(path, "world")?;

@@ -184,3 +184,37 @@ fn a_message_of_a_channel_never_added_is_refused() {
         assert!(error.to_string().contains(&format!("no channel {unknown}")), "{error}");
     }
 }
+
+#[test]
+fn attachments_and_metadata_are_indexed_in_the_summary_and_read_back() {
+    let mut writer = McapWriter::new(Vec::new(), ChunkCompression::None, "ros2", "test").unwrap();
+    let schema = writer.add_schema("std_msgs/msg/String", "ros2msg", b"string data").unwrap();
+    writer.add_channel(1, schema, "/chatter", "cdr", &[]).unwrap();
+    writer.write(1, 1, 5, 5, b"hello").unwrap();
+    writer.attach("world/world.yaml", "application/yaml", 0, b"properties: {}\n".to_vec());
+    let png = noise(&mut 11, 3000);
+    writer.attach("world/map.png", "image/png", 0, png.clone());
+    writer.add_metadata("flotilla.resim", vec![("seed".into(), "7".into()), ("step_ns".into(), "5000000".into())]);
+    let file = writer.finish().unwrap();
+
+    let counts = records_checked(&file);
+    assert_eq!(counts.get(&opcode::ATTACHMENT), Some(&2));
+    assert_eq!(counts.get(&opcode::METADATA), Some(&1));
+    let summary = mcap::read::Summary::read(&file).unwrap().unwrap();
+    let stats = summary.stats.as_ref().unwrap();
+    assert_eq!((stats.attachment_count, stats.metadata_count), (2, 1));
+    let files: Vec<(String, Vec<u8>)> = (summary.attachment_indexes.iter())
+        .map(|index| {
+            let attachment = mcap::read::attachment(&file, index).unwrap();
+            (attachment.name, attachment.data.into_owned())
+        })
+        .collect();
+    assert_eq!(files[0], ("world/world.yaml".to_string(), b"properties: {}\n".to_vec()));
+    assert_eq!(files[1], ("world/map.png".to_string(), png));
+    let metadata = mcap::read::metadata(&file, &summary.metadata_indexes[0]).unwrap();
+    assert_eq!(metadata.name, "flotilla.resim");
+    assert_eq!(metadata.metadata["seed"], "7");
+    // The messages read as before.
+    let messages: Vec<_> = mcap::MessageStream::new(&file).unwrap().map(Result::unwrap).collect();
+    assert_eq!(messages.len(), 1);
+}

@@ -1,0 +1,412 @@
+//! `flotilla resim RUN.mcap`: runs a lockstep recording again from its
+//! inputs and compares every output, message by message.
+//!
+//! The world comes from the recording's files (or `--world DIR`), with its
+//! seed, in lockstep, its nodes launched by `flotilla run` as for any run.
+//! This command takes the recorded controllers' place: it joins the
+//! barrier, and at each state publishes the inputs recorded at that
+//! state's time (each `cmd_vel` as the drive had taken it: a plain `Twist`
+//! stamped with the state it came after, so that it takes effect at the
+//! same step whatever the timing) before it reports the step. Meanwhile it
+//! subscribes to every recorded output topic; at the end it compares them
+//! with the recording (see [`flotilla_record::compare`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use flotilla_messages::geometry_msgs::{decode_cmd_vel, TwistStamped};
+use flotilla_messages::std_msgs::Header;
+use flotilla_node_kit::args::{open_session, Role, ZenohArgs};
+use flotilla_node_kit::lockstep::LockstepReporter;
+use flotilla_record::compare::{compare_topic, TopicOutcome};
+use flotilla_record::record::CLOCK_TOPIC;
+use flotilla_record::rerun::Rerun;
+use flotilla_wire::codec::decode;
+use flotilla_wire::time::SimTime;
+use flotilla_wire::world_to_nodes::WorldState;
+use flotilla_wire::Keys;
+use zenoh_ext::{AdvancedSubscriberBuilderExt, HistoryConfig};
+
+/// `flotilla resim RUN.mcap`.
+#[derive(Args, Debug)]
+pub struct ResimArgs {
+    /// The recording: a lockstep run recorded by this Flotilla
+    /// (`flotilla record`, `flotilla run --record`).
+    pub recording: PathBuf,
+    /// Run the world file of the same name in this directory instead of
+    /// the recording's files: to see what a changed world changes.
+    #[arg(long, value_name = "DIR")]
+    pub world: Option<PathBuf>,
+    /// Compare only the output topics whose ROS name matches this regular
+    /// expression (all of them are still run).
+    #[arg(long, value_name = "REGEX")]
+    pub topics: Option<String>,
+    /// Stop at this sim time, seconds (default: the recording's end).
+    #[arg(long, value_name = "SECONDS")]
+    pub until: Option<f64>,
+    /// Also write the summary as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+/// What a resim found.
+#[derive(Debug, serde::Serialize)]
+pub struct Report {
+    /// The recording.
+    pub recording: String,
+    /// The world file run.
+    pub world: String,
+    /// Steps run.
+    pub steps: u64,
+    /// Inputs fed.
+    pub inputs: usize,
+    /// Per output topic compared.
+    pub topics: Vec<TopicOutcome>,
+}
+
+impl Report {
+    /// Whether every compared message was identical.
+    pub fn identical(&self) -> bool {
+        self.topics.iter().all(|t| t.divergence.is_none())
+    }
+}
+
+/// A recorded message: its channel's topic, type and durability, log
+/// time, payload.
+struct Message {
+    topic: String,
+    type_name: String,
+    /// Whether its topic is latched (transient local): its last message
+    /// is asked for, and the order across publishers is not defined.
+    latched: bool,
+    time_ns: u64,
+    payload: Vec<u8>,
+}
+
+/// An output topic compared: its type and whether it is latched.
+type OutputTopics = BTreeMap<String, (String, bool)>;
+
+/// Runs the recording again; exits 1 when an output differs.
+pub fn resim(args: ResimArgs) -> anyhow::Result<std::process::ExitCode> {
+    let bytes = std::fs::read(&args.recording).with_context(|| format!("cannot read {}", args.recording.display()))?;
+    let rerun = Rerun::read(&bytes, &args.recording).map_err(anyhow::Error::msg)?;
+    let messages = read_messages(&bytes, &args.recording)?;
+    let keep = args
+        .topics
+        .as_deref()
+        .map(|text| regex::Regex::new(text).map_err(|e| anyhow::anyhow!("--topics {text:?}: {e}")))
+        .transpose()?;
+    let recorded_end_ns = messages.iter().map(|m| m.time_ns).max().unwrap_or(0);
+    let end_ns = match args.until {
+        Some(s) if !(s.is_finite() && s >= 0.0) => bail!("--until must be a time in seconds, got {s}"),
+        Some(s) => ((s * 1e9) as u64).min(recorded_end_ns),
+        None => recorded_end_ns,
+    };
+    let end_step = end_ns / rerun.step_ns.max(1);
+    // The world's first clock is that of its first step.
+    if let Some(first) = messages.iter().find(|m| m.topic == CLOCK_TOPIC) {
+        if first.time_ns > rerun.step_ns {
+            bail!(
+                "{}: the recording starts at t = {:.3} s; a re-run starts the world from t = 0, so the recording \
+                 must too (start the recorder before the clock: `flotilla run --record`)",
+                args.recording.display(),
+                first.time_ns as f64 * 1e-9
+            );
+        }
+    }
+
+    let scratch = std::env::temp_dir().join(format!("flotilla-resim-{}", std::process::id()));
+    let world_file = match &args.world {
+        Some(dir) => {
+            let file = dir.join(&rerun.world_file);
+            if !file.is_file() {
+                bail!("--world {}: no {} in it (the recording's world file)", dir.display(), rerun.world_file);
+            }
+            file
+        }
+        None => rerun.extract(&scratch.join("world")).map_err(anyhow::Error::msg)?,
+    };
+    let spec = flotilla_world_file::load_world(&world_file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let description = spec.initial_description().map_err(|e| anyhow::anyhow!("{e}"))?;
+    if description.step_ns != rerun.step_ns {
+        bail!(
+            "{}: step of {} ns, the recording's {} ns: a re-run must step as the recording did",
+            world_file.display(),
+            description.step_ns,
+            rerun.step_ns
+        );
+    }
+    let inputs_by_topic = flotilla_plugins::channels::forwarded_topics(&description);
+    let (inputs, outputs): (Vec<Message>, Vec<Message>) =
+        messages.into_iter().filter(|m| m.time_ns <= end_ns).partition(|m| inputs_by_topic.contains(&m.topic));
+    let output_topics: OutputTopics = (outputs.iter())
+        .filter(|m| m.topic != CLOCK_TOPIC && keep.as_ref().is_none_or(|re| re.is_match(&m.topic)))
+        .map(|m| (m.topic.clone(), (m.type_name.clone(), m.latched)))
+        .collect();
+    eprintln!(
+        "flotilla resim: {} steps of {} ({} inputs, {} output topics to compare)",
+        end_step,
+        world_file.display(),
+        inputs.len(),
+        output_topics.len()
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rerun_messages =
+        runtime.block_on(run_again(&world_file, &rerun, &scratch, &inputs, &output_topics, end_step))?;
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    let mut recorded: BTreeMap<&str, Vec<(u64, Vec<u8>)>> = BTreeMap::new();
+    for message in outputs.iter().filter(|m| output_topics.contains_key(&m.topic)) {
+        recorded.entry(&message.topic).or_default().push((message.time_ns, message.payload.clone()));
+    }
+    let topics = (output_topics.iter())
+        .map(|(topic, (type_name, latched))| {
+            let mut again = rerun_messages.get(topic).cloned().unwrap_or_default();
+            let mut before = recorded.remove(topic.as_str()).unwrap_or_default();
+            if *latched {
+                // One message per publisher, in no defined order.
+                again.sort();
+                before.sort_by(|a, b| a.1.cmp(&b.1));
+            }
+            compare_topic(topic, type_name, rerun.step_ns, &before, &again)
+        })
+        .collect();
+    let report = Report {
+        recording: args.recording.display().to_string(),
+        world: world_file.display().to_string(),
+        steps: end_step,
+        inputs: inputs.len(),
+        topics,
+    };
+    print_summary(&report);
+    if let Some(path) = &args.report {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(if report.identical() { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::from(1) })
+}
+
+/// Every message of the MCAP file, in log-time order (a topic's messages
+/// of one time keep their order).
+fn read_messages(bytes: &[u8], path: &Path) -> anyhow::Result<Vec<Message>> {
+    let stream = mcap::MessageStream::new(bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut messages = Vec::new();
+    for message in stream {
+        let message = message.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let type_name = message.channel.schema.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+        messages.push(Message {
+            topic: message.channel.topic.clone(),
+            type_name,
+            latched: flotilla_record::replay::latched(&message.channel),
+            time_ns: message.log_time,
+            payload: message.data.into_owned(),
+        });
+    }
+    messages.sort_by_key(|m| m.time_ns);
+    Ok(messages)
+}
+
+/// What reaches the resim from the simulation.
+enum Arrival {
+    State(u64),
+    Output(usize, Vec<u8>),
+}
+
+/// Launches the world and its nodes, feeds `inputs` at their states up to
+/// `end_step`, and gives back what came on each of `outputs`.
+async fn run_again(
+    world_file: &Path,
+    rerun: &Rerun,
+    scratch: &Path,
+    inputs: &[Message],
+    outputs: &OutputTopics,
+    end_step: u64,
+) -> anyhow::Result<BTreeMap<String, Vec<Vec<u8>>>> {
+    let sim = format!("resim-{}", std::process::id());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    std::fs::create_dir_all(scratch)?;
+    let log_path = scratch.join("run.log");
+    let log = std::fs::File::create(&log_path)?;
+    let line = crate::launch::RunArgs::lockstep_command_line(world_file, rerun.seed, &sim, &endpoint, 1);
+    let mut run = tokio::process::Command::new(std::env::current_exe()?)
+        .args(&line)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .kill_on_drop(true)
+        .spawn()
+        .context("cannot start flotilla run")?;
+    let result = feed_and_listen(&sim, &endpoint, rerun.step_ns, inputs, outputs, end_step).await;
+    stop(&mut run).await;
+    result.map_err(|e| {
+        let tail = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let tail: Vec<&str> = tail.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect();
+        anyhow::anyhow!("{e}\nthe run's last lines:\n{}", tail.join("\n"))
+    })
+}
+
+/// SIGTERM to `flotilla run`, which stops its children in order.
+async fn stop(run: &mut tokio::process::Child) {
+    if let Some(pid) = run.id() {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM);
+    }
+    if tokio::time::timeout(Duration::from_secs(30), run.wait()).await.is_err() {
+        let _ = run.kill().await;
+    }
+}
+
+/// How long the re-run may go without a new state before it is given up.
+const STATE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Joins the barrier of `sim` at `endpoint`, feeds `inputs` (steps of
+/// `step_ns`) at their states up to `end_step`, and gives back what came
+/// on each of `outputs`.
+async fn feed_and_listen(
+    sim: &str,
+    endpoint: &str,
+    step_ns: u64,
+    inputs: &[Message],
+    outputs: &OutputTopics,
+    end_step: u64,
+) -> anyhow::Result<BTreeMap<String, Vec<Vec<u8>>>> {
+    let zenoh_error = |e: zenoh::Error| anyhow::anyhow!("{e}");
+    let keys = Keys::new(sim);
+    let zenoh = ZenohArgs { connect: vec![endpoint.to_string()], ..Default::default() };
+    let session = open_session(&zenoh, Role::Node).await?;
+    let (tx, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let mut subscribers = Vec::new();
+    let mut latched_subscribers = Vec::new();
+    let names: Vec<&String> = outputs.keys().collect();
+    for (index, (topic, (_, latched))) in outputs.iter().enumerate() {
+        let to = tx.clone();
+        let deliver = move |sample: zenoh::sample::Sample| {
+            let _ = to.send(Arrival::Output(index, sample.payload().to_bytes().into_owned()));
+        };
+        if *latched {
+            let subscriber = session
+                .declare_subscriber(keys.ros(topic))
+                .history(HistoryConfig::default().detect_late_publishers())
+                .callback(deliver)
+                .await
+                .map_err(zenoh_error)?;
+            latched_subscribers.push(subscriber);
+        } else {
+            subscribers.push(session.declare_subscriber(keys.ros(topic)).callback(deliver).await.map_err(zenoh_error)?);
+        }
+    }
+    let to = tx.clone();
+    subscribers.push(
+        session
+            .declare_subscriber(keys.world_state())
+            .callback(move |sample| {
+                if let Ok(state) = decode::<WorldState>(&sample.payload().to_bytes()) {
+                    let _ = to.send(Arrival::State(state.step));
+                }
+            })
+            .await
+            .map_err(zenoh_error)?,
+    );
+    let mut publishers = BTreeMap::new();
+    for topic in inputs.iter().map(|m| &m.topic).collect::<BTreeSet<_>>() {
+        let publisher = session
+            .declare_publisher(keys.ros(topic))
+            .congestion_control(zenoh::qos::CongestionControl::Block)
+            .await
+            .map_err(zenoh_error)?;
+        publishers.insert(topic.clone(), publisher);
+    }
+    // The subscriptions reach every node before the clock starts: it
+    // waits for this participant, which joins only now.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let reporter = LockstepReporter::join(&session, &keys, &format!("resim-{}", std::process::id())).await?;
+
+    let mut received: Vec<Vec<Vec<u8>>> = vec![Vec::new(); names.len()];
+    let mut next_input = 0;
+    let mut last_step: Option<u64> = None;
+    loop {
+        let arrival = tokio::time::timeout(STATE_TIMEOUT, arrivals.recv())
+            .await
+            .map_err(|_| anyhow::anyhow!("no world state within {} s", STATE_TIMEOUT.as_secs()))?
+            .ok_or_else(|| anyhow::anyhow!("the subscriptions closed"))?;
+        let step = match arrival {
+            Arrival::Output(index, payload) => {
+                received[index].push(payload);
+                continue;
+            }
+            Arrival::State(step) if last_step.is_some_and(|last| step <= last) => continue,
+            Arrival::State(step) => step,
+        };
+        last_step = Some(step);
+        // Every output of the steps before has arrived (it was published
+        // before its node reported); past the end, that is all.
+        if step > end_step {
+            break;
+        }
+        let state_ns = step * step_ns;
+        while let Some(input) = inputs.get(next_input).filter(|m| m.time_ns <= state_ns) {
+            let payload = as_taken(&input.payload, input.time_ns, step_ns);
+            publishers[&input.topic].put(payload).await.map_err(zenoh_error)?;
+            next_input += 1;
+        }
+        reporter.done(step, true).await;
+    }
+    drop(reporter);
+    drop(subscribers);
+    drop(latched_subscribers);
+    // What came in the meantime.
+    while let Ok(arrival) = arrivals.try_recv() {
+        if let Arrival::Output(index, payload) = arrival {
+            received[index].push(payload);
+        }
+    }
+    tokio::time::sleep(flotilla_node_kit::args::DRAIN).await;
+    let _ = session.close().await;
+    Ok(names.into_iter().cloned().zip(received).collect())
+}
+
+/// An input as its node took it: a plain `Twist` (a `cmd_vel` the drive
+/// received after answering the state at `time_ns`) goes out stamped with
+/// that time, so that it takes effect at the next step however it travels;
+/// anything else as it was.
+fn as_taken(payload: &[u8], time_ns: u64, step_ns: u64) -> Vec<u8> {
+    match decode_cmd_vel(payload) {
+        Ok((twist, None)) => {
+            let stamp = SimTime::at_step(time_ns / step_ns.max(1), step_ns).to_ros();
+            flotilla_messages::encode(&TwistStamped { header: Header { stamp, frame_id: String::new() }, twist })
+        }
+        _ => payload.to_vec(),
+    }
+}
+
+/// Prints what was compared and the first divergence of each topic.
+fn print_summary(report: &Report) {
+    let compared: usize = report.topics.iter().map(|t| t.compared).sum();
+    let identical: usize = report.topics.iter().map(|t| t.identical).sum();
+    println!(
+        "flotilla resim: {} topics, {compared} messages compared, {identical} identical, over {} steps",
+        report.topics.len(),
+        report.steps
+    );
+    for topic in &report.topics {
+        if let Some(d) = &topic.divergence {
+            println!(
+                "  {}: first difference at message {} (t = {:.3} s, step {}): {}: recorded {}, re-run {}",
+                topic.topic,
+                d.index,
+                d.time_ns as f64 * 1e-9,
+                d.step,
+                d.field,
+                d.recorded,
+                d.rerun
+            );
+        }
+    }
+    if report.identical() {
+        println!("flotilla resim: identical");
+    }
+}
