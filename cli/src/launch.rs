@@ -2,7 +2,7 @@
 //! processes, restart any that crashes, show a live status line, stop
 //! everything cleanly on Ctrl-C or SIGTERM.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -110,6 +110,23 @@ pub struct RunArgs {
     /// by hand) then sees the world from step 0, as the nodes do.
     #[arg(long, value_name = "N", default_value_t = 0)]
     participants: usize,
+    /// Serve a role's plugins with another program instead of Flotilla's
+    /// own node (repeatable): `laser=python3 my_laser.py`, the role being
+    /// the node's name without `flotilla-` (drive, odom, laser, sonar, …).
+    /// The program runs under `sh -c` with FLOTILLA_ENDPOINT and
+    /// FLOTILLA_SIM set, as a node: the clock waits for it to join, and it
+    /// is stopped and restarted as the nodes are.
+    #[arg(long = "replace", value_name = "ROLE=COMMAND")]
+    replace: Vec<String>,
+    /// Start the nodes only once the `--participants` have joined the
+    /// barrier: for a participant that must see every node's first
+    /// outputs, which a node sends as it joins (`flotilla resim`).
+    #[arg(long, requires = "participants")]
+    participants_first: bool,
+    /// An option for `flotilla-world` (repeatable), e.g.
+    /// `--world-arg=--wait-on-drives`.
+    #[arg(long = "world-arg", value_name = "ARG", allow_hyphen_values = true)]
+    world_args: Vec<String>,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -128,8 +145,28 @@ impl RunArgs {
         let mut line = vec!["run".to_string(), world.to_string_lossy().into_owned()];
         line.extend(["--clock".into(), "lockstep".into(), "--seed".into(), seed.to_string()]);
         line.extend(["--sim".into(), sim.to_string(), "--listen".into(), endpoint.to_string()]);
-        line.extend(["--participants".into(), participants.to_string()]);
+        line.extend(["--participants".into(), participants.to_string(), "--participants-first".into()]);
         line
+    }
+
+    /// The `--replace` programs by role, each role known to be one of
+    /// `binaries`' (the nodes this world would launch).
+    fn replacements(&self, binaries: &BTreeSet<&'static str>) -> anyhow::Result<BTreeMap<String, String>> {
+        let mut replaced = BTreeMap::new();
+        for given in &self.replace {
+            let Some((role, command)) = given.split_once('=').filter(|(r, c)| !r.is_empty() && !c.trim().is_empty())
+            else {
+                bail!("--replace {given:?}: expected ROLE=COMMAND, e.g. laser=\"python3 my_laser.py\"");
+            };
+            if !binaries.contains(format!("flotilla-{role}").as_str()) {
+                let roles: Vec<&str> = binaries.iter().map(|b| b.trim_start_matches("flotilla-")).collect();
+                bail!("--replace {role}=…: this world runs no {role} node (its nodes: {})", roles.join(", "));
+            }
+            if replaced.insert(role.to_string(), command.to_string()).is_some() {
+                bail!("--replace {role}=…: given twice");
+            }
+        }
+        Ok(replaced)
     }
 }
 
@@ -183,6 +220,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let ros_prefix = args.ros_prefix.clone().unwrap_or_else(|| spec.settings.ros_prefix.clone());
     let clock = args.clock.unwrap_or(spec.settings.clock);
     let (binaries, unserved) = node_binaries(&spec, &args);
+    let replaced = args.replacements(&binaries)?;
     let seed = args.seed.unwrap_or(spec.settings.seed);
     let resumed = crate::checkpoint::resumed(args.checkpoint.as_deref(), args.from_checkpoint.as_deref(), &spec, seed)?;
 
@@ -196,9 +234,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         children.push(supervised("standby", sibling("flotilla-world")?, standby, vec![]));
     }
     children.insert(0, supervised("world", sibling("flotilla-world")?, world, vec![]));
+    // The nodes that send a recorder batches (Flotilla's own, the
+    // Pioneer interface aside): a recording starts once each has seen it.
+    let batching = (binaries.iter())
+        .filter(|b| **b != flotilla_plugins::pioneer::PioneerConfig::ROLE.binary)
+        .filter(|b| !replaced.contains_key(b.trim_start_matches("flotilla-")))
+        .count();
     let start = StartGate {
         nodes: binaries.len() + args.participants,
-        recorder: args.record.is_some(),
+        recorder: args.record.is_some().then_some(batching),
+        participants_first: args.participants_first.then_some(args.participants),
         wait_at_most: start_wait(clock),
         clock,
     };
@@ -208,6 +253,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         // The plugin nodes are loopback peers, so their messages to each
         // other skip the world's router; the bridge and `--exec` programs
         // stay clients of the world.
+        if let Some(command) = replaced.get(&name) {
+            let env =
+                vec![("FLOTILLA_ENDPOINT".to_string(), endpoint.clone()), ("FLOTILLA_SIM".to_string(), sim.clone())];
+            children.push(supervised(&name, PathBuf::from("sh"), vec!["-c".into(), command.clone()], env));
+            continue;
+        }
         let mut node = node_args();
         node.extend(loopback_peer_args(&endpoint));
         if *binary == pioneer {
@@ -341,6 +392,7 @@ fn world_args(args: &RunArgs, listen: &str, ros_prefix: &str) -> Vec<String> {
     if let Some(every_s) = args.checkpoint_every {
         world.extend(["--checkpoint-every".into(), every_s.to_string()]);
     }
+    world.extend(args.world_args.iter().cloned());
     world
 }
 
@@ -468,13 +520,51 @@ async fn supervise(
     if let Some(address) = endpoint.split(',').next().and_then(tcp_address) {
         wait_for_listener(&mut children[0], &address, WORLD_LISTENS_WITHIN).await;
     }
-    for child in &mut children[1..] {
-        start(child, &console)?;
-    }
-
     // Our own Zenoh client, for the status line.
     let zenoh_args = ZenohArgs { connect: endpoint.split(',').map(String::from).collect(), ..Default::default() };
     let session = open_session(&zenoh_args, Role::Node).await?;
+    // A recorder before the nodes: a node answers the paused world's first
+    // state as soon as it joins, and those answers go into its batches only
+    // if a recorder already listens (a recording then starts at t = 0).
+    if let Some(participants) = start_gate.participants_first {
+        let keys = Keys::new(&sim);
+        let give_up = Instant::now() + start_gate.wait_at_most;
+        loop {
+            let joined = flotilla_node_kit::claims::live_tokens(&session, keys.lockstep_all(), Duration::from_secs(1))
+                .await
+                .map_or(0, |tokens| tokens.len());
+            if joined >= participants {
+                break;
+            }
+            if Instant::now() >= give_up {
+                log(format!(
+                    "flotilla: only {joined} of {participants} participants joined; starting the nodes anyway"
+                ));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    if let Some(recorder) = children.iter_mut().find(|c| c.name == "record") {
+        start(recorder, &console)?;
+        if !batches_wanted(&session, &Keys::new(&sim), Instant::now() + RECORDER_LISTENS_WITHIN).await {
+            log("flotilla: the recorder does not listen yet; starting the nodes anyway".to_string());
+        }
+    }
+    for child in children[1..].iter_mut().filter(|c| c.child.is_none() && !c.name.starts_with("exec")) {
+        start(child, &console)?;
+    }
+    // The `--exec` programs once the nodes forward the recorder what they
+    // take in: a controller's first command comes as soon as it sees the
+    // paused world's first state.
+    if let Some(batching) = start_gate.recorder {
+        if !recorder_listens(&session, &Keys::new(&sim), batching, Instant::now() + RECORDER_LISTENS_WITHIN).await {
+            log("flotilla: the nodes do not send the recorder their messages yet; starting the programs anyway".into());
+        }
+    }
+    for child in children[1..].iter_mut().filter(|c| c.child.is_none()) {
+        start(child, &console)?;
+    }
     let (status_tx, mut status_rx) = tokio::sync::mpsc::unbounded_channel();
     let _status_sub = session
         .declare_subscriber(Keys::new(&sim).status())
@@ -672,9 +762,13 @@ async fn stop_stage<'a>(children: impl Iterator<Item = &'a mut Supervised>) {
 struct StartGate {
     /// Plugin nodes launched, and the other participants asked for.
     nodes: usize,
-    /// Whether a recorder was launched: it is waited for too, so that a
-    /// recording starts at t = 0 (which `flotilla resim` needs).
-    recorder: bool,
+    /// With a recorder launched, how many nodes send it batches: it is
+    /// waited for too, and so are they, so that a recording starts at
+    /// t = 0 (which `flotilla resim` needs).
+    recorder: Option<usize>,
+    /// With `--participants-first`, how many participants the nodes wait
+    /// for.
+    participants_first: Option<usize>,
     wait_at_most: Duration,
     clock: ClockMode,
 }
@@ -714,8 +808,10 @@ impl StartGate {
                 self.wait_at_most.as_secs()
             ));
         }
-        if self.recorder && !recorder_listens(session, &keys, give_up).await {
-            log("flotilla: the recorder did not start listening in time; starting the clock anyway".to_string());
+        if let Some(batching) = self.recorder {
+            if !recorder_listens(session, &keys, batching, give_up).await {
+                log("flotilla: the recorder did not start listening in time; starting the clock anyway".to_string());
+            }
         }
         let resume = ControlRequest::Resume;
         match flotilla_node_kit::client::call_control(session, &keys, "resume", &resume, Duration::from_secs(10)).await
@@ -726,18 +822,33 @@ impl StartGate {
     }
 }
 
+/// How long `flotilla run --record` waits for its recorder to listen
+/// before it starts the nodes.
+const RECORDER_LISTENS_WITHIN: Duration = Duration::from_secs(30);
+
 /// Waits, until `give_up`, for a recorder to subscribe to the nodes'
-/// batches and for each input from outside (a `cmd_vel`) to be forwarded
-/// to it by the node that takes it in (its [`Keys::forwarder`] and
-/// [`Keys::forwarding`] tokens): a recorder takes those inputs from the
-/// nodes only, so a command sent before would be missing. Whether it did.
-async fn recorder_listens(session: &zenoh::Session, keys: &Keys, give_up: Instant) -> bool {
+/// batches; whether one did.
+async fn batches_wanted(session: &zenoh::Session, keys: &Keys, give_up: Instant) -> bool {
     let Ok(probe) = session.declare_publisher(keys.recording("launcher-probe")).await else { return false };
     while !probe.matching_status().await.is_ok_and(|status| status.matching()) {
         if Instant::now() >= give_up {
             return false;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    true
+}
+
+/// Waits, until `give_up`, for a recorder to subscribe to the nodes'
+/// batches, for `batching` nodes to have seen it (their
+/// [`Keys::forwarding`] tokens: their first outputs go into batches), and
+/// for each input from outside (a `cmd_vel`) to be forwarded to it by the
+/// node that takes it in (its [`Keys::forwarder`] token): a recorder takes
+/// those inputs from the nodes only, so a command sent before would be
+/// missing. Whether it did.
+async fn recorder_listens(session: &zenoh::Session, keys: &Keys, batching: usize, give_up: Instant) -> bool {
+    if !batches_wanted(session, keys, give_up).await {
+        return false;
     }
     let Ok(description) = flotilla_node_kit::client::fetch_description(session, keys, Duration::from_secs(5)).await
     else {
@@ -753,10 +864,10 @@ async fn recorder_listens(session: &zenoh::Session, keys: &Keys, give_up: Instan
         let forwarded: BTreeSet<(String, String)> = (tokens.iter())
             .filter_map(|token| keys.parse_forwarder(token).map(|(node, key)| (node.to_string(), key.to_string())))
             .collect();
-        let mut ready = inputs.iter().all(|input| forwarded.iter().any(|(_, key)| key == input));
-        for node in forwarded.iter().map(|(node, _)| node).collect::<BTreeSet<_>>() {
-            ready &= !live(keys.forwarding(node)).await.is_empty();
-        }
+        let seen: BTreeSet<String> = live(keys.forwarding("*")).await.into_iter().collect();
+        let mut ready = seen.len() >= batching;
+        ready &= inputs.iter().all(|input| forwarded.iter().any(|(_, key)| key == input));
+        ready &= forwarded.iter().all(|(node, _)| seen.contains(&keys.forwarding(node)));
         if ready {
             return true;
         }

@@ -50,6 +50,15 @@ pub struct ResimArgs {
     /// Also write the summary as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Run another program in one node's place, keeping everything else
+    /// (repeatable; `flotilla run --replace`): `laser=python3 my_laser.py`
+    /// shows exactly which outputs that one change moves.
+    #[arg(long = "replace", value_name = "ROLE=COMMAND")]
+    pub replace: Vec<String>,
+    /// An option for the re-run's `flotilla-world` (repeatable; `flotilla
+    /// run --world-arg`), e.g. `--world-arg=--wait-on-drives`.
+    #[arg(long = "world-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub world_args: Vec<String>,
 }
 
 /// What a resim found.
@@ -84,6 +93,28 @@ struct Message {
     latched: bool,
     time_ns: u64,
     payload: Vec<u8>,
+}
+
+/// An input to feed: when, on which topic, what.
+struct Input {
+    /// The state at whose time it goes out, ns.
+    due_ns: u64,
+    topic: String,
+    payload: Vec<u8>,
+}
+
+impl Input {
+    /// The recorded inputs in the order they go out: each at the state its
+    /// node had answered last when it came (which is when the controller's
+    /// command reached it, whatever its stamp says), an unstamped command
+    /// stamped with that state (see [`as_taken`]).
+    fn in_order(recorded: Vec<Message>, step_ns: u64) -> Vec<Input> {
+        let mut inputs: Vec<Input> = (recorded.into_iter())
+            .map(|m| Input { due_ns: m.time_ns, payload: as_taken(&m.payload, m.time_ns, step_ns), topic: m.topic })
+            .collect();
+        inputs.sort_by_key(|input| input.due_ns);
+        inputs
+    }
 }
 
 /// An output topic compared: its type and whether it is latched.
@@ -140,8 +171,18 @@ pub fn resim(args: ResimArgs) -> anyhow::Result<std::process::ExitCode> {
         );
     }
     let inputs_by_topic = flotilla_plugins::channels::forwarded_topics(&description);
+    let missing = missing_inputs(&recorded_channels(&bytes, &args.recording)?, &inputs_by_topic);
+    if !missing.is_empty() {
+        bail!(
+            "{}: no channel for the input(s) {}: a recording that left out what the world takes in (--topics) \
+             cannot be re-run",
+            args.recording.display(),
+            missing.join(", ")
+        );
+    }
     let (inputs, outputs): (Vec<Message>, Vec<Message>) =
         messages.into_iter().filter(|m| m.time_ns <= end_ns).partition(|m| inputs_by_topic.contains(&m.topic));
+    let inputs = Input::in_order(inputs, rerun.step_ns);
     let output_topics: OutputTopics = (outputs.iter())
         .filter(|m| m.topic != CLOCK_TOPIC && keep.as_ref().is_none_or(|re| re.is_match(&m.topic)))
         .map(|m| (m.topic.clone(), (m.type_name.clone(), m.latched)))
@@ -155,8 +196,16 @@ pub fn resim(args: ResimArgs) -> anyhow::Result<std::process::ExitCode> {
     );
 
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    // More for `flotilla run`: the nodes replaced.
+    let mut extra = Vec::new();
+    for replace in &args.replace {
+        extra.extend(["--replace".to_string(), replace.clone()]);
+    }
+    for arg in &args.world_args {
+        extra.push(format!("--world-arg={arg}"));
+    }
     let rerun_messages =
-        runtime.block_on(run_again(&world_file, &rerun, &scratch, &inputs, &output_topics, end_step))?;
+        runtime.block_on(run_again(&world_file, &rerun, &extra, &scratch, &inputs, &output_topics, end_step))?;
     let _ = std::fs::remove_dir_all(&scratch);
 
     let mut recorded: BTreeMap<&str, Vec<(u64, Vec<u8>)>> = BTreeMap::new();
@@ -168,9 +217,12 @@ pub fn resim(args: ResimArgs) -> anyhow::Result<std::process::ExitCode> {
             let mut again = rerun_messages.get(topic).cloned().unwrap_or_default();
             let mut before = recorded.remove(topic.as_str()).unwrap_or_default();
             if *latched {
-                // One message per publisher, in no defined order.
+                // What each publisher latched, in no defined order; a
+                // late subscriber may be given the last one twice.
                 again.sort();
+                again.dedup();
                 before.sort_by(|a, b| a.1.cmp(&b.1));
+                before.dedup_by(|a, b| a.1 == b.1);
             }
             compare_topic(topic, type_name, rerun.step_ns, &before, &again)
         })
@@ -210,6 +262,20 @@ fn read_messages(bytes: &[u8], path: &Path) -> anyhow::Result<Vec<Message>> {
     Ok(messages)
 }
 
+/// The topics of the MCAP file's channels, whether or not they have
+/// messages.
+fn recorded_channels(bytes: &[u8], path: &Path) -> anyhow::Result<BTreeSet<String>> {
+    let summary = mcap::read::Summary::read(bytes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+        .ok_or_else(|| anyhow::anyhow!("{}: no summary", path.display()))?;
+    Ok(summary.channels.values().map(|channel| channel.topic.clone()).collect())
+}
+
+/// The world's inputs from outside that the recording has no channel for.
+fn missing_inputs(channels: &BTreeSet<String>, inputs: &BTreeSet<String>) -> Vec<String> {
+    inputs.difference(channels).cloned().collect()
+}
+
 /// What reaches the resim from the simulation.
 enum Arrival {
     State(u64),
@@ -217,12 +283,14 @@ enum Arrival {
 }
 
 /// Launches the world and its nodes, feeds `inputs` at their states up to
-/// `end_step`, and gives back what came on each of `outputs`.
+/// `end_step`, and gives back what came on each of `outputs`; `extra`
+/// goes to `flotilla run`.
 async fn run_again(
     world_file: &Path,
     rerun: &Rerun,
+    extra: &[String],
     scratch: &Path,
-    inputs: &[Message],
+    inputs: &[Input],
     outputs: &OutputTopics,
     end_step: u64,
 ) -> anyhow::Result<BTreeMap<String, Vec<Vec<u8>>>> {
@@ -232,17 +300,25 @@ async fn run_again(
     std::fs::create_dir_all(scratch)?;
     let log_path = scratch.join("run.log");
     let log = std::fs::File::create(&log_path)?;
-    let line = crate::launch::RunArgs::lockstep_command_line(world_file, rerun.seed, &sim, &endpoint, 1);
-    let mut run = tokio::process::Command::new(std::env::current_exe()?)
-        .args(&line)
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .kill_on_drop(true)
-        .spawn()
-        .context("cannot start flotilla run")?;
-    let result = feed_and_listen(&sim, &endpoint, rerun.step_ns, inputs, outputs, end_step).await;
-    stop(&mut run).await;
+    let mut line = crate::launch::RunArgs::lockstep_command_line(world_file, rerun.seed, &sim, &endpoint, 1);
+    line.extend(extra.iter().cloned());
+    let mut run = None;
+    let start = || -> anyhow::Result<()> {
+        let child = tokio::process::Command::new(std::env::current_exe()?)
+            .args(&line)
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .context("cannot start flotilla run")?;
+        run = Some(child);
+        Ok(())
+    };
+    let result = feed_and_listen(&sim, &endpoint, rerun.step_ns, inputs, outputs, end_step, start).await;
+    if let Some(run) = &mut run {
+        stop(run).await;
+    }
     result.map_err(|e| {
         let tail = std::fs::read_to_string(&log_path).unwrap_or_default();
         let tail: Vec<&str> = tail.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect();
@@ -263,19 +339,35 @@ async fn stop(run: &mut tokio::process::Child) {
 /// How long the re-run may go without a new state before it is given up.
 const STATE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Joins the barrier of `sim` at `endpoint`, feeds `inputs` (steps of
-/// `step_ns`) at their states up to `end_step`, and gives back what came
-/// on each of `outputs`.
+/// Has `start` start the run of `sim` at `endpoint`, joins its barrier
+/// and subscribes to each of `outputs` before its nodes start (`flotilla
+/// run --participants-first`), feeds `inputs` (steps of `step_ns`) at
+/// their states up to `end_step` once the nodes that take them listen, and
+/// gives back what came on each of `outputs`. A client of the world, as a
+/// controller of `flotilla run --exec` is: what it sends goes through the
+/// world, so its inputs for a state reach their node before the next state
+/// does.
 async fn feed_and_listen(
     sim: &str,
     endpoint: &str,
     step_ns: u64,
-    inputs: &[Message],
+    inputs: &[Input],
     outputs: &OutputTopics,
     end_step: u64,
+    start: impl FnOnce() -> anyhow::Result<()>,
 ) -> anyhow::Result<BTreeMap<String, Vec<Vec<u8>>>> {
     let zenoh_error = |e: zenoh::Error| anyhow::anyhow!("{e}");
     let keys = Keys::new(sim);
+    start()?;
+    // A client connects once the world listens.
+    let address = endpoint.trim_start_matches("tcp/");
+    let give_up = tokio::time::Instant::now() + STATE_TIMEOUT;
+    while tokio::net::TcpStream::connect(address).await.is_err() {
+        if tokio::time::Instant::now() >= give_up {
+            bail!("the world did not listen on {endpoint} within {} s", STATE_TIMEOUT.as_secs());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let zenoh = ZenohArgs { connect: vec![endpoint.to_string()], ..Default::default() };
     let session = open_session(&zenoh, Role::Node).await?;
     let (tx, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
@@ -320,10 +412,18 @@ async fn feed_and_listen(
             .map_err(zenoh_error)?;
         publishers.insert(topic.clone(), publisher);
     }
-    // The subscriptions reach every node before the clock starts: it
-    // waits for this participant, which joins only now.
-    tokio::time::sleep(Duration::from_secs(1)).await;
     let reporter = LockstepReporter::join(&session, &keys, &format!("resim-{}", std::process::id())).await?;
+    // The nodes start now; the first inputs go out only once the nodes
+    // that take them listen, which they do before they join the barrier.
+    let give_up = tokio::time::Instant::now() + STATE_TIMEOUT;
+    for (topic, publisher) in &publishers {
+        while !publisher.matching_status().await.is_ok_and(|status| status.matching()) {
+            if tokio::time::Instant::now() >= give_up {
+                bail!("no node took the recorded input {topic} within {} s", STATE_TIMEOUT.as_secs());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 
     let mut received: Vec<Vec<Vec<u8>>> = vec![Vec::new(); names.len()];
     let mut next_input = 0;
@@ -348,9 +448,8 @@ async fn feed_and_listen(
             break;
         }
         let state_ns = step * step_ns;
-        while let Some(input) = inputs.get(next_input).filter(|m| m.time_ns <= state_ns) {
-            let payload = as_taken(&input.payload, input.time_ns, step_ns);
-            publishers[&input.topic].put(payload).await.map_err(zenoh_error)?;
+        while let Some(input) = inputs.get(next_input).filter(|m| m.due_ns <= state_ns) {
+            publishers[&input.topic].put(input.payload.clone()).await.map_err(zenoh_error)?;
             next_input += 1;
         }
         reporter.done(step, true).await;
@@ -369,10 +468,11 @@ async fn feed_and_listen(
     Ok(names.into_iter().cloned().zip(received).collect())
 }
 
-/// An input as its node took it: a plain `Twist` (a `cmd_vel` the drive
-/// received after answering the state at `time_ns`) goes out stamped with
-/// that time, so that it takes effect at the next step however it travels;
-/// anything else as it was.
+/// An input as its node took it: an unstamped command (a plain `Twist`,
+/// or a `TwistStamped` stamped zero, which a drive takes the same way),
+/// received by the drive after answering the state at `time_ns`, goes out
+/// stamped with that time, so that it takes effect at the next step
+/// however it travels; anything else as it was.
 fn as_taken(payload: &[u8], time_ns: u64, step_ns: u64) -> Vec<u8> {
     match decode_cmd_vel(payload) {
         Ok((twist, None)) => {
@@ -408,5 +508,36 @@ fn print_summary(report: &Report) {
     }
     if report.identical() {
         println!("flotilla resim: identical");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_twist_goes_out_stamped_with_the_state_it_came_after_and_anything_else_as_it_was() {
+        let mut twist = flotilla_messages::geometry_msgs::Twist::default();
+        twist.linear.x = 0.4;
+        let stamped = as_taken(&flotilla_messages::encode(&twist), 35_000_000, 5_000_000);
+        let (again, stamp_ns) = decode_cmd_vel(&stamped).unwrap();
+        assert_eq!((again.linear.x, stamp_ns), (0.4, Some(35_000_000)));
+        // Stamped: it says itself when it takes effect.
+        let mut stamped = TwistStamped::default();
+        stamped.header.stamp = SimTime::at_step(9, 5_000_000).to_ros();
+        let already = flotilla_messages::encode(&stamped);
+        assert_eq!(as_taken(&already, 35_000_000, 5_000_000), already);
+        // Stamped zero means unstamped to a drive: stamped as a Twist is.
+        let zero = as_taken(&flotilla_messages::encode(&TwistStamped::default()), 35_000_000, 5_000_000);
+        assert_eq!(decode_cmd_vel(&zero).unwrap().1, Some(35_000_000));
+        let other = flotilla_messages::encode(&flotilla_messages::std_msgs::Bool { data: true });
+        assert_eq!(as_taken(&other, 0, 5_000_000), other);
+    }
+
+    #[test]
+    fn an_input_without_a_channel_is_named() {
+        let channels: BTreeSet<String> = ["/a/scan", "/a/cmd_vel"].map(String::from).into();
+        let inputs: BTreeSet<String> = ["/a/cmd_vel", "/b/cmd_vel"].map(String::from).into();
+        assert_eq!(missing_inputs(&channels, &inputs), ["/b/cmd_vel"]);
     }
 }

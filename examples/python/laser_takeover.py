@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from typing import Any
 
 import flotilla
@@ -107,8 +108,9 @@ def cast(origin: np.ndarray, angles: np.ndarray, segments: np.ndarray, centres: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--connect", default="tcp/127.0.0.1:7450")
-    parser.add_argument("--sim", default="default")
+    # `flotilla run --replace` and `--exec` give the endpoint and sim.
+    parser.add_argument("--connect", default=os.environ.get("FLOTILLA_ENDPOINT", "tcp/127.0.0.1:7450"))
+    parser.add_argument("--sim", default=os.environ.get("FLOTILLA_SIM", "default"))
     parser.add_argument("--model", required=True, help="the robot whose laser this replaces")
     parser.add_argument("--plugin", default="laser", help="its Laser plugin's name")
     parser.add_argument("--sigma-base", type=float, default=0.005, help="noise sigma at 0 m, m")

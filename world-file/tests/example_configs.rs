@@ -17,6 +17,7 @@ fn every_example_world_loads() {
         "tests/room/world.yaml",
         "tests/room/ramp.world.yaml",
         "tests/room/annex.world.yaml",
+        "tests/resim/world.yaml",
         "tests/tricycle/world.yaml",
         "tests/localization/world.yaml",
         "pioneer/world.yaml",
