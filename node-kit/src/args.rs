@@ -169,17 +169,11 @@ pub async fn open_session(args: &ZenohArgs, role: Role) -> Result<zenoh::Session
 pub const DRAIN: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Closes a process's session at a clean stop. Ending `runtime` ends the
-/// tasks that hold the process's subscriptions and publishers, which
-/// undeclares them so the peers stop sending; after [`DRAIN`] for the
-/// messages already in flight, the session closes. Zenoh logs "Received
-/// Data for unknown expr_id" at ERROR for a message that arrives for a key
-/// expression the process has just undeclared or for a session being
-/// closed, and a peer slow to hear of the ends (a loaded host) still sends
-/// a few: at the end of otherwise clean runs, so
-/// [`crate::logging::session_closing`] keeps them out of the log.
+/// tasks that hold the process's subscriptions, which undeclares them so
+/// the peers stop sending; after [`DRAIN`] for the messages already in
+/// flight, the session closes.
 pub fn close_after_drain(runtime: tokio::runtime::Runtime, session: zenoh::Session) {
     use zenoh::Wait;
-    crate::logging::session_closing();
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     std::thread::sleep(DRAIN);
     let _ = session.close().wait();

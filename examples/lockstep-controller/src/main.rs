@@ -194,7 +194,6 @@ async fn run(args: Args, keys: Keys) -> anyhow::Result<()> {
         reporter.done(state.step, true).await;
     }
     // Leaving: the world stops waiting for this program.
-    flotilla_node_kit::logging::session_closing();
     drop(reporter);
     drop(subscribers);
     tokio::time::sleep(flotilla_node_kit::args::DRAIN).await;

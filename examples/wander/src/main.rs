@@ -162,7 +162,6 @@ fn main() -> anyhow::Result<()> {
         }
         shutdown_signal().await;
         // Undeclared first, so the peers stop sending before the close.
-        flotilla_node_kit::logging::session_closing();
         drop(subscribers);
         tokio::time::sleep(flotilla_node_kit::args::DRAIN).await;
         let _ = session.close().await;
