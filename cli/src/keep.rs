@@ -61,7 +61,8 @@ pub struct ReplayArgs {
     pub node: NodeArgs,
 }
 
-fn regex_of(topics: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
+/// The `--topics` regular expression, if given.
+pub(crate) fn regex_of(topics: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
     topics
         .as_deref()
         .map(|text| regex::Regex::new(text).map_err(|e| anyhow::anyhow!("--topics {text:?}: {e}")))

@@ -125,11 +125,7 @@ pub fn resim(args: ResimArgs) -> anyhow::Result<std::process::ExitCode> {
     let bytes = std::fs::read(&args.recording).with_context(|| format!("cannot read {}", args.recording.display()))?;
     let rerun = Rerun::read(&bytes, &args.recording).map_err(anyhow::Error::msg)?;
     let messages = read_messages(&bytes, &args.recording)?;
-    let keep = args
-        .topics
-        .as_deref()
-        .map(|text| regex::Regex::new(text).map_err(|e| anyhow::anyhow!("--topics {text:?}: {e}")))
-        .transpose()?;
+    let keep = crate::keep::regex_of(&args.topics)?;
     let recorded_end_ns = messages.iter().map(|m| m.time_ns).max().unwrap_or(0);
     let end_ns = match args.until {
         Some(s) if !(s.is_finite() && s >= 0.0) => bail!("--until must be a time in seconds, got {s}"),

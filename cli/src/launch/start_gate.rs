@@ -21,9 +21,9 @@ use crate::status_line::Console;
 pub(super) struct StartGate {
     /// Plugin nodes launched, and the other participants asked for.
     pub(super) nodes: usize,
-    /// With a recorder launched, how many nodes send it batches: it is
-    /// waited for too, and so are they, so that a recording starts at
-    /// t = 0 (which `flotilla resim` needs).
+    /// With a recorder launched, how many nodes send it batches: the
+    /// `--exec` programs start once it listens and they all have seen it,
+    /// so that a recording starts at t = 0 (which `flotilla resim` needs).
     pub(super) recorder: Option<usize>,
     /// With `--participants-first`, how many participants the nodes wait
     /// for.
@@ -60,11 +60,6 @@ impl StartGate {
                 self.nodes,
                 self.wait_at_most.as_secs()
             ));
-        }
-        if let Some(batching) = self.recorder {
-            if !recorder_listens(session, &keys, batching, give_up).await {
-                log("flotilla: the recorder did not start listening in time; starting the clock anyway".to_string());
-            }
         }
         let resume = ControlRequest::Resume;
         match flotilla_node_kit::client::call_control(session, &keys, "resume", &resume, Duration::from_secs(10)).await
