@@ -12,6 +12,13 @@
 //! lost its standby steps only while more than half of its nodes answer.
 //! Two majorities of one set of nodes share a node, so at most one world
 //! steps.
+//!
+//! An answer also says the terms of the running worlds the node sees (see
+//! `flotilla_world::fence`): a world cut off while a standby took over
+//! learns of the higher term from the nodes as soon as it reaches them
+//! again, even when its own link to the new world does not come back
+//! whole (Zenoh 1.10 can lose the declarations of two routers that
+//! reconnect, eclipse-zenoh/zenoh#1886).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -28,22 +35,58 @@ use crate::subscribe::watch_tokens;
 /// as long as the node runs.
 pub struct Witness {
     _worlds: zenoh::pubsub::Subscriber<()>,
+    _terms: zenoh::pubsub::Subscriber<()>,
     _answers: zenoh::query::Queryable<()>,
+}
+
+/// What a node sees: the ids of the worlds and the terms of the running
+/// worlds whose tokens are alive.
+#[derive(Default)]
+struct Seen {
+    worlds: BTreeSet<String>,
+    terms: BTreeSet<u64>,
+}
+
+/// The prefix of an answer's lines that carry a term, beside the lines that
+/// carry a world's id (`world-…`).
+const TERM_LINE: &str = "term ";
+
+impl Seen {
+    /// The answer's payload: a line per world id, then a line `term N` per
+    /// term.
+    fn payload(&self) -> String {
+        let worlds = self.worlds.iter().cloned();
+        let terms = self.terms.iter().map(|t| format!("{TERM_LINE}{t}"));
+        worlds.chain(terms).collect::<Vec<_>>().join("\n")
+    }
 }
 
 /// Starts answering as node `node` which worlds of `keys`' simulation it
 /// sees.
 pub async fn declare(session: &zenoh::Session, keys: &Keys, node: &str) -> Result<Witness> {
-    let seen: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let seen: Arc<Mutex<Seen>> = Arc::default();
     let worlds = {
         let (seen, keys) = (seen.clone(), keys.clone());
         watch_tokens(session, keys.world_tokens(), move |key, alive| {
             let Some(id) = keys.parse_node_token(key) else { return };
-            let mut seen = lock(&seen);
+            let worlds = &mut lock(&seen).worlds;
             if alive {
-                seen.insert(id.to_string());
+                worlds.insert(id.to_string());
             } else {
-                seen.remove(id);
+                worlds.remove(id);
+            }
+        })
+        .await?
+    };
+    let terms = {
+        let (seen, keys) = (seen.clone(), keys.clone());
+        watch_tokens(session, keys.term_tokens(), move |key, alive| {
+            let Some(term) = keys.parse_term(key) else { return };
+            let terms = &mut lock(&seen).terms;
+            if alive {
+                terms.insert(term);
+            } else {
+                terms.remove(&term);
             }
         })
         .await?
@@ -54,7 +97,7 @@ pub async fn declare(session: &zenoh::Session, keys: &Keys, node: &str) -> Resul
         session
             .declare_queryable(&key)
             .callback(move |query| {
-                let payload = lock(&seen).iter().cloned().collect::<Vec<_>>().join("\n");
+                let payload = lock(&seen).payload();
                 if let Err(e) = query.reply(&answer_key, payload).wait() {
                     tracing::debug!("cannot answer a world's question on {answer_key}: {e}");
                 }
@@ -62,19 +105,34 @@ pub async fn declare(session: &zenoh::Session, keys: &Keys, node: &str) -> Resul
             .await
             .map_err(Error::zenoh("answer on", key))?
     };
-    Ok(Witness { _worlds: worlds, _answers: answers })
+    Ok(Witness { _worlds: worlds, _terms: terms, _answers: answers })
 }
 
 /// One node's answer: the worlds it sees.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Answer {
     /// The node's id.
     pub node: String,
     /// The ids of the worlds whose tokens it sees.
     pub worlds: Vec<String>,
+    /// The terms of the running worlds whose term tokens it sees.
+    pub terms: Vec<u64>,
 }
 
 impl Answer {
+    /// Reads node `node`'s answer from its payload (see [`Seen::payload`]).
+    fn parse(node: &str, text: &str) -> Answer {
+        let mut answer = Answer { node: node.to_string(), ..Answer::default() };
+        for line in text.lines().filter(|l| !l.is_empty()) {
+            match line.strip_prefix(TERM_LINE).map(str::parse::<u64>) {
+                Some(Ok(term)) => answer.terms.push(term),
+                Some(Err(_)) => tracing::debug!("node {node} answered a term that is not a number: {line:?}"),
+                None => answer.worlds.push(line.to_string()),
+            }
+        }
+        answer
+    }
+
     /// Whether this node sees world `id`.
     pub fn sees(&self, id: &str) -> bool {
         self.worlds.iter().any(|w| w == id)
@@ -96,8 +154,7 @@ pub async fn ask(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Re
         let Ok(sample) = reply.result() else { continue };
         let Some(node) = keys.parse_witness(sample.key_expr().as_str()) else { continue };
         let text = sample.payload().try_to_string().map(|s| s.into_owned()).unwrap_or_default();
-        let worlds = text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect();
-        answers.push(Answer { node: node.to_string(), worlds });
+        answers.push(Answer::parse(node, &text));
     }
     answers.sort_by(|a, b| a.node.cmp(&b.node));
     answers.dedup_by(|a, b| a.node == b.node);
@@ -146,6 +203,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_says_the_worlds_and_the_terms_a_node_sees() {
+        let seen = Seen { worlds: ["world-a".into(), "world-b".into()].into(), terms: [0, 1].into() };
+        let answer = Answer::parse("drive-1", &seen.payload());
+        assert_eq!(answer.worlds, ["world-a", "world-b"]);
+        assert_eq!(answer.terms, [0, 1]);
+        assert!(answer.sees("world-b") && !answer.sees("world-c"));
+        // A node that sees nothing answers nothing, which is an answer.
+        assert_eq!(Answer::parse("odom-2", ""), Answer { node: "odom-2".into(), ..Answer::default() });
+    }
 
     #[test]
     fn a_majority_is_more_than_half_of_the_nodes_known() {

@@ -15,7 +15,9 @@
 //!   standby. A world that receives states from another process (its id
 //!   is the same after a take-over) looks at the terms alive: when one is
 //!   higher than its own, a standby took over while it was cut off, and it
-//!   steps down ([`guard`] returns why; the process ends, and `flotilla
+//!   steps down; so it does when the nodes' answers tell of a higher term
+//!   (its link to the new world may come back without the other's
+//!   declarations) ([`guard`] returns why; the process ends, and `flotilla
 //!   run` starts it again, when it stands by for the world now running).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,10 +107,7 @@ pub async fn guard(session: zenoh::Session, keys: Keys, term: u64) -> anyhow::Re
         if foreign.swap(false, Ordering::Relaxed) {
             let higher = highest_term(&session, &keys).await.filter(|&t| t > term);
             if let Some(higher) = higher {
-                return Ok(format!(
-                    "a world of term {higher} runs this simulation (this one is of term {term}): a standby took \
-                     over while this world was cut off from it and from most nodes"
-                ));
+                return Ok(stepping_down(higher, term, "publishing states"));
             }
             if !told_of_lower {
                 told_of_lower = true;
@@ -122,6 +121,12 @@ pub async fn guard(session: zenoh::Session, keys: Keys, term: u64) -> anyhow::Re
             continue;
         }
         let answers = witness::ask(&session, &keys, ASK_TIMEOUT).await.unwrap_or_default();
+        // The nodes reach both worlds on links of their own: they tell of
+        // a higher term even when this world's link to the new one came
+        // back without its declarations (eclipse-zenoh/zenoh#1886).
+        if let Some(higher) = answers.iter().flat_map(|a| a.terms.iter().copied()).filter(|&t| t > term).max() {
+            return Ok(stepping_down(higher, term, "as the nodes tell"));
+        }
         if majority(answers.len(), known.count()) {
             known.answered(answers.len());
             short = 0;
@@ -146,6 +151,15 @@ pub async fn guard(session: zenoh::Session, keys: Keys, term: u64) -> anyhow::Re
             _ => {}
         }
     }
+}
+
+/// Why a world of term `term` steps down: one of term `higher` runs,
+/// `how` it was seen.
+fn stepping_down(higher: u64, term: u64, how: &str) -> String {
+    format!(
+        "a world of term {higher} runs this simulation ({how}; this one is of term {term}): a standby took over \
+         while this world was cut off from it and from most nodes"
+    )
 }
 
 /// Asks the world's own control service for `request`; whether it did.

@@ -8,6 +8,7 @@ use flotilla_node_kit::args::{open_session, NodeArgs, Role};
 use flotilla_wire::Keys;
 use flotilla_world::node::{run, CheckpointEvery, ModelDirs, WorldNodeConfig};
 use flotilla_world::physics::Physics;
+use flotilla_world::standby::Standby;
 use flotilla_world_file::{load_world, ClockMode};
 
 /// The authoritative world process of a Flotilla simulation.
@@ -156,10 +157,14 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {
-        let session = open_session(&args.node.zenoh, Role::World).await?;
-        if !args.node.zenoh.connect.is_empty() {
-            wait_connected(&session).await;
-        }
+        let open = || async {
+            let session = open_session(&args.node.zenoh, Role::World).await?;
+            if !args.node.zenoh.connect.is_empty() {
+                wait_connected(&session).await;
+            }
+            anyhow::Ok(session)
+        };
+        let mut session = open().await?;
         let running = running_world(&session, &config.keys).await?;
         let mut term = 0;
         let physics = if args.standby || running.is_some() {
@@ -169,7 +174,19 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
                     args.node.sim
                 );
             }
-            let took = flotilla_world::standby::stand_by(&session, &config.keys, &config.node_id, physics).await?;
+            let (mut fresh, mut followed) = (physics, None);
+            let took = loop {
+                match flotilla_world::standby::stand_by(&session, &config.keys, &config.node_id, fresh, followed)
+                    .await?
+                {
+                    Standby::TookOver(took) => break took,
+                    Standby::Relink(given_back, had) => {
+                        (fresh, followed) = (given_back, Some(had));
+                        let _ = session.close().await;
+                        session = open().await?;
+                    }
+                }
+            };
             config.node_id = took.world_id;
             config.start_paused = took.paused;
             config.node_memory = took.memory;

@@ -25,6 +25,22 @@
 //! and takes over only when more than half of the nodes it knew answer and
 //! none of them still sees the world; until then it asks again every
 //! [`ASK_AGAIN`], and goes on standing by if the world's token comes back.
+//!
+//! When the link comes back, the token should too, within milliseconds. Zenoh
+//! 1.10 can lose the declarations of two routers that reconnect while one
+//! is busy (eclipse-zenoh/zenoh#1886): connected again, one does not see
+//! some of the other's tokens, subscribers or queryables. A standby whose
+//! link came back (no router connected after the token went, then one) but
+//! that does not see the world's token for [`RELINK_AFTER`] while the
+//! nodes still see the world, or whose world's token came back but that
+//! has not had a checkpoint and a state of it [`RELINK_AFTER`] later, says
+//! so and returns [`Standby::Relink`]: the world process opens its session
+//! afresh and goes on standing by for the same world, with the checkpoint
+//! and state it had. (While a link is cut, Zenoh may keep the
+//! other's token and transport for its lease, 10 s, or longer: silence
+//! alone says nothing.) Once it has had a checkpoint and a state after
+//! following began or the token came back, it says so in the log ("…
+//! received: following it").
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -56,6 +72,14 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// over says why.
 const SAY_AFTER: Duration = Duration::from_secs(1);
 
+/// How long after its link came back a standby may go without the
+/// world's token (while the nodes see the world), or after the token came
+/// back without a checkpoint and a state, before it takes Zenoh's routes
+/// to the world for lost: the token comes back within milliseconds of a
+/// reconnection, states come every step or few, and a checkpoint is
+/// fetched every [`PULL_EVERY`] (each fetch may take 5 s).
+pub const RELINK_AFTER: Duration = Duration::from_secs(10);
+
 /// How long the nodes have to answer which worlds they see.
 const ASK_TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -63,6 +87,30 @@ const ASK_TIMEOUT: Duration = Duration::from_millis(500);
 /// they do not agree that the world is: a node may hear of its going a
 /// moment after this standby did.
 pub const ASK_AGAIN: Duration = Duration::from_millis(200);
+
+/// How standing by ended.
+pub enum Standby {
+    /// The active world is gone and this one took over.
+    TookOver(TakeOver),
+    /// Connected again, this standby's session lost the world's
+    /// declarations (see the module's documentation): open a new session
+    /// and stand by again with the world given back and what this standby
+    /// had of the world it followed.
+    Relink(Physics, Followed),
+}
+
+/// What a standby had of the world it followed, carried over to a new
+/// session: it goes on following that world (its token not seen yet, so
+/// it asks the nodes), and takes over from the same checkpoint and state
+/// should the world be gone meanwhile.
+pub struct Followed {
+    id: String,
+    checkpoint: Option<Vec<u8>>,
+    last_state: Option<ZBytes>,
+    last_status: Option<WorldStatus>,
+    known: Known,
+    highest_term: u64,
+}
 
 /// The world a standby took over, for the world node to run.
 pub struct TakeOver {
@@ -124,6 +172,14 @@ struct Witnessed {
     lost: Option<Instant>,
     /// The last verdict said in the log, so that it is said once.
     said: Option<Verdict>,
+    /// Whether the last answers said some nodes still see the world.
+    still_seen: bool,
+    /// Whether no router was connected at some moment since the token
+    /// went: the link was cut.
+    cut: bool,
+    /// Since when this standby has been connected to a router again while
+    /// the world's token stayed away and the nodes saw the world.
+    connected_unseen: Option<Instant>,
     known: Known,
 }
 
@@ -134,9 +190,25 @@ impl Witnessed {
         if alive && self.lost.take().is_some() {
             tracing::info!("{id} is back: standing by for it");
             self.said = None;
+            self.connected_unseen = None;
+            self.cut = false;
         } else if !alive {
             self.lost = Some(Instant::now());
+            self.still_seen = false;
         }
+    }
+
+    /// Whether this standby, `connected` to a router at `now` again after
+    /// none was, has been so for [`RELINK_AFTER`] while the world's token
+    /// stayed away and the nodes saw the world: its routes to the world
+    /// are lost.
+    fn routes_lost(&mut self, connected: bool, now: Instant) -> bool {
+        self.cut |= self.lost.is_some() && !connected;
+        if !(self.cut && connected && self.lost.is_some() && self.still_seen) {
+            self.connected_unseen = None;
+            return false;
+        }
+        now.duration_since(*self.connected_unseen.get_or_insert(now)) >= RELINK_AFTER
     }
 
     /// The nodes' answers: whether world `id`, its token gone, is gone.
@@ -148,6 +220,7 @@ impl Witnessed {
         };
         let known = self.known.count();
         let v = verdict(id, answers, known);
+        self.still_seen = matches!(v, Verdict::StillSeen { .. });
         if v == Verdict::Gone {
             tracing::info!(
                 "{id} gone: {} of the {known} node(s) known answered, none sees it ({} ms after its token went)",
@@ -176,17 +249,79 @@ impl Witnessed {
     }
 }
 
+/// What a standby has had of the world it follows since following began
+/// or the world's token came back: it follows the world once it has had a
+/// checkpoint and a state since.
+#[derive(Debug)]
+struct Catching {
+    /// Following began, or the token came back, at this instant.
+    since: Instant,
+    /// Whether the token came back (after a cut link).
+    back: bool,
+    /// The step of the first checkpoint since.
+    checkpoint_step: Option<u64>,
+    /// Whether "following it" was said in the log.
+    said: bool,
+}
+
+impl Catching {
+    fn new(now: Instant, back: bool) -> Catching {
+        Catching { since: now, back, checkpoint_step: None, said: false }
+    }
+
+    /// Whether a checkpoint and a state (the last one received at
+    /// `state_at`) came since.
+    fn following(&self, state_at: Option<Instant>) -> bool {
+        self.checkpoint_step.is_some() && state_at.is_some_and(|at| at > self.since)
+    }
+
+    /// Whether at `now` the world whose token came back has not sent a
+    /// checkpoint and a state for too long: the routes to it are lost.
+    fn routes_lost(&self, state_at: Option<Instant>, now: Instant) -> bool {
+        self.back && !self.following(state_at) && now.duration_since(self.since) >= RELINK_AFTER
+    }
+
+    /// Says in the log, once, that this standby follows world `id`.
+    fn say_following(&mut self, id: &str, state_at: Option<Instant>) {
+        if let Some(step) = self.checkpoint_step.filter(|_| !self.said && self.following(state_at)) {
+            self.said = true;
+            tracing::info!("{id}'s checkpoint of step {step} and states received: following it");
+        }
+    }
+}
+
 /// Follows the active world of `keys`' simulation as standby `me` (its
-/// token says so) and returns when that world has gone, with `fresh`
-/// (built from the world file this process was given) made into the world
-/// it left. Fails when the active world runs another world file, seed or
-/// step size.
-pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh: Physics) -> anyhow::Result<TakeOver> {
+/// token says so), or goes on following the one it `followed` before a new
+/// session, and returns when that world has gone, with `fresh` (built from
+/// the world file this process was given) made into the world it left, or
+/// when the session lost its routes to the world (then with `fresh`
+/// untouched). Fails when the active world runs another world file, seed
+/// or step size.
+pub async fn stand_by(
+    session: &zenoh::Session,
+    keys: &Keys,
+    me: &str,
+    mut fresh: Physics,
+    followed: Option<Followed>,
+) -> anyhow::Result<Standby> {
     let (tx, mut heard) = unbounded_channel();
-    let last_state: Arc<Mutex<Option<ZBytes>>> = Arc::default();
+    let last_state: Arc<Mutex<Option<(ZBytes, Instant)>>> = Arc::default();
     let last_status: Arc<Mutex<Option<WorldStatus>>> = Arc::default();
     let _subscribers = listen(session, keys, &tx, &last_state, &last_status).await?;
     let highest_term = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut following: Option<String> = None;
+    let mut witnessed = Witnessed::default();
+    let mut checkpoint: Option<Vec<u8>> = None;
+    if let Some(had) = followed {
+        tracing::info!("going on standing by for {} with a new session", had.id);
+        *lock(&last_state) = had.last_state.map(|bytes| (bytes, Instant::now()));
+        *lock(&last_status) = had.last_status;
+        highest_term.store(had.highest_term, std::sync::atomic::Ordering::Relaxed);
+        checkpoint = had.checkpoint;
+        witnessed.known = had.known;
+        witnessed.lost = Some(Instant::now());
+        following = Some(had.id);
+    }
     let _terms = {
         let (highest_term, own) = (highest_term.clone(), keys.clone());
         watch_tokens(session, keys.term_tokens(), move |key, alive| {
@@ -203,9 +338,7 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
         .await
         .map_err(|e| anyhow::anyhow!("declaring the standby's token {token_key}: {e}"))?;
 
-    let mut following: Option<String> = None;
-    let mut witnessed = Witnessed::default();
-    let mut checkpoint: Option<Vec<u8>> = None;
+    let mut catching = Catching::new(Instant::now(), false);
     let (mut fetching, mut asking) = (false, false);
     let mut pull = tokio::time::interval(PULL_EVERY);
     pull.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -214,17 +347,23 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
     let mut lonely = tokio::time::interval(Duration::from_secs(10));
     lonely.tick().await;
     let (mut fetch_now, mut ask_now) = (false, false);
+    // Why this standby opens its session again, when it must.
+    let mut relinking: Option<String> = None;
     let gone = loop {
         tokio::select! {
             Some(news) = heard.recv() => match news {
                 Heard::World(id, true) if following.is_none() => {
                     tracing::info!("standing by for the running world ({id})");
                     following = Some(id);
+                    catching = Catching::new(Instant::now(), false);
                     fetch_now = true;
                     ask_now = true;
                 }
                 Heard::World(id, alive) if following.as_ref() == Some(&id) => {
                     witnessed.token(&id, alive);
+                    if alive {
+                        catching = Catching::new(Instant::now(), true);
+                    }
                     ask_now |= !alive;
                 }
                 Heard::World(..) => {}
@@ -239,7 +378,12 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
                     fetching = false;
                     match fetched {
                         Ok(bytes) => {
-                            check_fits(&bytes, &fresh, following.as_deref().unwrap_or("?"))?;
+                            let id = following.as_deref().unwrap_or("?");
+                            check_fits(&bytes, &fresh, id)?;
+                            if catching.checkpoint_step.is_none() {
+                                let step = checkpoint_file::open(&bytes).map(|(header, _)| header.step).ok();
+                                catching.checkpoint_step = Some(step.unwrap_or_default());
+                            }
                             checkpoint = Some(bytes);
                         }
                         Err(e) => tracing::debug!("no checkpoint from the active world this time: {e:#}"),
@@ -249,11 +393,46 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
             _ = pull.tick() => {
                 fetch_now = true;
                 ask_now = true;
+                let state_at = lock(&last_state).as_ref().map(|(_, at)| *at);
+                if let Some(id) = following.as_ref().filter(|_| witnessed.lost.is_none()) {
+                    catching.say_following(id, state_at);
+                    if catching.routes_lost(state_at, Instant::now()) {
+                        relinking = Some(format!(
+                            "{id}'s token came back {} s ago but not a checkpoint and a state of it since",
+                            catching.since.elapsed().as_secs()
+                        ));
+                    }
+                }
             }
-            _ = again.tick(), if witnessed.lost.is_some() => ask_now = true,
+            _ = again.tick(), if witnessed.lost.is_some() => {
+                ask_now = true;
+                let connected = connected_to_a_router(session).await;
+                if witnessed.routes_lost(connected, Instant::now()) {
+                    let id = following.as_deref().unwrap_or("the world");
+                    relinking = Some(format!(
+                        "{id}'s token stayed away for {} s after this standby's link came back, while the nodes see it",
+                        RELINK_AFTER.as_secs()
+                    ));
+                }
+            }
             _ = lonely.tick(), if following.is_none() => {
                 tracing::info!("standing by: no world of this simulation yet");
             }
+        }
+        if let Some((why, id)) = relinking.take().zip(following.clone()) {
+            tracing::warn!(
+                "{why}: Zenoh lost the routes between this standby and the world (eclipse-zenoh/zenoh#1886); \
+                 opening this standby's session again"
+            );
+            let followed = Followed {
+                id,
+                checkpoint,
+                last_state: lock(&last_state).take().map(|(bytes, _)| bytes),
+                last_status: lock(&last_status).take(),
+                known: std::mem::take(&mut witnessed.known),
+                highest_term: highest_term.load(std::sync::atomic::Ordering::Relaxed),
+            };
+            return Ok(Standby::Relink(fresh, followed));
         }
         if ask_now && following.is_some() && !asking {
             ask_now = false;
@@ -277,7 +456,7 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
                 .context("restoring the active world's last checkpoint")?;
             memory = kept;
             paused = status.as_ref().map_or(header.paused, |s| s.paused);
-            let state = lock(&last_state).take().and_then(|bytes| decode::<WorldState>(&bytes.to_bytes()).ok());
+            let state = lock(&last_state).take().and_then(|(bytes, _)| decode::<WorldState>(&bytes.to_bytes()).ok());
             match state.map(|state| (state.step, fresh.take_up(&state))) {
                 Some((step, Ok(()))) => tracing::info!(
                     "{gone} gone: taking over at step {step} (its checkpoint of step {}, then its last state)",
@@ -295,7 +474,20 @@ pub async fn stand_by(session: &zenoh::Session, keys: &Keys, me: &str, mut fresh
         None => tracing::warn!("{gone} gone before this standby had a checkpoint of it: starting from the world file"),
     }
     let term = highest_term.load(std::sync::atomic::Ordering::Relaxed) + 1;
-    Ok(TakeOver { physics: fresh, memory, world_id: gone, paused, clock: status.map(|s| s.clock), term })
+    Ok(Standby::TookOver(TakeOver {
+        physics: fresh,
+        memory,
+        world_id: gone,
+        paused,
+        clock: status.map(|s| s.clock),
+        term,
+    }))
+}
+
+/// Whether `session` is connected to a router (a world, or a router of
+/// the user's).
+async fn connected_to_a_router(session: &zenoh::Session) -> bool {
+    session.info().routers_zid().await.next().is_some()
 }
 
 /// Asks the nodes which worlds they see; the answers come as heard.
@@ -324,7 +516,7 @@ async fn listen(
     session: &zenoh::Session,
     keys: &Keys,
     tx: &UnboundedSender<Heard>,
-    last_state: &Arc<Mutex<Option<ZBytes>>>,
+    last_state: &Arc<Mutex<Option<(ZBytes, Instant)>>>,
     last_status: &Arc<Mutex<Option<WorldStatus>>>,
 ) -> anyhow::Result<Vec<Box<dyn std::any::Any + Send>>> {
     let own = keys.clone();
@@ -346,7 +538,7 @@ async fn listen(
     let keep_state = last_state.clone();
     let states = session
         .declare_subscriber(keys.world_state())
-        .callback(move |sample| *lock(&keep_state) = Some(sample.payload().clone()))
+        .callback(move |sample| *lock(&keep_state) = Some((sample.payload().clone(), Instant::now())))
         .await
         .map_err(|e| anyhow::anyhow!("subscribing to the world's states: {e}"))?;
     let keep_status = last_status.clone();
@@ -384,7 +576,56 @@ mod tests {
     use super::*;
 
     fn answer(node: &str, worlds: &[&str]) -> Answer {
-        Answer { node: node.into(), worlds: worlds.iter().map(|w| w.to_string()).collect() }
+        Answer { node: node.into(), worlds: worlds.iter().map(|w| w.to_string()).collect(), terms: Vec::new() }
+    }
+
+    #[test]
+    fn a_standby_connected_again_that_does_not_see_the_world_for_long_opens_its_session_again() {
+        let (start, id) = (Instant::now(), "world-a");
+        let s = |secs: u64| start + Duration::from_secs(secs);
+        let mut witnessed = Witnessed::default();
+        witnessed.token(id, true);
+        assert!(!witnessed.routes_lost(true, start), "the world's token is here");
+        witnessed.token(id, false);
+        witnessed.answered(id, &[answer("drive", &[id]), answer("odom", &[id])]);
+        // The cut link's transport may outlive the token for a while:
+        // connected all along says nothing.
+        assert!(!witnessed.routes_lost(true, s(1)));
+        assert!(!witnessed.routes_lost(true, s(1) + RELINK_AFTER * 2));
+        // No router any more: the link is cut, and not back yet.
+        assert!(!witnessed.routes_lost(false, s(30)));
+        // Connected again: the token has a moment to come back.
+        assert!(!witnessed.routes_lost(true, s(40)));
+        assert!(!witnessed.routes_lost(true, s(40) + RELINK_AFTER - Duration::from_millis(1)));
+        assert!(witnessed.routes_lost(true, s(40) + RELINK_AFTER));
+        // The world came back after all, or the nodes no longer see it:
+        // nothing lost.
+        witnessed.token(id, true);
+        assert!(!witnessed.routes_lost(true, s(90)));
+        witnessed.token(id, false);
+        assert!(!witnessed.routes_lost(false, s(100)));
+        witnessed.answered(id, &[answer("drive", &[]), answer("odom", &[])]);
+        assert!(!witnessed.routes_lost(true, s(101)));
+        assert!(!witnessed.routes_lost(true, s(101) + RELINK_AFTER * 2));
+    }
+
+    #[test]
+    fn a_standby_whose_world_came_back_without_a_checkpoint_and_a_state_opens_its_session_again() {
+        let start = Instant::now();
+        let s = |secs: u64| start + Duration::from_secs(secs);
+        // Following from the start: silence says nothing (a cut link may
+        // keep the token for Zenoh's lease, 10 s, or longer).
+        let following = Catching::new(start, false);
+        assert!(!following.routes_lost(None, s(60)));
+        // The token came back: a checkpoint and a state are due within
+        // RELINK_AFTER; a state from before it went does not count.
+        let mut back = Catching::new(s(40), true);
+        assert!(!back.routes_lost(Some(s(20)), s(40) + RELINK_AFTER - Duration::from_millis(1)));
+        assert!(back.routes_lost(Some(s(41)), s(40) + RELINK_AFTER), "states but no checkpoint");
+        back.checkpoint_step = Some(1400);
+        assert!(back.routes_lost(Some(s(20)), s(40) + RELINK_AFTER), "a checkpoint but no state");
+        assert!(back.following(Some(s(41))));
+        assert!(!back.routes_lost(Some(s(41)), s(40) + RELINK_AFTER * 3));
     }
 
     #[test]
