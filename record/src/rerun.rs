@@ -202,6 +202,43 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Writes `rerun` into a fresh MCAP file in `dir` and reads it back.
+    fn written_and_read(rerun: &Rerun, dir: &Path) -> Result<Rerun, String> {
+        std::fs::create_dir_all(dir).unwrap();
+        let path = dir.join("run.mcap");
+        let mut bag = Bag::create(&path, crate::bag::ChunkCompression::None).unwrap();
+        rerun.write_into(&mut bag);
+        bag.finish().unwrap();
+        let back = Rerun::read(&std::fs::read(&path).unwrap(), &path);
+        std::fs::remove_dir_all(dir).unwrap();
+        back
+    }
+
+    fn small_rerun() -> Rerun {
+        Rerun {
+            version: VERSION.to_string(),
+            seed: 7,
+            step_ns: 5_000_000,
+            world_file: "world.yaml".into(),
+            participants: vec!["drive-1".into()],
+            files: [("world.yaml".to_string(), b"properties: {}".to_vec())].into(),
+        }
+    }
+
+    #[test]
+    fn a_recording_by_another_version_or_without_its_world_file_is_refused_saying_why() {
+        let dir = std::env::temp_dir().join(format!("flotilla-rerun-refused-{}", std::process::id()));
+        assert_eq!(written_and_read(&small_rerun(), &dir).unwrap(), small_rerun());
+
+        let older = Rerun { version: "0.0.1".into(), ..small_rerun() };
+        let err = written_and_read(&older, &dir).unwrap_err();
+        assert!(err.contains("recorded by Flotilla 0.0.1") && err.contains(VERSION), "{err}");
+
+        let without_world = Rerun { files: BTreeMap::new(), ..small_rerun() };
+        let err = written_and_read(&without_world, &dir).unwrap_err();
+        assert!(err.contains("the world file world.yaml is not among the recording's files"), "{err}");
+    }
+
     #[test]
     fn a_recording_without_the_record_is_refused_saying_why() {
         let dir = std::env::temp_dir().join(format!("flotilla-rerun-none-{}", std::process::id()));
