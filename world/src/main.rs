@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
-use flotilla_node_kit::args::{open_session, NodeArgs, Role};
+use flotilla_node_kit::args::{open_session, NodeArgs, Role, ZenohArgs};
 use flotilla_wire::Keys;
 use flotilla_world::node::{run, CheckpointEvery, ModelDirs, WorldNodeConfig};
 use flotilla_world::physics::Physics;
-use flotilla_world::standby::Standby;
+use flotilla_world::standby::{Standby, TakeOver};
 use flotilla_world_file::{load_world, ClockMode};
 
 /// The authoritative world process of a Flotilla simulation.
@@ -157,44 +157,26 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {
-        let open = || async {
-            let session = open_session(&args.node.zenoh, Role::World).await?;
-            if !args.node.zenoh.connect.is_empty() {
-                wait_connected(&session).await;
-            }
-            anyhow::Ok(session)
-        };
-        let mut session = open().await?;
+        let session = open_world_session(&args.node.zenoh).await?;
         let running = running_world(&session, &config.keys).await?;
         let mut term = 0;
-        let physics = if args.standby || running.is_some() {
+        let (session, physics) = if args.standby || running.is_some() {
             if let Some(id) = &running {
                 tracing::info!(
                     "a world of simulation \"{}\" is running ({id}): this one stands by for it",
                     args.node.sim
                 );
             }
-            let (mut fresh, mut followed) = (physics, None);
-            let took = loop {
-                match flotilla_world::standby::stand_by(&session, &config.keys, &config.node_id, fresh, followed)
-                    .await?
-                {
-                    Standby::TookOver(took) => break took,
-                    Standby::Relink(given_back, had) => {
-                        (fresh, followed) = (given_back, Some(had));
-                        let _ = session.close().await;
-                        session = open().await?;
-                    }
-                }
-            };
+            let (session, took) =
+                stand_by_until_taken_over(session, &args.node.zenoh, &config.keys, &config.node_id, physics).await?;
             config.node_id = took.world_id;
             config.start_paused = took.paused;
             config.node_memory = took.memory;
             config.clock = took.clock.unwrap_or(config.clock);
             term = took.term;
-            took.physics
+            (session, took.physics)
         } else {
-            resume(physics, &args.checkpoint, &args.from_checkpoint, &mut config)?
+            (session, resume(physics, &args.checkpoint, &args.from_checkpoint, &mut config)?)
         };
         tracing::info!(
             "world {} loaded: {} models, {} layers; listening on {}",
@@ -234,6 +216,39 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
     })?;
     flotilla_node_kit::args::close_after_drain(runtime, session);
     result
+}
+
+/// Opens the world's Zenoh session and, given endpoints to connect to,
+/// waits to be connected.
+async fn open_world_session(zenoh: &ZenohArgs) -> anyhow::Result<zenoh::Session> {
+    let session = open_session(zenoh, Role::World).await?;
+    if !zenoh.connect.is_empty() {
+        wait_connected(&session).await;
+    }
+    Ok(session)
+}
+
+/// Stands by as `node_id` until the running world is gone, opening the
+/// session again whenever the standby finds Zenoh lost its routes to the
+/// world; returns the session and what was taken over.
+async fn stand_by_until_taken_over(
+    mut session: zenoh::Session,
+    zenoh: &ZenohArgs,
+    keys: &Keys,
+    node_id: &str,
+    physics: Physics,
+) -> anyhow::Result<(zenoh::Session, TakeOver)> {
+    let (mut fresh, mut followed) = (physics, None);
+    loop {
+        match flotilla_world::standby::stand_by(&session, keys, node_id, fresh, followed).await? {
+            Standby::TookOver(took) => return Ok((session, took)),
+            Standby::Relink(given_back, had) => {
+                (fresh, followed) = (given_back, Some(had));
+                let _ = session.close().await;
+                session = open_world_session(zenoh).await?;
+            }
+        }
+    }
 }
 
 /// How long a world given endpoints to connect to (another world, a
