@@ -102,6 +102,8 @@ struct Writer {
     /// comes alone, but a recorder that comes while another records gets
     /// the next batch of twenty steps).
     live_clock_ns: Option<u64>,
+    /// The recorded topics whose source is [`Source::KeyUntilForwarded`].
+    awaiting_forwarder: Vec<usize>,
 }
 
 /// A topic being recorded.
@@ -141,6 +143,20 @@ enum Source {
     /// before this recorder subscribed. Other nodes' copies (a forwarder
     /// that came later) are left out: they overlap what comes on the key.
     Key { also_from: Option<String> },
+    /// A topic forwarded by no node yet when recording began (`flotilla
+    /// run --record` starts the recorder before the nodes), of which
+    /// nothing has come: on its key until a batch comes on the key of
+    /// `forwarder` (the first by name of the nodes whose token says they
+    /// forward it, once one does), then from its batches as
+    /// [`Source::Forwarded`]. A node's batch comes only once it forwards
+    /// every message it receives to recorders, so none is lost or written
+    /// twice; a message that comes on the key first makes it
+    /// [`Source::Key`] for good. This matters to a re-run: a forwarder
+    /// logs each input at the state it had answered when the input came
+    /// (the step it took effect after), while on its key an input can only
+    /// be logged at the latest sim time this recorder knows, which may lie
+    /// a step or more either side of that.
+    KeyUntilForwarded { forwarder: Option<String> },
 }
 
 impl Source {
@@ -150,13 +166,13 @@ impl Source {
         match self {
             Source::KeyUntilBatched | Source::Batches => true,
             Source::Forwarded(from) | Source::Key { also_from: Some(from) } => from == batch_key,
-            Source::Key { also_from: None } => false,
+            Source::Key { also_from: None } | Source::KeyUntilForwarded { .. } => false,
         }
     }
 
     /// Whether what comes on the topic's key is written.
     fn takes_key(&self) -> bool {
-        matches!(self, Source::KeyUntilBatched | Source::Key { .. })
+        matches!(self, Source::KeyUntilBatched | Source::Key { .. } | Source::KeyUntilForwarded { .. })
     }
 }
 
@@ -226,6 +242,7 @@ impl Writer {
             gaps: BatchGaps::default(),
             lenders: FxHashMap::default(),
             live_clock_ns: None,
+            awaiting_forwarder: Vec::new(),
         }
     }
 
@@ -241,6 +258,9 @@ impl Writer {
                 let clock = topic.name == CLOCK_TOPIC;
                 let channel = self.bag.channel(id).unwrap_or_default();
                 let at = self.recorded.len();
+                if matches!(source, Source::KeyUntilForwarded { .. }) {
+                    self.awaiting_forwarder.push(at);
+                }
                 self.topics.insert(key, at);
                 self.recorded.push(Recorded { name: topic.name.clone(), id, channel, clock, source, last_ns: 0 });
                 Some(at)
@@ -283,11 +303,55 @@ impl Writer {
     }
 
     /// Writes a message that arrived on the key of recorded topic `at`,
-    /// unless the topic is taken from batches.
+    /// unless the topic is taken from batches. A topic awaiting its
+    /// forwarder is then taken on its key for good.
     fn write_arrived(&mut self, at: usize, payload: &[u8]) {
+        let topic = &mut self.recorded[at];
+        if let Source::KeyUntilForwarded { .. } = topic.source {
+            topic.source = Source::Key { also_from: None };
+            self.awaiting_forwarder.retain(|&awaiting| awaiting != at);
+        }
         if self.recorded[at].source.takes_key() {
             self.write_now(at, payload);
         }
+    }
+
+    /// The node that recorded topic `at` would be taken from, if it is
+    /// still awaiting one: its batches' key, or `None` while no node
+    /// forwards the topic. Returns whether the topic is taken from its
+    /// batches now: a batch of that node came already, so it forwards
+    /// what it receives.
+    fn await_forwarder(&mut self, at: usize, forwarder: Option<String>) -> bool {
+        let Source::KeyUntilForwarded { forwarder: awaited } = &mut self.recorded[at].source else { return false };
+        match forwarder {
+            Some(from) if self.gaps.knows(&from) => {
+                self.recorded[at].source = Source::Forwarded(from);
+                self.awaiting_forwarder.retain(|&awaiting| awaiting != at);
+                true
+            }
+            forwarder => {
+                *awaited = forwarder;
+                false
+            }
+        }
+    }
+
+    /// A batch came on `key`: the topics awaiting that forwarder are taken
+    /// from its batches from now on (this one included), and pushed onto
+    /// `first`.
+    fn take_from_forwarder(&mut self, key: &str, first: &mut Vec<String>) {
+        let recorded = &mut self.recorded;
+        self.awaiting_forwarder.retain(|&at| {
+            let topic = &mut recorded[at];
+            match &topic.source {
+                Source::KeyUntilForwarded { forwarder: Some(from) } if from == key => {
+                    topic.source = Source::Forwarded(from.clone());
+                    first.push(topic.name.clone());
+                    false
+                }
+                _ => true,
+            }
+        });
     }
 
     /// Writes the recorded messages of a node's batch, which came on
@@ -309,6 +373,9 @@ impl Writer {
         let batch = read_batch(&bytes)?;
         self.gaps.saw(key, batch.number());
         let mut first = Vec::new();
+        if !self.awaiting_forwarder.is_empty() {
+            self.take_from_forwarder(key, &mut first);
+        }
         let mut as_it_is = self.compression == ChunkCompression::None && batch.records().len() >= LENT_FROM_BYTES;
         let mut last_ns = None;
         for entry in batch.index() {
@@ -666,6 +733,68 @@ mod tests {
         // Command 4 came on the key when the latest time known was drive-a's
         // 20 ms; 5 after drive-b's batch of 40 ms moved it on.
         assert_eq!(written, [(1, 20), (2, 20), (4, 20), (3, 30), (5, 40), (6, 50)], "each command once");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_topic_no_node_forwarded_at_the_start_is_taken_from_its_forwarder_once_its_batches_come() {
+        use flotilla_messages::geometry_msgs::Twist;
+        let path = std::env::temp_dir().join(format!("flotilla-record-awaiting-{}.mcap", std::process::id()));
+        let (mut writer, clock) = clock_writer(&path);
+        let keys = Keys::new("s");
+        let (drive, odom) = (keys.recording("drive-a"), keys.recording("odom-a"));
+        let topic = |name: &str| TopicSpec::subscribe::<Twist>(name);
+        let awaiting = Source::KeyUntilForwarded { forwarder: None };
+        let (one, two) = (topic("/robot1/cmd_vel"), topic("/robot2/cmd_vel"));
+        let first = writer.add_topic(keys.ros(&one.name), &one, 4, awaiting.clone()).unwrap();
+        let second = writer.add_topic(keys.ros(&two.name), &two, 5, awaiting).unwrap();
+        let channels = ["/clock", "/tf", "/tf_static", "/robot1/cmd_vel", "/robot2/cmd_vel"].map(String::from);
+        writer.follow_channels(&channels, &keys);
+        let command = |n: u8| vec![n; 48];
+        let batch = |number: u64, time_ms: u64, commands: &[(u16, u8)]| {
+            let messages: Vec<ChannelMessage> = commands.iter().map(|&(c, n)| (c, u32::from(n), command(n))).collect();
+            zenoh::bytes::ZBytes::from(encode_batch(number, &[(time_ms * 1_000_000, &messages[..])]))
+        };
+
+        // The drive's token came; another node's batch changes nothing.
+        assert!(!writer.await_forwarder(first, Some(drive.clone())), "no batch of the drive yet");
+        assert!(!writer.await_forwarder(second, Some(drive.clone())));
+        assert_eq!(writer.write_batch(&odom, &batch(0, 5, &[])).unwrap(), Vec::<String>::new());
+        // A command to robot 2 came on its key first: robot 2's stay there.
+        writer.write_arrived(second, &command(20));
+        // The drive's first batch: robot 1's commands come from it now,
+        // at the drive's moments, and their copies on the key are left out.
+        assert_eq!(writer.write_batch(&drive, &batch(0, 5, &[(4, 1)])).unwrap(), ["/robot1/cmd_vel"]);
+        writer.write_arrived(first, &command(1));
+        writer.write_arrived(clock, &clock_at(40)); // the latest time known: 40 ms
+        writer.write_arrived(first, &command(2));
+        writer.write_arrived(second, &command(21));
+        writer.write_batch(&drive, &batch(1, 15, &[(4, 2), (5, 21)])).unwrap();
+        // A third robot's forwarder, whose token came after its batches: it
+        // forwards already, so the topic is taken from its batches at once.
+        let three = topic("/robot3/cmd_vel");
+        let third = writer.add_topic(keys.ros(&three.name), &three, 6, Source::KeyUntilForwarded { forwarder: None });
+        assert!(writer.await_forwarder(third.unwrap(), Some(odom.clone())));
+        writer.bag.finish().unwrap();
+
+        let bytes = std::fs::read(&path).unwrap();
+        let written: Vec<(&str, u8, u64)> = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| m.unwrap())
+            .filter(|m| m.channel.topic.ends_with("cmd_vel"))
+            .map(|m| {
+                (
+                    if m.channel.topic.starts_with("/robot1") { "robot1" } else { "robot2" },
+                    m.data[0],
+                    m.log_time / 1_000_000,
+                )
+            })
+            .collect();
+        assert_eq!(
+            written,
+            [("robot2", 20, 0), ("robot1", 1, 5), ("robot2", 21, 40), ("robot1", 2, 15)],
+            "robot 1's at the drive's moments, robot 2's on its key at the latest time known, each once"
+        );
         std::fs::remove_file(&path).unwrap();
     }
 }

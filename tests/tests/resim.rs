@@ -48,13 +48,11 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-// Under load about one recording in three diverges from its re-runs in
-// the last bits (from steps 20–40, or from the step the controller
-// leaves), while re-runs of one recording agree with each other: the live
-// run still depends on timing somewhere (docs/resim.md, "Limits"). Run it
-// with `--ignored` until that is found.
+// Each input is fed at the state its drive had answered when the input
+// came, as the drive logged it in its batches: under load, an input logged
+// by the recorder on its key instead (at the latest time it knew, a step or
+// more from that) went out late in the re-run, one recording in three.
 #[test]
-#[ignore = "a recording under load is not yet reliably reproducible, see the comment"]
 fn a_lockstep_recording_runs_again_identically() {
     let dir = scratch("resim");
     let recording = dir.join("run.mcap");

@@ -43,6 +43,9 @@ pub(super) struct Subscriptions {
     /// Per key of a topic taken from its forwarder's batches, the topic
     /// and its place among those recorded.
     forwarded: HashMap<String, (TopicSpec, usize)>,
+    /// The same for a topic still taken on its key until its forwarder's
+    /// batches come ([`Source::KeyUntilForwarded`]).
+    awaiting_forwarder: HashMap<String, (TopicSpec, usize)>,
 }
 
 impl Subscriptions {
@@ -75,9 +78,9 @@ impl Subscriptions {
             let source = match self.forwarders.of(&key) {
                 _ if !forwarded.contains(&topic.name) => Source::KeyUntilBatched,
                 Some(node) => Source::Forwarded(keys.recording(node)),
-                // Taken on its key for good: a forwarder that comes later
-                // would forward what this recorder already has.
-                None => Source::Key { also_from: None },
+                // On its key until a forwarder's batches come, if nothing
+                // came on the key before (see the source).
+                None => Source::KeyUntilForwarded { forwarder: None },
             };
             let Some(at) = lock(writer).add_topic(key.clone(), &topic, channel, source.clone()) else {
                 // The recording failed: the writer says why at the end.
@@ -90,7 +93,8 @@ impl Subscriptions {
                     continue;
                 }
                 // No node publishes it: nothing to tell.
-                Source::Key { .. } => {
+                Source::KeyUntilForwarded { .. } => {
+                    self.awaiting_forwarder.insert(key.clone(), (topic.clone(), at));
                     new.push((topic, key, at));
                     continue;
                 }
@@ -164,6 +168,14 @@ impl Subscriptions {
         writer: &Shared,
     ) -> anyhow::Result<()> {
         self.forwarders.token(token);
+        if let Some((spec, at)) = self.awaiting_forwarder.get(&token.key) {
+            let forwarder = self.forwarders.of(&token.key).map(|node| keys.recording(node));
+            if lock(writer).await_forwarder(*at, forwarder) {
+                let name = spec.name.clone();
+                self.drop_live(&name);
+            }
+            return Ok(());
+        }
         if token.alive {
             lock(writer).forwarder_back(&token.key, &keys.recording(&token.node));
             return Ok(());
@@ -190,5 +202,14 @@ impl Subscriptions {
             tracing::debug!("{topic} now comes in the nodes' batches");
         }
         self.on_keys.remove(topic);
+        // A topic that awaited its forwarder: what the forwarder's going
+        // means for it from now on.
+        let found =
+            self.awaiting_forwarder.iter().find(|(_, (spec, _))| spec.name == topic).map(|(key, _)| key.clone());
+        if let Some(key) = found {
+            if let Some(entry) = self.awaiting_forwarder.remove(&key) {
+                self.forwarded.insert(key, entry);
+            }
+        }
     }
 }
