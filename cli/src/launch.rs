@@ -23,7 +23,7 @@ use tokio::process::{Child, Command};
 
 use crate::status_line::{format_status, Console};
 
-mod start_gate;
+pub(crate) mod start_gate;
 use start_gate::{
     batches_wanted, participants_joined, recorder_listens, start_wait, StartGate, RECORDER_LISTENS_WITHIN,
 };

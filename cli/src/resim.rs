@@ -59,6 +59,10 @@ pub struct ResimArgs {
     /// run --world-arg`), e.g. `--world-arg=--wait-on-drives`.
     #[arg(long = "world-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub world_args: Vec<String>,
+    /// Keep the re-run as a recording in this MCAP file (`flotilla run
+    /// --record`): a re-runnable recording itself, with the inputs fed.
+    #[arg(long, value_name = "OUT.mcap")]
+    pub keep: Option<PathBuf>,
 }
 
 /// What a resim found.
@@ -200,8 +204,15 @@ pub fn resim(args: ResimArgs) -> anyhow::Result<std::process::ExitCode> {
     for arg in &args.world_args {
         extra.push(format!("--world-arg={arg}"));
     }
-    let rerun_messages =
-        runtime.block_on(run_again(&world_file, &rerun, &extra, &scratch, &inputs, &output_topics, end_step))?;
+    if let Some(keep) = &args.keep {
+        if same_file(keep, &args.recording) {
+            bail!("--keep {}: that is the recording being run again", keep.display());
+        }
+        extra.extend(["--record".to_string(), keep.display().to_string()]);
+    }
+    let run =
+        Run { world_file: &world_file, rerun: &rerun, extra: &extra, scratch: &scratch, keep: args.keep.is_some() };
+    let rerun_messages = runtime.block_on(run_again(&run, &inputs, &output_topics, end_step))?;
     let _ = std::fs::remove_dir_all(&scratch);
 
     let mut recorded: BTreeMap<&str, Vec<(u64, Vec<u8>)>> = BTreeMap::new();
@@ -278,18 +289,35 @@ enum Arrival {
     Output(usize, Vec<u8>),
 }
 
+/// Whether `a` and `b` name the same file (`b` exists; `a` may not).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The re-run to launch.
+struct Run<'a> {
+    world_file: &'a Path,
+    rerun: &'a Rerun,
+    /// More arguments for `flotilla run`.
+    extra: &'a [String],
+    /// Where its log goes.
+    scratch: &'a Path,
+    /// Whether `extra` has it record (`--keep`).
+    keep: bool,
+}
+
 /// Launches the world and its nodes, feeds `inputs` at their states up to
-/// `end_step`, and gives back what came on each of `outputs`; `extra`
-/// goes to `flotilla run`.
+/// `end_step`, and gives back what came on each of `outputs`.
 async fn run_again(
-    world_file: &Path,
-    rerun: &Rerun,
-    extra: &[String],
-    scratch: &Path,
+    run_of: &Run<'_>,
     inputs: &[Input],
     outputs: &OutputTopics,
     end_step: u64,
 ) -> anyhow::Result<BTreeMap<String, Vec<Vec<u8>>>> {
+    let Run { world_file, rerun, extra, scratch, keep } = *run_of;
     let sim = format!("resim-{}", std::process::id());
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let endpoint = format!("tcp/127.0.0.1:{port}");
@@ -311,7 +339,8 @@ async fn run_again(
         run = Some(child);
         Ok(())
     };
-    let result = feed_and_listen(&sim, &endpoint, rerun.step_ns, inputs, outputs, end_step, start).await;
+    let feed = Feed { sim: &sim, endpoint: &endpoint, step_ns: rerun.step_ns, inputs, end_step, keep };
+    let result = feed_and_listen(&feed, outputs, start).await;
     if let Some(run) = &mut run {
         stop(run).await;
     }
@@ -335,6 +364,18 @@ async fn stop(run: &mut tokio::process::Child) {
 /// How long the re-run may go without a new state before it is given up.
 const STATE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// What [`feed_and_listen`] feeds, where.
+struct Feed<'a> {
+    sim: &'a str,
+    endpoint: &'a str,
+    step_ns: u64,
+    inputs: &'a [Input],
+    end_step: u64,
+    /// Whether the run records (`--keep`): the inputs then wait for its
+    /// recorder to take them from the nodes.
+    keep: bool,
+}
+
 /// Has `start` start the run of `sim` at `endpoint`, joins its barrier
 /// and subscribes to each of `outputs` before its nodes start (`flotilla
 /// run --participants-first`), feeds `inputs` (steps of `step_ns`) at
@@ -344,14 +385,11 @@ const STATE_TIMEOUT: Duration = Duration::from_secs(60);
 /// world, so its inputs for a state reach their node before the next state
 /// does.
 async fn feed_and_listen(
-    sim: &str,
-    endpoint: &str,
-    step_ns: u64,
-    inputs: &[Input],
+    feed: &Feed<'_>,
     outputs: &OutputTopics,
-    end_step: u64,
     start: impl FnOnce() -> anyhow::Result<()>,
 ) -> anyhow::Result<BTreeMap<String, Vec<Vec<u8>>>> {
+    let Feed { sim, endpoint, step_ns, inputs, end_step, keep } = *feed;
     let zenoh_error = |e: zenoh::Error| anyhow::anyhow!("{e}");
     let keys = Keys::new(sim);
     start()?;
@@ -419,6 +457,15 @@ async fn feed_and_listen(
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+    // The kept recording logs each input at the state its node had
+    // answered when it came only if its recorder takes it from the node.
+    let within = std::time::Instant::now() + crate::launch::start_gate::RECORDER_LISTENS_WITHIN;
+    if keep && !crate::launch::start_gate::recorder_listens(&session, &keys, 0, within).await {
+        eprintln!(
+            "flotilla resim: the recorder of --keep does not take the inputs from their nodes yet; feeding them \
+             anyway (the kept recording may not run again identically)"
+        );
     }
 
     let mut received: Vec<Vec<Vec<u8>>> = vec![Vec::new(); names.len()];

@@ -126,6 +126,26 @@ pub(crate) async fn watch_forwarders(
     Ok((forwarders, changes, watch))
 }
 
+/// A watch of the nodes' [`Keys::forwarding`] tokens, those alive first:
+/// each change as (node, alive). A node holding one forwards to recorders
+/// every message it receives on its forwarded inputs.
+pub(crate) async fn watch_forwarding(
+    session: &zenoh::Session,
+    keys: &Keys,
+) -> anyhow::Result<(UnboundedReceiver<(String, bool)>, zenoh::pubsub::Subscriber<()>)> {
+    let (changes_tx, changes) = unbounded_channel();
+    let on_change = {
+        let keys = keys.clone();
+        move |token: &str, alive: bool| {
+            if let Some(node) = keys.parse_forwarding(token) {
+                let _ = changes_tx.send((node.to_string(), alive));
+            }
+        }
+    };
+    let watch = flotilla_node_kit::subscribe::watch_tokens(session, keys.forwarding("*"), on_change).await?;
+    Ok((changes, watch))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,7 +40,7 @@ use rustc_hash::FxHashMap;
 
 use crate::bag::{Bag, BagError, ChunkCompression, TopicId};
 use crate::direct_file::{Lender, Lent};
-use crate::forwarders::{forwarder_tokens, watch_forwarders, RECHECK_AFTER};
+use crate::forwarders::{forwarder_tokens, watch_forwarders, watch_forwarding, RECHECK_AFTER};
 
 mod subscriptions;
 use subscriptions::Subscriptions;
@@ -104,6 +104,9 @@ struct Writer {
     live_clock_ns: Option<u64>,
     /// The recorded topics whose source is [`Source::KeyUntilForwarded`].
     awaiting_forwarder: Vec<usize>,
+    /// The batch keys of the nodes whose [`Keys::forwarding`] token says
+    /// they forward what they receive.
+    forwarding: std::collections::HashSet<String>,
 }
 
 /// A topic being recorded.
@@ -243,6 +246,7 @@ impl Writer {
             lenders: FxHashMap::default(),
             live_clock_ns: None,
             awaiting_forwarder: Vec::new(),
+            forwarding: std::collections::HashSet::new(),
         }
     }
 
@@ -319,12 +323,12 @@ impl Writer {
     /// The node that recorded topic `at` would be taken from, if it is
     /// still awaiting one: its batches' key, or `None` while no node
     /// forwards the topic. Returns whether the topic is taken from its
-    /// batches now: a batch of that node came already, so it forwards
-    /// what it receives.
+    /// batches now: that node forwards what it receives already (its
+    /// token says so, or a batch of it came).
     fn await_forwarder(&mut self, at: usize, forwarder: Option<String>) -> bool {
         let Source::KeyUntilForwarded { forwarder: awaited } = &mut self.recorded[at].source else { return false };
         match forwarder {
-            Some(from) if self.gaps.knows(&from) => {
+            Some(from) if self.forwarding.contains(&from) || self.gaps.knows(&from) => {
                 self.recorded[at].source = Source::Forwarded(from);
                 self.awaiting_forwarder.retain(|&awaiting| awaiting != at);
                 true
@@ -334,6 +338,19 @@ impl Writer {
                 false
             }
         }
+    }
+
+    /// The node whose batches come on `key` holds its
+    /// [`Keys::forwarding`] token (`alive`) or no longer: it forwards what
+    /// it receives, so the topics awaiting it are taken from its batches
+    /// from now on, pushed onto `first`.
+    fn node_forwards(&mut self, key: &str, alive: bool, first: &mut Vec<String>) {
+        if !alive {
+            self.forwarding.remove(key);
+            return;
+        }
+        self.forwarding.insert(key.to_string());
+        self.take_from_forwarder(key, first);
     }
 
     /// A batch came on `key`: the topics awaiting that forwarder are taken
@@ -493,6 +510,7 @@ pub async fn record(
 
     let (mut world, description) = DescriptionFollower::start(session, keys).await?;
     let (forwarders, mut forwarder_changes, _forwarders_watch) = watch_forwarders(session, keys).await?;
+    let (mut forwarding_changes, _forwarding_watch) = watch_forwarding(session, keys).await?;
     let mut subscriptions = Subscriptions::new(forwarders);
     subscriptions.follow(session, keys, &description, keep.as_ref(), &writer).await?;
     // Only now that every topic's key is known: the nodes start batching
@@ -542,6 +560,11 @@ pub async fn record(
             }
             Some(topic) = batched.recv() => subscriptions.drop_live(&topic),
             Some(token) = forwarder_changes.recv() => subscriptions.forwarder(session, keys, &token, &writer).await?,
+            Some((node, alive)) = forwarding_changes.recv() => {
+                let mut taken = Vec::new();
+                lock(&writer).node_forwards(&keys.recording(&node), alive, &mut taken);
+                taken.iter().for_each(|topic| subscriptions.drop_live(topic));
+            }
             Some(key) = senders.recv() => match session.declare_keyexpr(key).await {
                 Ok(key) => sender_keys.push(key),
                 Err(e) => tracing::debug!("cannot declare a sender's batch key: {e}"),
@@ -772,9 +795,21 @@ mod tests {
         writer.write_batch(&drive, &batch(1, 15, &[(4, 2), (5, 21)])).unwrap();
         // A third robot's forwarder, whose token came after its batches: it
         // forwards already, so the topic is taken from its batches at once.
+        let awaiting = || Source::KeyUntilForwarded { forwarder: None };
         let three = topic("/robot3/cmd_vel");
-        let third = writer.add_topic(keys.ros(&three.name), &three, 6, Source::KeyUntilForwarded { forwarder: None });
-        assert!(writer.await_forwarder(third.unwrap(), Some(odom.clone())));
+        let third = writer.add_topic(keys.ros(&three.name), &three, 6, awaiting()).unwrap();
+        assert!(writer.await_forwarder(third, Some(odom.clone())));
+        // A fourth's, which has sent no batch (nothing to record yet) but
+        // says it forwards: from its token on.
+        let (four, five) = (topic("/robot4/cmd_vel"), topic("/robot5/cmd_vel"));
+        let fourth = writer.add_topic(keys.ros(&four.name), &four, 7, awaiting()).unwrap();
+        let fifth = writer.add_topic(keys.ros(&five.name), &five, 8, awaiting()).unwrap();
+        let pioneer = keys.recording("pioneer-a");
+        assert!(!writer.await_forwarder(fourth, Some(pioneer.clone())));
+        let mut taken = Vec::new();
+        writer.node_forwards(&pioneer, true, &mut taken);
+        assert_eq!(taken, ["/robot4/cmd_vel"]);
+        assert!(writer.await_forwarder(fifth, Some(pioneer.clone())), "a token seen before");
         writer.bag.finish().unwrap();
 
         let bytes = std::fs::read(&path).unwrap();

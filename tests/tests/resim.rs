@@ -4,9 +4,11 @@
 //! and one robot through a transition, recorded with `flotilla run
 //! --record`; then
 //! `flotilla resim` runs it again from the recording's own world files and
-//! inputs and finds every output identical. The same recording against a copy of the world with
+//! inputs and finds every output identical, and so does the re-run it
+//! kept (`--keep`). The same recording against a copy of the world with
 //! one wall moved 0.3 m exits 1 and names the first scan that differs: its
-//! step and the beam. With the laser node replaced by the Python laser
+//! step and the beam; against one whose laser draws other noise, only the
+//! scans differ, from the first. With the laser node replaced by the Python laser
 //! (whose noise the built-in one does not have), the scans differ from
 //! the first. A recording of a real-time run, or one cut short, is
 //! refused, saying why.
@@ -58,7 +60,9 @@ fn a_lockstep_recording_runs_again_identically() {
     let recording = dir.join("run.mcap");
     record("tests/resim/world.yaml", &recording, "lockstep", 600, &dir);
 
-    let same = resim(&recording, &["--report", dir.join("same.json").to_str().unwrap()]);
+    let kept = dir.join("kept.mcap");
+    let same =
+        resim(&recording, &["--report", dir.join("same.json").to_str().unwrap(), "--keep", kept.to_str().unwrap()]);
     assert_eq!(same.status.code(), Some(0), "{}", text(&same));
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("same.json")).unwrap()).unwrap();
     let topics = report["topics"].as_array().unwrap();
@@ -77,6 +81,15 @@ fn a_lockstep_recording_runs_again_identically() {
     // A command per robot per state.
     assert!(report["inputs"].as_u64().unwrap() >= 100, "both robots' commands were fed: {report}");
     assert!(topics.iter().all(|t| t["identical"] == t["compared"]), "{report}");
+
+    // The re-run kept with --keep is a recording that runs again
+    // identically too, with the inputs the re-run fed.
+    let again = resim(&kept, &["--report", dir.join("kept.json").to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("kept.json")).unwrap()).unwrap();
+    assert!(report["inputs"].as_u64().unwrap() >= 100, "{report}");
+    let compared: u64 = report["topics"].as_array().unwrap().iter().map(|t| t["compared"].as_u64().unwrap()).sum();
+    assert!(compared >= 500, "{report}");
 }
 
 #[test]
@@ -86,16 +99,7 @@ fn a_moved_wall_is_found_at_the_first_scan() {
     record("tests/resim/world.yaml", &recording, "lockstep", 600, &dir);
     // The first wall of the room 0.3 m further in, in a copy of the
     // world's directories.
-    let moved = dir.join("moved");
-    for sub in ["resim", "room", "determinism", "transitions"] {
-        std::fs::create_dir_all(moved.join(sub)).unwrap();
-        for entry in std::fs::read_dir(common::root().join("configs/tests").join(sub)).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_file() {
-                std::fs::copy(&path, moved.join(sub).join(path.file_name().unwrap())).unwrap();
-            }
-        }
-    }
+    let moved = copy_of_the_resim_world(&dir.join("moved"));
     let walls = std::fs::read_to_string(moved.join("room/room.dat")).unwrap();
     let first = walls.lines().next().unwrap();
     assert_eq!(first, "0 0 10 0", "the room's first wall");
@@ -106,6 +110,53 @@ fn a_moved_wall_is_found_at_the_first_scan() {
     let line = said.lines().find(|l| l.contains("/scan: first difference")).unwrap_or_else(|| panic!("{said}"));
     // The first scan, at t = 0, and one of its beams.
     assert!(line.contains("message 0 (t = 0.000 s, step 0)") && line.contains("ranges["), "{line}");
+}
+
+/// A copy of `configs/tests/resim` and the directories its world reads,
+/// in `to`.
+fn copy_of_the_resim_world(to: &Path) -> PathBuf {
+    for sub in ["resim", "room", "determinism", "transitions"] {
+        std::fs::create_dir_all(to.join(sub)).unwrap();
+        for entry in std::fs::read_dir(common::root().join("configs/tests").join(sub)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                std::fs::copy(&path, to.join(sub).join(path.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+    to.to_path_buf()
+}
+
+// A plugin's noise is seeded from the world's seed, its model's name and
+// its own (docs/plugins.md): the laser renamed in a copy of the model
+// draws other noise, and nothing else changes.
+#[test]
+fn another_laser_noise_seed_moves_the_scans_from_the_first_and_nothing_else() {
+    let dir = scratch("resim-seed");
+    let recording = dir.join("run.mcap");
+    record("tests/resim/world.yaml", &recording, "lockstep", 600, &dir);
+    let reseeded = copy_of_the_resim_world(&dir.join("reseeded"));
+    let model = reseeded.join("determinism/robot.model.yaml");
+    let yaml = std::fs::read_to_string(&model).unwrap();
+    assert!(yaml.contains("    name: laser\n"), "the laser plugin's name");
+    std::fs::write(&model, yaml.replacen("    name: laser\n", "    name: laser_reseeded\n", 1)).unwrap();
+
+    let report = dir.join("reseeded.json");
+    let args = ["--world", reseeded.to_str().unwrap(), "--report", report.to_str().unwrap()];
+    let changed = resim(&recording, &args);
+    assert_eq!(changed.status.code(), Some(1), "{}", text(&changed));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap();
+    for topic in report["topics"].as_array().unwrap() {
+        let name = topic["topic"].as_str().unwrap();
+        if name.ends_with("/scan") {
+            // The first scan (t = 0, step 0), at a beam's range.
+            let divergence = &topic["divergence"];
+            assert_eq!((&divergence["index"], &divergence["step"]), (&0.into(), &0.into()), "{topic}");
+            assert!(divergence["field"].as_str().unwrap().starts_with("ranges["), "{topic}");
+        } else {
+            assert!(topic["divergence"].is_null(), "only the scans move: {topic}");
+        }
+    }
 }
 
 #[test]

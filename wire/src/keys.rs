@@ -266,6 +266,11 @@ impl Keys {
     pub fn forwarding(&self, node: &str) -> String {
         format!("{}/forwarding/{node}", self.root)
     }
+    /// The node a [`Keys::forwarding`] token of this simulation names.
+    pub fn parse_forwarding<'k>(&self, token: &'k str) -> Option<&'k str> {
+        let node = token.strip_prefix(&self.root)?.strip_prefix("/forwarding/")?;
+        (!node.is_empty() && !node.contains('/')).then_some(node)
+    }
     /// `flotilla/<sim>/status` — ~2 Hz summary for launchers and dashboards.
     pub fn status(&self) -> String {
         format!("{}/status", self.root)
@@ -323,6 +328,9 @@ mod tests {
         assert_eq!(keys.parse_forwarder(&forwarder), Some(("drive-1", "robot1/cmd_vel")));
         assert_eq!(keys.parse_forwarder("flotilla/s/forwarders/drive-1"), None, "no key");
         assert_eq!(keys.forwarding("drive-1"), "flotilla/s/forwarding/drive-1");
+        assert_eq!(keys.parse_forwarding(&keys.forwarding("drive-1")), Some("drive-1"));
+        assert_eq!(keys.parse_forwarding("flotilla/t/forwarding/drive-1"), None, "another sim");
+        assert_eq!(keys.parse_forwarding("flotilla/s/forwarding/"), None, "no node");
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl StartGate {
 
 /// How long `flotilla run --record` waits for its recorder to listen
 /// before it starts the nodes.
-pub(super) const RECORDER_LISTENS_WITHIN: Duration = Duration::from_secs(30);
+pub(crate) const RECORDER_LISTENS_WITHIN: Duration = Duration::from_secs(30);
 
 /// Waits, until `give_up`, for a recorder to subscribe to the nodes'
 /// batches; whether one did.
@@ -89,12 +89,14 @@ pub(super) async fn batches_wanted(session: &zenoh::Session, keys: &Keys, give_u
 
 /// Waits, until `give_up`, for a recorder to subscribe to the nodes'
 /// batches, for `batching` nodes to have seen it (their
-/// [`Keys::forwarding`] tokens: their first outputs go into batches), and
-/// for each input from outside (a `cmd_vel`) to be forwarded to it by the
-/// node that takes it in (its [`Keys::forwarder`] token): a recorder takes
-/// those inputs from the nodes only, so a command sent before would be
-/// missing. Whether it did.
-pub(super) async fn recorder_listens(session: &zenoh::Session, keys: &Keys, batching: usize, give_up: Instant) -> bool {
+/// [`Keys::forwarding`] tokens: their first outputs go into batches), for
+/// each input from outside (a `cmd_vel`) to be forwarded to it by the node
+/// that takes it in (its [`Keys::forwarder`] token), and for no recorder
+/// to take such an input on its key any more (its
+/// [`Keys::recorder_on_key`] token gone: it takes it from the forwarder's
+/// batches, which log each input at the state the node had answered when
+/// it came, the step a re-run feeds it at). Whether it did.
+pub(crate) async fn recorder_listens(session: &zenoh::Session, keys: &Keys, batching: usize, give_up: Instant) -> bool {
     if !batches_wanted(session, keys, give_up).await {
         return false;
     }
@@ -113,9 +115,11 @@ pub(super) async fn recorder_listens(session: &zenoh::Session, keys: &Keys, batc
             .filter_map(|token| keys.parse_forwarder(token).map(|(node, key)| (node.to_string(), key.to_string())))
             .collect();
         let seen: BTreeSet<String> = live(keys.forwarding("*")).await.into_iter().collect();
+        let on_keys = live(keys.recorders_on_keys()).await;
         let mut ready = seen.len() >= batching;
         ready &= inputs.iter().all(|input| forwarded.iter().any(|(_, key)| key == input));
         ready &= forwarded.iter().all(|(node, _)| seen.contains(&keys.forwarding(node)));
+        ready &= !on_keys.iter().filter_map(|token| keys.parse_recorder_on_key(token)).any(|key| inputs.contains(key));
         if ready {
             return true;
         }

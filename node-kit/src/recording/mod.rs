@@ -36,7 +36,7 @@ mod recorders;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use flotilla_wire::Keys;
 use tokio::sync::Notify;
@@ -94,6 +94,34 @@ impl RecorderTap {
             tokio::spawn(forwarding::hold_node_token(session.clone(), keys.forwarding(node), changed)),
         ];
         Ok(RecorderTap { session: session.clone(), listening, state, started, _on_keys_watch: on_keys_watch, tasks })
+    }
+
+    /// Waits, at most `within`, until the node's batches reach the
+    /// recorders already there (those holding a
+    /// [`Keys::recorder_on_key`] token), if any: until then its outputs
+    /// go only on their keys, where a recorder the node does not know of
+    /// yet gets nothing either, so that the answers to the paused world's
+    /// first state, which the node gives as soon as it joins the barrier,
+    /// would be missing from a recording (`flotilla run --record` starts
+    /// the recorder before the nodes).
+    pub(crate) async fn reach_present_recorders(&self, keys: &Keys, within: Duration) {
+        if self.listens() {
+            return;
+        }
+        let present = crate::claims::live_tokens(&self.session, keys.recorders_on_keys(), within).await;
+        if present.is_ok_and(|tokens| tokens.is_empty()) {
+            return;
+        }
+        let give_up = tokio::time::Instant::now() + within;
+        while !self.listens() {
+            if tokio::time::Instant::now() >= give_up {
+                tracing::warn!(
+                    "a recorder is there, but Zenoh has not routed this node's batches to it within {within:?}"
+                );
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 
     /// Whether a recorder listens to the node's batches.

@@ -39,6 +39,10 @@ use crate::recording::forwarding::InputForwarding;
 use crate::recording::RecorderTap;
 use crate::subscribe::{on_message, on_world_presence};
 
+/// How long a node waits, before it joins the barrier, for its batches to
+/// reach the recorders already there.
+const RECORDERS_REACHED_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Runs `plugin` as node `node_id` until `shutdown` completes.
 pub async fn serve<P: NodePlugin>(
     session: zenoh::Session,
@@ -84,6 +88,9 @@ pub async fn serve<P: NodePlugin>(
     // Join the barrier only now, ready to serve what it claimed with every
     // input subscribed: a command sent at the first step a participant sees
     // is never lost.
+    if let Some(tap) = shared.recording.get() {
+        tap.reach_present_recorders(&keys, RECORDERS_REACHED_WITHIN).await;
+    }
     let lockstep = LockstepReporter::join(&session, &keys, &node_id).await?;
     let _ = shared.lockstep.set(lockstep);
     shared.lock().core.release();

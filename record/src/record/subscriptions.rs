@@ -92,20 +92,20 @@ impl Subscriptions {
                     self.forwarded.insert(key, (topic, at));
                     continue;
                 }
-                // No node publishes it: nothing to tell.
+                // No node publishes it, so its token tells no node
+                // anything; it tells a launcher that this recorder does not
+                // take the input from its forwarder yet (see
+                // `flotilla run`'s start gate), and goes when it does.
                 Source::KeyUntilForwarded { .. } => {
                     self.awaiting_forwarder.insert(key.clone(), (topic.clone(), at));
+                    let token = on_key_token(session, keys, &recorder, &key).await?;
+                    self.on_keys.insert(topic.name.clone(), token);
                     new.push((topic, key, at));
                     continue;
                 }
                 _ => {}
             }
-            let token = keys.recorder_on_key(&recorder, &key);
-            let token = session
-                .liveliness()
-                .declare_token(&token)
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot declare the token {token}: {e}"))?;
+            let token = on_key_token(session, keys, &recorder, &key).await?;
             self.on_keys.insert(topic.name.clone(), token);
             on_keys.push((topic, key, at));
         }
@@ -191,6 +191,21 @@ impl Subscriptions {
         lock(writer).forwarder_gone(at);
         self.subscribe(session, &topic, &token.key, at, writer).await
     }
+}
+
+/// This recorder's [`Keys::recorder_on_key`] token for `key`.
+async fn on_key_token(
+    session: &zenoh::Session,
+    keys: &Keys,
+    recorder: &str,
+    key: &str,
+) -> anyhow::Result<zenoh::liveliness::LivelinessToken> {
+    let token = keys.recorder_on_key(recorder, key);
+    session
+        .liveliness()
+        .declare_token(&token)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot declare the token {token}: {e}"))
 }
 
 impl Subscriptions {
