@@ -18,9 +18,10 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Args;
 use flotilla_messages::geometry_msgs::{decode_cmd_vel, TwistStamped};
-use flotilla_messages::std_msgs::Header;
+use flotilla_messages::std_msgs::{Header, StdString};
 use flotilla_node_kit::args::{open_session, Role, ZenohArgs};
 use flotilla_node_kit::lockstep::LockstepReporter;
+use flotilla_plugins::channels::{ControlLogEntry, LoggedRequest, CONTROL_LOG_TOPIC};
 use flotilla_record::compare::{compare_topic, TopicOutcome};
 use flotilla_record::record::CLOCK_TOPIC;
 use flotilla_record::rerun::Rerun;
@@ -99,26 +100,86 @@ struct Message {
     payload: Vec<u8>,
 }
 
-/// An input to feed: when, on which topic, what.
+/// An input to feed: when, and what.
 struct Input {
     /// The state at whose time it goes out, ns.
     due_ns: u64,
-    topic: String,
-    payload: Vec<u8>,
+    fed: Fed,
+}
+
+/// How an input is fed.
+enum Fed {
+    /// A message published on its topic (a `cmd_vel`).
+    Message { topic: String, payload: Vec<u8> },
+    /// A request the world's control log holds, asked again.
+    Asked(LoggedRequest),
 }
 
 impl Input {
-    /// The recorded inputs in the order they go out: each at the state its
-    /// node had answered last when it came (which is when the controller's
-    /// command reached it, whatever its stamp says), an unstamped command
-    /// stamped with that state (see [`as_taken`]).
-    fn in_order(recorded: Vec<Message>, step_ns: u64) -> Vec<Input> {
-        let mut inputs: Vec<Input> = (recorded.into_iter())
-            .map(|m| Input { due_ns: m.time_ns, payload: as_taken(&m.payload, m.time_ns, step_ns), topic: m.topic })
-            .collect();
+    /// The recorded inputs in the order they go out: each message at the
+    /// state its node had answered last when it came (which is when the
+    /// controller's command reached it, whatever its stamp says), an
+    /// unstamped command stamped with that state (see [`as_taken`]); each
+    /// entry of the world's control log at the state it was applied at.
+    fn in_order(recorded: Vec<Message>, step_ns: u64) -> Result<Vec<Input>, String> {
+        let mut inputs = Vec::with_capacity(recorded.len());
+        for m in recorded {
+            if m.topic == CONTROL_LOG_TOPIC {
+                let text = flotilla_messages::decode::<StdString>(&m.payload).map_err(|e| e.to_string())?.data;
+                let entry = ControlLogEntry::from_json(&text)?;
+                inputs.push(Input { due_ns: entry.step * step_ns, fed: Fed::Asked(entry.request) });
+            } else {
+                let payload = as_taken(&m.payload, m.time_ns, step_ns);
+                inputs.push(Input { due_ns: m.time_ns, fed: Fed::Message { topic: m.topic, payload } });
+            }
+        }
         inputs.sort_by_key(|input| input.due_ns);
-        inputs
+        Ok(inputs)
     }
+
+    /// The topic it is published on, if it is a message.
+    fn topic(&self) -> Option<&String> {
+        match &self.fed {
+            Fed::Message { topic, .. } => Some(topic),
+            Fed::Asked(_) => None,
+        }
+    }
+}
+
+/// Asks the world again what its control log says was asked: a control
+/// request or a ROS service call, answered before the state is reported,
+/// so that the world applies it where it did. A refusal is told (the
+/// recorded request succeeded); the outputs then show what it changed.
+async fn ask_again(session: &zenoh::Session, keys: &Keys, request: &LoggedRequest, step: u64) -> anyhow::Result<()> {
+    match request {
+        LoggedRequest::Control(request) => {
+            let verb = request.verb();
+            let reply = flotilla_node_kit::client::call_control(session, keys, verb, request, STATE_TIMEOUT)
+                .await
+                .with_context(|| format!("control/{verb} at step {step}"))?;
+            if !reply.success {
+                eprintln!("flotilla resim: at step {step}, the world refused {request:?} again: {}", reply.message);
+            }
+        }
+        LoggedRequest::Service { name, request_cdr } => {
+            let replies = session
+                .get(keys.ros(name))
+                .payload(request_cdr.clone())
+                .timeout(STATE_TIMEOUT)
+                .await
+                .map_err(|e| anyhow::anyhow!("{name} at step {step}: {e}"))?;
+            match replies.recv_async().await {
+                Ok(reply) if reply.result().is_ok() => {}
+                Ok(reply) => {
+                    let why =
+                        reply.result().err().map(|e| e.payload().try_to_string().unwrap_or_default().into_owned());
+                    eprintln!("flotilla resim: at step {step}, {name} failed again: {}", why.unwrap_or_default());
+                }
+                Err(_) => bail!("{name} at step {step}: no answer within {} s", STATE_TIMEOUT.as_secs()),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An output topic compared: its type and whether it is latched.
@@ -170,7 +231,8 @@ pub fn resim(args: ResimArgs) -> anyhow::Result<std::process::ExitCode> {
             rerun.step_ns
         );
     }
-    let inputs_by_topic = flotilla_plugins::channels::forwarded_topics(&description);
+    let mut inputs_by_topic = flotilla_plugins::channels::forwarded_topics(&description);
+    inputs_by_topic.insert(CONTROL_LOG_TOPIC.to_string());
     let missing = missing_inputs(&recorded_channels(&bytes, &args.recording)?, &inputs_by_topic);
     if !missing.is_empty() {
         bail!(
@@ -182,7 +244,8 @@ pub fn resim(args: ResimArgs) -> anyhow::Result<std::process::ExitCode> {
     }
     let (inputs, outputs): (Vec<Message>, Vec<Message>) =
         messages.into_iter().filter(|m| m.time_ns <= end_ns).partition(|m| inputs_by_topic.contains(&m.topic));
-    let inputs = Input::in_order(inputs, rerun.step_ns);
+    let inputs = Input::in_order(inputs, rerun.step_ns)
+        .map_err(|e| anyhow::anyhow!("{}: {CONTROL_LOG_TOPIC}: {e}", args.recording.display()))?;
     let output_topics: OutputTopics = (outputs.iter())
         .filter(|m| m.topic != CLOCK_TOPIC && keep.as_ref().is_none_or(|re| re.is_match(&m.topic)))
         .map(|m| (m.topic.clone(), (m.type_name.clone(), m.latched)))
@@ -438,7 +501,7 @@ async fn feed_and_listen(
             .map_err(zenoh_error)?,
     );
     let mut publishers = BTreeMap::new();
-    for topic in inputs.iter().map(|m| &m.topic).collect::<BTreeSet<_>>() {
+    for topic in inputs.iter().filter_map(Input::topic).collect::<BTreeSet<_>>() {
         let publisher = session
             .declare_publisher(keys.ros(topic))
             .congestion_control(zenoh::qos::CongestionControl::Block)
@@ -492,7 +555,10 @@ async fn feed_and_listen(
         }
         let state_ns = step * step_ns;
         while let Some(input) = inputs.get(next_input).filter(|m| m.due_ns <= state_ns) {
-            publishers[&input.topic].put(input.payload.clone()).await.map_err(zenoh_error)?;
+            match &input.fed {
+                Fed::Message { topic, payload } => publishers[topic].put(payload.clone()).await.map_err(zenoh_error)?,
+                Fed::Asked(request) => ask_again(&session, &keys, request, step).await?,
+            }
             next_input += 1;
         }
         reporter.done(step, true).await;

@@ -27,10 +27,64 @@ pub const CLOCK_CHANNEL: u16 = 1;
 /// is none.
 pub const MAX_CHANNELS: usize = u16::MAX as usize;
 
+/// The ROS name of the world's log of the changes asked of it from outside
+/// the simulation (see [`ControlLogEntry`]): a re-run's inputs. Recorded
+/// besides the numbered topics ([`control_log_topic`]): the world sends it
+/// on its key only, a few messages a run.
+pub const CONTROL_LOG_TOPIC: &str = "/flotilla/control_log";
+
 /// The topics every recording holds besides its models': `/clock`, `/tf`
 /// and `/tf_static`.
 pub fn world_topics() -> [TopicSpec; 3] {
     [TopicSpec::publish::<Clock>(CLOCK_TOPIC), TopicSpec::tf(), TopicSpec::tf_static()]
+}
+
+/// The world's control log: recorded too, without a number of the world's.
+pub fn control_log_topic() -> TopicSpec {
+    TopicSpec::publish::<flotilla_messages::std_msgs::StdString>(CONTROL_LOG_TOPIC)
+}
+
+/// One change the world carried out at the request of something outside
+/// the simulation (a user's `flotilla move`, a ROS service call), as the
+/// world logs it on [`CONTROL_LOG_TOPIC`]: a `std_msgs/String` holding this
+/// as JSON. A lockstep run applies it before stepping from state `step`,
+/// and `flotilla resim` asks it again there.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ControlLogEntry {
+    /// The state the world had published when it applied the request.
+    pub step: u64,
+    /// What was asked.
+    #[serde(flatten)]
+    pub request: LoggedRequest,
+}
+
+impl ControlLogEntry {
+    /// The entry as the log's `std_msgs/String` holds it. Floats are
+    /// written so that they read back to the same bits (a pose moved by
+    /// one in the last bit would make a re-run differ).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a control log entry is plain data")
+    }
+
+    /// An entry from a log message's text, or why it is not one.
+    pub fn from_json(text: &str) -> Result<ControlLogEntry, String> {
+        serde_json::from_str(text).map_err(|e| format!("not a control log entry ({e}): {text}"))
+    }
+}
+
+/// A logged request: to the world's control service, or a ROS service.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoggedRequest {
+    /// A control request (`flotilla spawn`, `delete`, `move`, `set-map`).
+    Control(flotilla_wire::control::ControlRequest),
+    /// A ROS service call: the service's ROS name and its CDR request.
+    Service {
+        /// E.g. `/spawn_entity`.
+        name: String,
+        /// The request as called, CDR.
+        request_cdr: Vec<u8>,
+    },
 }
 
 /// The ROS-facing topics of one model of a world whose layers are
@@ -167,6 +221,29 @@ mod tests {
         let names: Vec<String> = recorded_topics(&description).into_iter().map(|t| t.name).collect();
         assert_eq!(names, ["/clock", "/tf", "/tf_static"]);
         assert!(world_topics().iter().all(|t| t.direction == Direction::Publish));
+    }
+
+    #[test]
+    fn a_control_log_entry_reads_back_to_the_same_bits() {
+        use flotilla_wire::control::ControlRequest;
+        use flotilla_wire::geometry::Pose2;
+        let pose = Pose2::new(0.1 + 0.2, -1.0 / 3.0, std::f64::consts::PI - 1e-15);
+        let moved = ControlLogEntry {
+            step: 412,
+            request: LoggedRequest::Control(ControlRequest::Move { name: "a".into(), pose }),
+        };
+        let json = moved.to_json();
+        assert!(json.starts_with(r#"{"step":412,"control":{"Move""#), "{json}");
+        assert_eq!(ControlLogEntry::from_json(&json), Ok(moved));
+        let called = ControlLogEntry {
+            step: 0,
+            request: LoggedRequest::Service {
+                name: "/delete_entity".into(),
+                request_cdr: vec![0, 1, 0, 0, 2, 0, 0, 0, 97, 0],
+            },
+        };
+        assert_eq!(ControlLogEntry::from_json(&called.to_json()), Ok(called));
+        assert!(ControlLogEntry::from_json("{\"step\": 1}").unwrap_err().contains("not a control log entry"));
     }
 
     #[test]

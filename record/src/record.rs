@@ -30,7 +30,7 @@ use std::time::Duration;
 use flotilla_messages::rosgraph_msgs::Clock;
 use flotilla_node_kit::follow_world::DescriptionFollower;
 use flotilla_node_kit::recording::BATCH_AGE;
-use flotilla_plugins::channels::{channel_ids, recorded_topics};
+use flotilla_plugins::channels::{channel_ids, control_log_topic, recorded_topics};
 use flotilla_plugins::registry::TopicSpec;
 use flotilla_wire::description::WorldDescription;
 use flotilla_wire::recording::{read_batch, Batch, BatchMessage};
@@ -50,7 +50,8 @@ pub use flotilla_plugins::channels::CLOCK_TOPIC;
 /// Every ROS-facing topic of a description: both directions, each name
 /// once, those whose name matches `keep` (all with `None`).
 pub fn topics_of(description: &WorldDescription, keep: Option<&regex::Regex>) -> Vec<TopicSpec> {
-    recorded_topics(description).into_iter().filter(|t| keep.is_none_or(|re| re.is_match(&t.name))).collect()
+    let topics = recorded_topics(description).into_iter().chain([control_log_topic()]);
+    topics.filter(|t| keep.is_none_or(|re| re.is_match(&t.name))).collect()
 }
 
 /// What a recording wrote.

@@ -18,9 +18,17 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use flotilla_wire::world_to_nodes::WorldState;
+
 /// Records `steps` controlled lockstep steps of `world` (or a real-time
 /// run) into `out`.
 fn record(world: &str, out: &Path, clock: &str, steps: u64, logs: &Path) {
+    record_while(world, out, clock, steps, logs, |_, _| {});
+}
+
+/// [`record`], calling `meanwhile` with the run's endpoint and simulation
+/// name once it started.
+fn record_while(world: &str, out: &Path, clock: &str, steps: u64, logs: &Path, meanwhile: impl FnOnce(&str, &str)) {
     let world = common::config(world);
     let controller = format!("{} --steps {steps}", common::bin("flotilla-lockstep-controller").display());
     let listen = format!("tcp/127.0.0.1:{}", common::free_port());
@@ -30,7 +38,14 @@ fn record(world: &str, out: &Path, clock: &str, steps: u64, logs: &Path) {
     if clock == "lockstep" {
         args.extend(["--participants", "1", "--exec", &controller]);
     }
-    let output = Command::new(common::bin("flotilla")).args(&args).output().unwrap();
+    let run = Command::new(common::bin("flotilla"))
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    meanwhile(&listen, &sim);
+    let output = run.wait_with_output().unwrap();
     std::fs::write(logs.join(format!("record-{clock}.log")), [&output.stdout[..], &output.stderr[..]].concat())
         .unwrap();
     assert!(output.status.success(), "flotilla run --record: {}", text(&output));
@@ -111,6 +126,55 @@ fn a_moved_wall_is_found_at_the_first_scan() {
     // The first scan, at t = 0, and one of its beams.
     assert!(line.contains("message 0 (t = 0.000 s, step 0)") && line.contains("ranges["), "{line}");
 }
+
+// A user's `flotilla move` during the recorded run is in the world's
+// control log (`/flotilla/control_log`), with the step it was applied at;
+// the re-run asks it again there, and every output is identical.
+#[test]
+fn a_model_moved_by_hand_during_the_run_is_moved_again_at_the_same_step() {
+    let dir = scratch("resim-move");
+    let recording = dir.join("run.mcap");
+    // Once the run is 150 steps in, the controller driving.
+    let move_b = |listen: &str, sim: &str| {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            let address = listen.trim_start_matches("tcp/");
+            while std::net::TcpStream::connect(address).is_err() {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            let session = common::connect(listen).await;
+            let key = flotilla_wire::Keys::new(sim).world_state();
+            let mut states = common::subscribe_internal::<WorldState>(&session, key).await;
+            states.until(std::time::Duration::from_secs(60), |s| s.step >= 150).await;
+        });
+        let args = ["move", "b", "4", "6", "1.5", "--connect", listen, "--sim", sim];
+        let moved = Command::new(common::bin("flotilla")).args(args).output().unwrap();
+        assert!(moved.status.success(), "flotilla move: {}", text(&moved));
+    };
+    record_while("tests/resim/world.yaml", &recording, "lockstep", 600, &dir, move_b);
+
+    let report = dir.join("moved.json");
+    let again = resim(&recording, &["--report", report.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap();
+    // 600 commands for each robot, and the move, logged past step 150.
+    assert_eq!(report["inputs"], 1201, "{report}");
+    let log =
+        String::from_utf8(Command::new("python3").arg("-c").arg(CONTROL_LOG).arg(&recording).output().unwrap().stdout)
+            .unwrap();
+    let step: u64 = log.trim().parse().unwrap_or_else(|_| panic!("the control log: {log:?}"));
+    assert!(step >= 150, "moved at step {step}");
+}
+
+/// Prints the step of each entry of the control log in the recording
+/// named by its first argument (Python's `mcap` reader, as a user's tool
+/// would read it).
+const CONTROL_LOG: &str = concat!(
+    "import json, sys\n",
+    "from mcap.reader import make_reader\n",
+    "for _, _, m in make_reader(open(sys.argv[1], 'rb')).iter_messages(topics=['/flotilla/control_log']):\n",
+    "    print(json.loads(m.data[8:].decode().rstrip(chr(0)))['step'])\n",
+);
 
 /// A copy of `configs/tests/resim` and the directories its world reads,
 /// in `to`.

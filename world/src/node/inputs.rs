@@ -23,9 +23,11 @@ use zenoh::pubsub::Subscriber;
 use zenoh::query::Queryable;
 use zenoh::Wait;
 
+use super::control_log;
 use super::ros_adapter;
 use super::stepper::Sim;
 use crate::ros_services::World;
+use flotilla_plugins::channels::LoggedRequest;
 
 /// The shared simulation, locked.
 pub fn lock(shared: &Mutex<Sim>) -> MutexGuard<'_, Sim> {
@@ -111,7 +113,8 @@ async fn map_requests(wiring: &Wiring) -> Result<Subscriber<()>> {
                 Ok(other) => return bad.record(&format!("only SetMap requests travel as messages, got {other:?}")),
                 Err(e) => return bad.record(&e),
             };
-            let reply = carry_out(&for_callback, request);
+            // The simulation's own: not logged.
+            let reply = carry_out(&for_callback, request, false);
             if !reply.success {
                 tracing::info!("map request not applied: {}", reply.message);
             }
@@ -276,14 +279,21 @@ async fn answer_off_thread(
 }
 
 /// Carries out a control request on the simulation, wakes the stepping
-/// loop and announces the change it made, if any.
-fn carry_out(wiring: &Wiring, request: ControlRequest) -> flotilla_wire::control::ControlReply {
-    let (reply, change) = {
+/// loop and announces the change it made, if any; with `logged`, a
+/// request from outside the simulation that changed the world goes on the
+/// control log.
+fn carry_out(wiring: &Wiring, request: ControlRequest, logged: bool) -> flotilla_wire::control::ControlReply {
+    let logged = (logged && control_log::logs_control(&request)).then(|| request.clone());
+    let (reply, change, step) = {
         let mut s = lock(&wiring.shared);
         let s = &mut *s;
-        crate::control::handle(&mut s.physics, &mut s.run, request)
+        let (reply, change) = crate::control::handle(&mut s.physics, &mut s.run, request);
+        (reply, change, s.physics.step_count())
     };
     wiring.wake.notify_one();
+    if let Some(request) = logged.filter(|_| reply.success) {
+        control_log::publish(&wiring.session, &wiring.keys, step, LoggedRequest::Control(request));
+    }
     if let Some(change) = change {
         announce(&wiring.session, &wiring.keys, reply.revision, change);
     }
@@ -325,7 +335,7 @@ async fn control(wiring: &Wiring) -> Result<Queryable<()>> {
                 let _ = query.reply_err(format!("control/{verb} cannot carry {request:?}")).wait();
                 return;
             }
-            let reply = carry_out(&for_callback, request);
+            let reply = carry_out(&for_callback, request, true);
             if let Err(e) = query.reply(query.key_expr().clone(), encode(&reply)).wait() {
                 tracing::warn!("cannot answer control/{verb}: {e}");
             }
@@ -339,7 +349,7 @@ async fn control(wiring: &Wiring) -> Result<Queryable<()>> {
 async fn ros_services(wiring: &Wiring, published: watch::Receiver<u64>) -> Result<Vec<Queryable<()>>> {
     let Wiring { session, keys, shared, wake } = wiring.clone();
     let answer = move |service, request: &[u8]| {
-        let answer = {
+        let (answer, step) = {
             let mut s = lock(&shared);
             let s = &mut *s;
             let answer =
@@ -351,9 +361,14 @@ async fn ros_services(wiring: &Wiring, published: watch::Receiver<u64>) -> Resul
             if answer.changes.iter().any(|c| matches!(c, WorldChange::WorldReset | WorldChange::WorldLoaded { .. })) {
                 s.memory.clear();
             }
-            answer
+            (answer, s.physics.step_count())
         };
         wake.notify_one();
+        if !answer.changes.is_empty() && control_log::logs_service(service) {
+            let request =
+                LoggedRequest::Service { name: service.ros_name().to_string(), request_cdr: request.to_vec() };
+            control_log::publish(&session, &keys, step, request);
+        }
         if !answer.changes.is_empty() {
             let revision = lock(&shared).physics.revision();
             for change in answer.changes.iter().cloned() {

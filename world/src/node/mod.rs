@@ -15,6 +15,7 @@ mod action;
 mod barrier;
 mod checkpoints;
 mod clock_batches;
+mod control_log;
 pub(crate) mod inbox;
 pub mod inputs;
 mod memory;
