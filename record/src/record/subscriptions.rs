@@ -1,8 +1,9 @@
 //! A recorder's subscriptions: each recorded topic's key (while it is
-//! taken there) with the token that tells its publishers so, and the
-//! topics taken from their forwarders' batches (see `Source`).
+//! taken there) with the token that tells its publishers so. Where each
+//! topic is taken from is the writer's to say (see `Source`): these
+//! subscriptions follow it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use flotilla_plugins::channels::{channel_ids, forwarded_topics};
@@ -29,8 +30,10 @@ const TOKENS_SETTLE: Duration = Duration::from_millis(300);
 /// The subscriptions of the topics recorded so far.
 #[derive(Default)]
 pub(super) struct Subscriptions {
-    names: BTreeSet<String>,
-    /// Per topic not (yet) taken from batches, its subscriber.
+    /// Per topic recorded, its place among the writer's.
+    recorded: HashMap<String, usize>,
+    /// Per topic subscribed on its key (not taken from batches, or not
+    /// yet), its subscriber.
     live: HashMap<String, zenoh::pubsub::Subscriber<()>>,
     latched: Vec<zenoh_ext::AdvancedSubscriber<()>>,
     /// Per topic not (yet) taken from batches, the token that tells its
@@ -40,12 +43,19 @@ pub(super) struct Subscriptions {
     on_keys: HashMap<String, zenoh::liveliness::LivelinessToken>,
     /// The nodes forwarding the topics they take in.
     pub(super) forwarders: Forwarders,
-    /// Per key of a topic taken from its forwarder's batches, the topic
-    /// and its place among those recorded.
+    /// Per key of a topic that nodes forward (a `cmd_vel`), the topic and
+    /// its place among those recorded: whether it comes from a forwarder
+    /// now is the writer's [`Source`].
     forwarded: HashMap<String, (TopicSpec, usize)>,
-    /// The same for a topic still taken on its key until its forwarder's
-    /// batches come ([`Source::KeyUntilForwarded`]).
-    awaiting_forwarder: HashMap<String, (TopicSpec, usize)>,
+}
+
+/// What a forwarder's token coming or going changed for its topic.
+enum Turn {
+    Nothing,
+    /// The topic is taken from its forwarder's batches from now on.
+    ToBatches,
+    /// Its forwarder went: the topic is taken on its key again.
+    ToKey,
 }
 
 impl Subscriptions {
@@ -70,7 +80,7 @@ impl Subscriptions {
         let recorder = session.zid().to_string();
         let (mut new, mut on_keys) = (Vec::new(), Vec::new());
         for topic in topics_of(description, keep) {
-            if !self.names.insert(topic.name.clone()) {
+            if self.recorded.contains_key(&topic.name) {
                 continue;
             }
             let key = keys.ros(&topic.name);
@@ -86,10 +96,13 @@ impl Subscriptions {
                 // The recording failed: the writer says why at the end.
                 break;
             };
+            self.recorded.insert(topic.name.clone(), at);
+            if forwarded.contains(&topic.name) {
+                self.forwarded.insert(key.clone(), (topic.clone(), at));
+            }
             match source {
                 Source::Forwarded(_) => {
                     tracing::debug!("{} comes in its forwarder's batches", topic.name);
-                    self.forwarded.insert(key, (topic, at));
                     continue;
                 }
                 // No node publishes it, so its token tells no node
@@ -97,7 +110,6 @@ impl Subscriptions {
                 // take the input from its forwarder yet (see
                 // `flotilla run`'s start gate), and goes when it does.
                 Source::KeyUntilForwarded { .. } => {
-                    self.awaiting_forwarder.insert(key.clone(), (topic.clone(), at));
                     let token = on_key_token(session, keys, &recorder, &key).await?;
                     self.on_keys.insert(topic.name.clone(), token);
                     new.push((topic, key, at));
@@ -158,7 +170,8 @@ impl Subscriptions {
         Ok(())
     }
 
-    /// A forwarder's token came or went: a topic taken from a forwarder
+    /// A forwarder's token came or went: a topic awaiting its forwarder
+    /// may be taken from its batches now, and one taken from a forwarder
     /// that went is subscribed to on its key from now on.
     pub(super) async fn forwarder(
         &mut self,
@@ -168,28 +181,45 @@ impl Subscriptions {
         writer: &Shared,
     ) -> anyhow::Result<()> {
         self.forwarders.token(token);
-        if let Some((spec, at)) = self.awaiting_forwarder.get(&token.key) {
-            let forwarder = self.forwarders.of(&token.key).map(|node| keys.recording(node));
-            if lock(writer).await_forwarder(*at, forwarder) {
-                let name = spec.name.clone();
-                self.drop_live(&name);
+        let Some((topic, at)) = self.forwarded.get(&token.key).cloned() else { return Ok(()) };
+        let node = keys.recording(&token.node);
+        let turn = {
+            let mut writer = lock(writer);
+            match writer.source(at) {
+                Source::KeyUntilForwarded { .. } => {
+                    let forwarder = self.forwarders.of(&token.key).map(|node| keys.recording(node));
+                    if writer.await_forwarder(at, forwarder) {
+                        Turn::ToBatches
+                    } else {
+                        Turn::Nothing
+                    }
+                }
+                Source::Forwarded(from) if !token.alive && *from == node => {
+                    writer.forwarder_gone(at);
+                    Turn::ToKey
+                }
+                _ if token.alive => {
+                    writer.forwarder_back(at, &node);
+                    Turn::Nothing
+                }
+                // Another node's token for the key went.
+                _ => Turn::Nothing,
             }
-            return Ok(());
+        };
+        match turn {
+            Turn::Nothing => Ok(()),
+            Turn::ToBatches => {
+                self.drop_live(&topic.name, writer);
+                Ok(())
+            }
+            Turn::ToKey => {
+                // What it received and had not sent yet is lost with it.
+                tracing::warn!("{} went; taking {} on its key", token.node, topic.name);
+                // No node publishes the key: no token is needed.
+                self.on_keys.remove(&topic.name);
+                self.subscribe(session, &topic, &token.key, at, writer).await
+            }
         }
-        if token.alive {
-            lock(writer).forwarder_back(&token.key, &keys.recording(&token.node));
-            return Ok(());
-        }
-        let Some(&(_, at)) = self.forwarded.get(&token.key) else { return Ok(()) };
-        if lock(writer).recorded[at].source != Source::Forwarded(keys.recording(&token.node)) {
-            // Another node's token for the key.
-            return Ok(());
-        }
-        let Some((topic, at)) = self.forwarded.remove(&token.key) else { return Ok(()) };
-        // What it received and had not sent yet is lost with it.
-        tracing::warn!("{} went; taking {} on its key", token.node, topic.name);
-        lock(writer).forwarder_gone(at);
-        self.subscribe(session, &topic, &token.key, at, writer).await
     }
 }
 
@@ -209,22 +239,19 @@ async fn on_key_token(
 }
 
 impl Subscriptions {
-    /// Drops the subscription of a topic now taken from batches (a latched
-    /// topic keeps its own), then its token: its nodes may hold its
-    /// messages in their batches from now on.
-    pub(super) fn drop_live(&mut self, topic: &str) {
+    /// Drops the subscription of `topic` (a latched topic keeps its own),
+    /// then its token, if the writer takes it from batches now: its nodes
+    /// may hold its messages in their batches from now on. A topic the
+    /// writer takes on its key again (its forwarder went meanwhile) keeps
+    /// both.
+    pub(super) fn drop_live(&mut self, topic: &str, writer: &Shared) {
+        let Some(&at) = self.recorded.get(topic) else { return };
+        if lock(writer).source(at).takes_key() {
+            return;
+        }
         if self.live.remove(topic).is_some() {
             tracing::debug!("{topic} now comes in the nodes' batches");
         }
         self.on_keys.remove(topic);
-        // A topic that awaited its forwarder: what the forwarder's going
-        // means for it from now on.
-        let found =
-            self.awaiting_forwarder.iter().find(|(_, (spec, _))| spec.name == topic).map(|(key, _)| key.clone());
-        if let Some(key) = found {
-            if let Some(entry) = self.awaiting_forwarder.remove(&key) {
-                self.forwarded.insert(key, entry);
-            }
-        }
     }
 }
