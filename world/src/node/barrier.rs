@@ -116,9 +116,21 @@ impl Barrier {
         }
     }
 
-    /// A participant's token disappeared: it leaves the barrier.
+    /// A participant's token disappeared: it leaves the barrier. One that
+    /// owed a report for the state last published may have worked on it
+    /// before it went (a controller's last command, sent before its token
+    /// went and without a report): a drive then answers the state after,
+    /// as it would have had the participant reported.
     pub fn leave(&mut self, node: &str) {
-        self.members.remove(node);
+        let Some(member) = self.members.remove(node) else { return };
+        if let Some(last) = &mut self.last {
+            let owed = !member.dropped
+                && member.required_from <= last.step
+                && self.reported.get(node).is_none_or(|&r| r < last.step);
+            if owed && !self.commanding_nothing.contains(node) && !self.promises.contains_key(node) {
+                last.busy = true;
+            }
+        }
     }
 
     /// A node reports `step` done. A dropped participant that reports again
@@ -420,6 +432,24 @@ mod tests {
         assert_eq!(publish(&mut b, 5), ["drive"]);
         b.actuated("drive", 5, Some(105));
         assert!(publish(&mut b, 6).is_empty());
+    }
+
+    #[test]
+    fn a_controller_that_leaves_after_its_last_command_makes_the_drive_answer_the_next_state() {
+        let mut b = fleet();
+        b.done("odom", 3);
+        b.published(0, 0);
+        b.actuated("drive", 0, Some(100));
+        b.done("controller", 0);
+        assert_eq!(publish(&mut b, 1), ["controller", "drive"]);
+        b.actuated("drive", 1, Some(101));
+        // Its last command goes out with state 1, and it leaves without
+        // reporting 1: the command takes effect at 2, so the drive's answer
+        // to 2 is waited for, not its promise.
+        b.leave("controller");
+        assert_eq!(publish(&mut b, 2), ["drive"]);
+        b.actuated("drive", 2, Some(102));
+        assert!(publish(&mut b, 3).is_empty(), "nobody worked at 2");
     }
 
     #[test]
