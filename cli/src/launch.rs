@@ -520,9 +520,20 @@ async fn supervise(
     // The world first (it is `children[0]`), and the rest once it listens:
     // a Zenoh peer that cannot reach its endpoint within its start-up delay
     // logs a warning, and each node would wait for the world anyway.
+    if let Some(address) = endpoint.split(',').next().and_then(tcp_address) {
+        // Taken, the world could not listen, and this launcher's client
+        // would reach whatever else listens there.
+        if let Err(e) = std::net::TcpListener::bind(&address) {
+            bail!("cannot listen on {address}: {e} (another program listens there; choose another --listen)");
+        }
+    }
     start(&mut children[0], &console)?;
     if let Some(address) = endpoint.split(',').next().and_then(tcp_address) {
         wait_for_listener(&mut children[0], &address, WORLD_LISTENS_WITHIN).await;
+    }
+    // A world that could not start is the run's end.
+    if let Some(Ok(Some(status))) = children[0].child.as_mut().map(|child| child.try_wait()) {
+        bail!("the world exited ({status}) before it listened on {endpoint}; its last lines are above");
     }
     // Our own Zenoh client, for the status line.
     let zenoh_args = ZenohArgs { connect: endpoint.split(',').map(String::from).collect(), ..Default::default() };

@@ -61,6 +61,9 @@ impl StartGate {
                 self.wait_at_most.as_secs()
             ));
         }
+        if !world_counts(session, &keys, joined, Instant::now() + WORLD_COUNTS_WITHIN).await {
+            log(format!("flotilla: the world does not count the {joined} participants yet; starting the clock anyway"));
+        }
         let resume = ControlRequest::Resume;
         match flotilla_node_kit::client::call_control(session, &keys, "resume", &resume, Duration::from_secs(10)).await
         {
@@ -127,6 +130,33 @@ pub(crate) async fn recorder_listens(session: &zenoh::Session, keys: &Keys, batc
             return false;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// How long the start gate waits for the world to count the participants
+/// it saw: the world's status comes twice a wall second.
+const WORLD_COUNTS_WITHIN: Duration = Duration::from_secs(5);
+
+/// Waits, until `give_up`, for the world of `keys` to count `wanted`
+/// lockstep participants in its status; whether it did. A participant's
+/// token reaches this launcher's query and the world's own watch of the
+/// tokens by different paths: resumed on the launcher's count alone, the
+/// world stepped twice before it knew of a controller that had joined, and
+/// the controller missed the run's first states.
+async fn world_counts(session: &zenoh::Session, keys: &Keys, wanted: usize, give_up: Instant) -> bool {
+    use flotilla_wire::world_to_nodes::WorldStatus;
+    let Ok(statuses) = session.declare_subscriber(keys.status()).await else { return false };
+    loop {
+        let left = give_up.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, statuses.recv_async()).await {
+            Ok(Ok(sample)) => {
+                let status = flotilla_wire::codec::decode::<WorldStatus>(&sample.payload().to_bytes());
+                if status.is_ok_and(|s| s.lockstep_participants as usize >= wanted) {
+                    return true;
+                }
+            }
+            Ok(Err(_)) | Err(_) => return false,
+        }
     }
 }
 
