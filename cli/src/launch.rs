@@ -267,6 +267,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         node.extend(loopback_peer_args(&endpoint));
         if *binary == pioneer {
             node.extend(pioneer_args(&args));
+        } else if args.record.is_some() {
+            // Its answers to the first state go to the recorder started
+            // before it (see `start_gate`).
+            node.push("--recorded".into());
         }
         children.push(supervised(&name, sibling(binary)?, node, vec![]));
     }

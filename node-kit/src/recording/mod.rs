@@ -97,20 +97,26 @@ impl RecorderTap {
     }
 
     /// Waits, at most `within`, until the node's batches reach the
-    /// recorders already there (those holding a
-    /// [`Keys::recorder_on_key`] token), if any: until then its outputs
-    /// go only on their keys, where a recorder the node does not know of
-    /// yet gets nothing either, so that the answers to the paused world's
-    /// first state, which the node gives as soon as it joins the barrier,
-    /// would be missing from a recording (`flotilla run --record` starts
-    /// the recorder before the nodes).
-    pub(crate) async fn reach_present_recorders(&self, keys: &Keys, within: Duration) {
+    /// recorders already there, if any: until then its outputs go only on
+    /// their keys, where a recorder the node does not know of yet gets
+    /// nothing either, so that the answers to the paused world's first
+    /// state, which the node gives as soon as it joins the barrier, would
+    /// be missing from a recording (`flotilla run --record` starts the
+    /// recorder before the nodes). With `expected` (its launcher says a
+    /// recorder records the run), it waits for one; else for those whose
+    /// [`Keys::recorder_on_key`] tokens it finds. That query can come back
+    /// empty to a node that has only just connected, the recorder's tokens
+    /// not having reached it yet: the odometry of a recorded run then
+    /// answered the first state unrecorded.
+    pub(crate) async fn reach_present_recorders(&self, keys: &Keys, within: Duration, expected: bool) {
         if self.listens() {
             return;
         }
-        let present = crate::claims::live_tokens(&self.session, keys.recorders_on_keys(), within).await;
-        if present.is_ok_and(|tokens| tokens.is_empty()) {
-            return;
+        if !expected {
+            let present = crate::claims::live_tokens(&self.session, keys.recorders_on_keys(), within).await;
+            if present.is_ok_and(|tokens| tokens.is_empty()) {
+                return;
+            }
         }
         let give_up = tokio::time::Instant::now() + within;
         while !self.listens() {

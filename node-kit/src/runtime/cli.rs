@@ -26,6 +26,12 @@ pub struct PluginNodeArgs {
     /// plugins whose outputs are cheap ignore it). Default: one per core.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: Option<u64>,
+    /// A recorder records this run from its first state (`flotilla run
+    /// --record` says so): join the lockstep barrier only once this node's
+    /// batches reach it, so that its answers to the first state are in the
+    /// recording.
+    #[arg(long)]
+    pub recorded: bool,
     /// Print the plugin roles this binary serves (`<type>/<aspect>`, from
     /// the plugin registry), one a line, and exit.
     #[arg(long, hide = true)]
@@ -83,7 +89,7 @@ fn run_made<P: NodePlugin>(
         if let Some(threads) = args.threads {
             plugin.set_threads(threads as usize);
         }
-        let result = serve(session.clone(), keys, node, selection, plugin, shutdown_signal()).await;
+        let result = serve(session.clone(), keys, node, selection, plugin, args.recorded, shutdown_signal()).await;
         Ok::<_, anyhow::Error>((session, result))
     })?;
     close_after_drain(runtime, session);

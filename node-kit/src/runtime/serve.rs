@@ -40,16 +40,21 @@ use crate::recording::RecorderTap;
 use crate::subscribe::{on_message, on_world_presence};
 
 /// How long a node waits, before it joins the barrier, for its batches to
-/// reach the recorders already there.
+/// reach the recorders already there; and for one that its launcher says
+/// records the run (as long as `flotilla run` waits for its recorder).
 const RECORDERS_REACHED_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+const RECORDER_EXPECTED_WITHIN: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Runs `plugin` as node `node_id` until `shutdown` completes.
+/// Runs `plugin` as node `node_id` until `shutdown` completes; with
+/// `recorded`, a recorder records the run from its first state, and the
+/// node joins the barrier only once its batches reach it.
 pub async fn serve<P: NodePlugin>(
     session: zenoh::Session,
     keys: Keys,
     node_id: String,
     selection: Selection,
     plugin: P,
+    recorded: bool,
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let token_key = keys.node_token(&node_id);
@@ -89,7 +94,8 @@ pub async fn serve<P: NodePlugin>(
     // input subscribed: a command sent at the first step a participant sees
     // is never lost.
     if let Some(tap) = shared.recording.get() {
-        tap.reach_present_recorders(&keys, RECORDERS_REACHED_WITHIN).await;
+        let within = if recorded { RECORDER_EXPECTED_WITHIN } else { RECORDERS_REACHED_WITHIN };
+        tap.reach_present_recorders(&keys, within, recorded).await;
     }
     let lockstep = LockstepReporter::join(&session, &keys, &node_id).await?;
     let _ = shared.lockstep.set(lockstep);
