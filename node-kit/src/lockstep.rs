@@ -7,7 +7,11 @@ use flotilla_wire::Keys;
 use crate::error::{Error, Result};
 use crate::step_publisher::StepPublisher;
 
-/// Declares a participant's token and reports its steps.
+/// Declares a participant's token and reports its steps. A participant
+/// that leaves reports the last state it worked on first: Zenoh sends a
+/// token's going ahead of the messages sent before it, so without that
+/// report the world could step on before those messages (its last
+/// commands) reached their nodes.
 pub struct LockstepReporter {
     _token: zenoh::liveliness::LivelinessToken,
     publisher: StepPublisher,

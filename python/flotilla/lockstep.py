@@ -42,6 +42,7 @@ class Participant:
         ]
         self._token = sim.session.liveliness().declare_token(self.key)
         self._last_step: int | None = None
+        self._reported: int | None = None
         self._min_revision = 0
         # Between a reset and its first state, what arrives is from before it.
         self._restarting = False
@@ -86,6 +87,7 @@ class Participant:
         arrives before the first state after the reset."""
         self._min_revision = revision
         self._last_step = None
+        self._reported = None
         self._restarting = True
         self.latest.clear()
 
@@ -94,9 +96,17 @@ class Participant:
         has been published."""
         step = state if isinstance(state, int) else state["step"]
         self.sim.put(self.key, _native.encode_step_done(step))
+        self._reported = step
 
     def close(self) -> None:
-        """Leaves the barrier (the world stops waiting for this program)."""
+        """Leaves the barrier (the world stops waiting for this program),
+        reporting first the last state ``next_state`` returned if it was not
+        reported: what was published for it then takes effect at the next
+        step, as it would have with the report. (Zenoh sends the token's
+        going ahead of the messages before it, so without the report the
+        world could step on before they reach their nodes.)"""
+        if self._last_step is not None and (self._reported is None or self._reported < self._last_step):
+            self.done(self._last_step)
         self._token.undeclare()
         for subscriber in self._subscribers:
             subscriber.undeclare()

@@ -180,6 +180,11 @@ async fn run(args: Args, keys: Keys) -> anyhow::Result<()> {
         for robot in &robots {
             robot.commands.put(payload.clone()).await.map_err(zenoh_error)?;
         }
+        // Reported even at the last state, before leaving: Zenoh sends a
+        // token's going ahead of the messages sent before it, so without
+        // the report the world could step on before the last commands
+        // reached their drives.
+        reporter.done(state.step, true).await;
         answered += 1;
         if answered >= args.steps {
             let wall_s = since.elapsed().as_secs_f64();
@@ -191,7 +196,6 @@ async fn run(args: Args, keys: Keys) -> anyhow::Result<()> {
             );
             break;
         }
-        reporter.done(state.step, true).await;
     }
     // Leaving: the world stops waiting for this program.
     drop(reporter);
