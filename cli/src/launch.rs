@@ -65,6 +65,11 @@ pub struct RunArgs {
     /// Stop everything after this many wall seconds.
     #[arg(long = "for", value_name = "SECONDS")]
     for_s: Option<f64>,
+    /// Stop everything once every `--exec` program has finished
+    /// successfully: a recorded run (`--record`) then ends with its
+    /// controller.
+    #[arg(long, requires = "exec")]
+    until_exec: bool,
     /// Serve the live view in the browser (`flotilla view`), on this
     /// address or 127.0.0.1:8080.
     #[arg(long, value_name = "HOST:PORT", num_args = 0..=1, default_missing_value = crate::view::DEFAULT_VIEW_ADDR)]
@@ -300,7 +305,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     }
 
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(supervise(children, console, endpoint, sim, args.for_s, start))
+    let stop = Stop { after_s: args.for_s, with_exec: args.until_exec };
+    runtime.block_on(supervise(children, console, endpoint, sim, stop, start))
 }
 
 /// `listen` with the next port: where a standby world listens unless told.
@@ -512,12 +518,28 @@ fn signal_group(s: &Supervised, signal: nix::sys::signal::Signal) {
     }
 }
 
+/// When `flotilla run` stops on its own (`--for`, `--until-exec`).
+#[derive(Debug, Clone, Copy)]
+struct Stop {
+    after_s: Option<f64>,
+    with_exec: bool,
+}
+
+impl Stop {
+    /// Whether every `--exec` program of `children` finished (not one
+    /// waiting to be restarted), when the run stops with them.
+    fn exec_done(&self, children: &[Supervised]) -> bool {
+        let mut programs = children.iter().filter(|c| c.name.starts_with("exec")).peekable();
+        self.with_exec && programs.peek().is_some() && programs.all(|c| c.child.is_none() && c.restart_at.is_none())
+    }
+}
+
 async fn supervise(
     mut children: Vec<Supervised>,
     console: Arc<Mutex<Console>>,
     endpoint: String,
     sim: String,
-    for_s: Option<f64>,
+    stop: Stop,
     start_gate: StartGate,
 ) -> anyhow::Result<()> {
     let log = |line: String| console.lock().unwrap_or_else(|e| e.into_inner()).log(&line);
@@ -592,7 +614,7 @@ async fn supervise(
     };
     let mut gated_world = open_gate(children[0].group);
 
-    let deadline = for_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let deadline = stop.after_s.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
     let signal = shutdown_signal();
     tokio::pin!(signal);
     let mut tick = tokio::time::interval(Duration::from_millis(50));
@@ -615,6 +637,10 @@ async fn supervise(
                 }
                 failure = look_after(&mut children, &console, world_seen);
                 if failure.is_some() {
+                    break;
+                }
+                if stop.exec_done(&children) {
+                    log("flotilla: the --exec programs finished; stopping".into());
                     break;
                 }
                 // A world started again after a crash stands by when a

@@ -33,10 +33,14 @@ fn record_while(world: &str, out: &Path, clock: &str, steps: u64, logs: &Path, m
     let controller = format!("{} --steps {steps}", common::bin("flotilla-lockstep-controller").display());
     let listen = format!("tcp/127.0.0.1:{}", common::free_port());
     let sim = common::unique_sim("resim");
-    let mut args = vec!["run", &world, "--clock", clock, "--record", out.to_str().unwrap(), "--for", "8"];
+    let mut args = vec!["run", &world, "--clock", clock, "--record", out.to_str().unwrap()];
     args.extend(["--listen", &listen, "--sim", &sim]);
     if clock == "lockstep" {
-        args.extend(["--participants", "1", "--exec", &controller]);
+        // Until the controller has answered all its states, however long
+        // a loaded host takes.
+        args.extend(["--participants", "1", "--exec", &controller, "--until-exec", "--for", "300"]);
+    } else {
+        args.extend(["--for", "8"]);
     }
     let run = Command::new(common::bin("flotilla"))
         .args(&args)
