@@ -115,6 +115,11 @@ pub struct BenchArgs {
     /// process each time, is reported but not checked).
     #[arg(long, value_name = "WALL_SECONDS", requires = "soak")]
     kill_world_every: Option<f64>,
+    /// Run a standby world beside the world (`flotilla run
+    /// --standby-world`), never killed: to measure what following the
+    /// world and fetching its checkpoint once a second costs the run.
+    #[arg(long, conflicts_with = "world_alone")]
+    standby_world: bool,
     /// Run the world alone, without any node: its robots stand still (no
     /// drive, odometry, laser or wander), to measure what the world's step
     /// and its state stream cost per robot.
@@ -611,7 +616,7 @@ impl Running {
             Ok(format!("tcp/127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()))
         };
         let endpoint = free_endpoint()?;
-        let standby = args.kill_world_every.map(|_| free_endpoint()).transpose()?;
+        let standby = (args.standby_world || args.kill_world_every.is_some()).then(free_endpoint).transpose()?;
         let sim = format!("bench{}", std::process::id());
         let (children, lockstep_participants) =
             processes::start(args, clock, dir, generated, &sim, &endpoint, standby.as_deref())?;
