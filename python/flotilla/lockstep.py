@@ -12,6 +12,7 @@ filled on Zenoh's receive thread, which keeps that order.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 from typing import Any, Self
 
@@ -106,7 +107,9 @@ class Participant:
         going ahead of the messages before it, so without the report the
         world could step on before they reach their nodes.)"""
         if self._last_step is not None and (self._reported is None or self._reported < self._last_step):
-            self.done(self._last_step)
+            # A session closed already has nothing left to order.
+            with contextlib.suppress(zenoh.ZError):
+                self.done(self._last_step)
         self._token.undeclare()
         for subscriber in self._subscribers:
             subscriber.undeclare()
