@@ -55,13 +55,23 @@ fn predicted_drain_ah((per_metre, per_radian, idle): Figures, states: &[(f64, Po
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_charge_follows_the_distance_driven_refills_on_the_dock_and_an_empty_robot_stops() {
     let world = common::config("tests/battery/world.yaml");
-    let sim = Sim::start("battery", &world, &["flotilla-drive"], &["--rate", "4"]).await;
+    // In lockstep, this test a participant: at 4 times real time a loaded
+    // host's test fell a sim second and more behind the world, and its
+    // commands, sent as it read the states, took effect that much late.
+    let lockstep = ["--clock", "lockstep", "--start-paused"];
+    let sim = Sim::start("battery", &world, &["flotilla-drive"], &lockstep).await;
     let description = flotilla_node_kit::client::wait_for_description(&sim.session, &sim.keys, T).await.unwrap();
     let body_of = |model: &str| description.models.iter().find(|m| m.name == model).unwrap().bodies[0].id;
     let (r1, weak) = (body_of("r1"), body_of("weak"));
     let mut states = sim.subscribe_states().await;
     let mut r1_battery = sim.subscribe::<BatteryState>("/r1/battery_state").await;
     let mut weak_battery = sim.subscribe::<BatteryState>("/weak/battery_state").await;
+    common::wait_for_participants(&sim.session, &sim.keys, 1, sim.logs()).await;
+    let me =
+        flotilla_node_kit::lockstep::LockstepReporter::join(&sim.session, &sim.keys, "battery-test").await.unwrap();
+    common::wait_for_participants(&sim.session, &sim.keys, 2, sim.logs()).await;
+    let (resumed, output) = sim.cli(&["resume"]);
+    assert!(resumed, "{output}");
 
     // By sim time: r1 stands on the dock until 2 s, drives out at 0.5 m/s
     // until 6 s, back until 10 s, and stands again; weak drives all along.
@@ -90,6 +100,7 @@ async fn the_charge_follows_the_distance_driven_refills_on_the_dock_and_an_empty
             sim.publish("/r1/cmd_vel", &forward(plan(t))).await;
             sim.publish("/weak/cmd_vel", &forward(0.5)).await;
         }
+        me.done(state.step, true).await;
         if t >= 13.0 {
             break;
         }
