@@ -543,24 +543,7 @@ async fn supervise(
     start_gate: StartGate,
 ) -> anyhow::Result<()> {
     let log = |line: String| console.lock().unwrap_or_else(|e| e.into_inner()).log(&line);
-    // The world first (it is `children[0]`), and the rest once it listens:
-    // a Zenoh peer that cannot reach its endpoint within its start-up delay
-    // logs a warning, and each node would wait for the world anyway.
-    if let Some(address) = endpoint.split(',').next().and_then(tcp_address) {
-        // Taken, the world could not listen, and this launcher's client
-        // would reach whatever else listens there.
-        if let Err(e) = std::net::TcpListener::bind(&address) {
-            bail!("cannot listen on {address}: {e} (another program listens there; choose another --listen)");
-        }
-    }
-    start(&mut children[0], &console)?;
-    if let Some(address) = endpoint.split(',').next().and_then(tcp_address) {
-        wait_for_listener(&mut children[0], &address, WORLD_LISTENS_WITHIN).await;
-    }
-    // A world that could not start is the run's end.
-    if let Some(Ok(Some(status))) = children[0].child.as_mut().map(|child| child.try_wait()) {
-        bail!("the world exited ({status}) before it listened on {endpoint}; its last lines are above");
-    }
+    start_world(&mut children[0], &console, &endpoint).await?;
     // Our own Zenoh client, for the status line.
     let zenoh_args = ZenohArgs { connect: endpoint.split(',').map(String::from).collect(), ..Default::default() };
     let session = open_session(&zenoh_args, Role::Node).await?;
@@ -660,6 +643,28 @@ async fn supervise(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Starts the world first, the rest once it listens: a Zenoh peer that
+/// cannot reach its endpoint within its start-up delay logs a warning, and
+/// each node would wait for the world anyway. A port taken by another
+/// program, or a world that exits before it listens, ends the run: this
+/// launcher's client would reach whatever else listens there.
+async fn start_world(world: &mut Supervised, console: &Arc<Mutex<Console>>, endpoint: &str) -> anyhow::Result<()> {
+    let address = endpoint.split(',').next().and_then(tcp_address);
+    if let Some(address) = &address {
+        if let Err(e) = std::net::TcpListener::bind(address) {
+            bail!("cannot listen on {address}: {e} (another program listens there; choose another --listen)");
+        }
+    }
+    start(world, console)?;
+    if let Some(address) = &address {
+        wait_for_listener(world, address, WORLD_LISTENS_WITHIN).await;
+    }
+    if let Some(Ok(Some(status))) = world.child.as_mut().map(|child| child.try_wait()) {
+        bail!("the world exited ({status}) before it listened on {endpoint}; its last lines are above");
+    }
+    Ok(())
 }
 
 /// How long the other processes wait for the world to listen before they

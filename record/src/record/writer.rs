@@ -18,9 +18,9 @@ use crate::bag::{Bag, BagError, ChunkCompression, TopicId};
 use crate::direct_file::{Lender, Lent};
 
 /// The bag and the sim time, shared by the subscribers' callbacks: each
-/// message is written on the thread that received it (a hand-over to a
-/// writer thread cost a wake-up per message, the recorder's main cost at
-/// office-50's 35× real time).
+/// message is written on the thread that received it: a hand-over to a
+/// writer thread would cost a wake-up per message, which at high message
+/// rates was the recorder's main cost.
 pub(super) struct Writer {
     pub(super) bag: Bag<crate::direct_file::DirectFile>,
     /// How the bag's chunks are compressed: only stored chunks take a
