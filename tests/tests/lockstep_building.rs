@@ -115,6 +115,7 @@ async fn ride(layout: &[&[&str]]) -> (Outcome, LiftRide) {
         record: &record,
         world_args: &world_args,
         steps: STEPS,
+        standby: None,
     };
     (run.go(&mut script).await, script)
 }

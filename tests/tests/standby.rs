@@ -96,11 +96,11 @@ async fn in_real_time_a_standby_world_takes_over_from_a_killed_world_and_the_rob
     killed_twice("realtime").await;
 }
 
-/// In lockstep the world that takes over goes on from the last state
-/// published, which the nodes had answered to the killed world: they owe it
-/// the states after. (The run is not byte-identical to one without the
-/// kill: the drives' answers to that last state were lost with the killed
-/// world, and the new world holds the velocities the robots had.)
+/// In lockstep the world that takes over re-runs the steps since its last
+/// checkpoint with the drives' answers it kept, which gives the killed
+/// world's last state bit for bit, and goes on from there with the answers
+/// to it (tests/tests/lockstep_determinism.rs kills a world at a random
+/// step of a scripted run).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_lockstep_a_standby_world_takes_over_from_a_killed_world_and_the_robot_drives_on() {
     killed_twice("lockstep").await;
@@ -152,6 +152,10 @@ async fn killed_twice(clock: &str) {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     survives_a_kill(&run, &standby_listen, &mut states, &format!("{clock}, take-over 2"), drive).await;
     assert!(!run.output().contains("ERROR"), "{}", run.output());
+    if clock == "lockstep" {
+        let rerun = run.output().matches("giving its last state bit for bit").count();
+        assert_eq!(rerun, 2, "both take-overs re-ran the steps since the checkpoint: {}", run.output());
+    }
     commanding.abort();
 }
 

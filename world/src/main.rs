@@ -154,6 +154,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         node_id: flotilla_node_kit::node_id("world"),
         checkpoint_every,
         node_memory: Default::default(),
+        handover: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {
@@ -172,6 +173,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
             config.node_id = took.world_id;
             config.start_paused = took.paused;
             config.node_memory = took.memory;
+            config.handover = took.handover.map(|h| *h);
             config.clock = took.clock.unwrap_or(config.clock);
             term = took.term;
             (session, took.physics)

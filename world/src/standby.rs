@@ -16,9 +16,12 @@
 //! ([`Physics::take_up`]) and hands the world node the world under the
 //! same id: nodes see the world they know come back, at the step they last
 //! saw, and go on. What is lost is what the active world did after the
-//! last state this standby received. A world of another world file, seed
-//! or step size is not stood by for: its first checkpoint is refused with
-//! the reason.
+//! last state this standby received. In lockstep nothing is lost: the
+//! standby re-runs the steps since the checkpoint with the drives' answers
+//! it kept, and the new world waits, as the killed one did, for the
+//! answers to the state it takes over at (see `standby/lockstep.rs`). A
+//! world of another world file, seed or step size is not stood by for: its
+//! first checkpoint is refused with the reason.
 //!
 //! A token gone is not enough to take over: this standby's own link to the
 //! world may be the one cut. It asks the nodes ([`flotilla_node_kit::witness`])
@@ -58,7 +61,11 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use zenoh::bytes::ZBytes;
 
 use crate::checkpoint::{self, NodeMemory};
+use crate::node::Handover;
 use crate::physics::Physics;
+use lockstep::LockstepRecords;
+
+mod lockstep;
 
 /// How often a standby fetches the active world's checkpoint (and after
 /// each world event). Between two, only what states carry (poses and
@@ -127,6 +134,9 @@ pub struct TakeOver {
     /// The new world's term: one more than the highest seen (see
     /// [`crate::fence`]).
     pub term: u64,
+    /// In lockstep, the barrier and the answers the new world goes on
+    /// with, when the steps since the checkpoint could be re-run.
+    pub handover: Option<Box<Handover>>,
 }
 
 /// What the standby hears.
@@ -301,13 +311,14 @@ pub async fn stand_by(
     session: &zenoh::Session,
     keys: &Keys,
     me: &str,
-    mut fresh: Physics,
+    fresh: Physics,
     followed: Option<Followed>,
 ) -> anyhow::Result<Standby> {
     let (tx, mut heard) = unbounded_channel();
     let last_state: Arc<Mutex<Option<(ZBytes, Instant)>>> = Arc::default();
     let last_status: Arc<Mutex<Option<WorldStatus>>> = Arc::default();
-    let _subscribers = listen(session, keys, &tx, &last_state, &last_status).await?;
+    let records: Arc<Mutex<LockstepRecords>> = Arc::default();
+    let subscribers = listen(session, keys, &tx, &last_state, &last_status, &records).await?;
     let highest_term = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut following: Option<String> = None;
     let mut witnessed = Witnessed::default();
@@ -380,10 +391,9 @@ pub async fn stand_by(
                         Ok(bytes) => {
                             let id = following.as_deref().unwrap_or("?");
                             check_fits(&bytes, &fresh, id)?;
-                            if catching.checkpoint_step.is_none() {
-                                let step = checkpoint_file::open(&bytes).map(|(header, _)| header.step).ok();
-                                catching.checkpoint_step = Some(step.unwrap_or_default());
-                            }
+                            let step = checkpoint_file::open(&bytes).map(|(header, _)| header.step).unwrap_or_default();
+                            catching.checkpoint_step.get_or_insert(step);
+                            lock(&records).checkpointed(step);
                             checkpoint = Some(bytes);
                         }
                         Err(e) => tracing::debug!("no checkpoint from the active world this time: {e:#}"),
@@ -447,41 +457,96 @@ pub async fn stand_by(
     };
 
     let status = lock(&last_status).take();
-    let mut paused = status.as_ref().is_some_and(|s| s.paused);
+    let last = lock(&last_state).take().map(|(bytes, _)| bytes.to_bytes().into_owned());
+    let term = highest_term.load(std::sync::atomic::Ordering::Relaxed) + 1;
+    let mut took = take_over(&gone, fresh, checkpoint, last, status.as_ref(), &records, subscribers)?;
+    took.world_id = gone;
+    took.term = term;
+    Ok(Standby::TookOver(took))
+}
+
+/// Makes `fresh` into the world `gone` left: its `checkpoint`, then, in
+/// lockstep, the steps since re-run with the answers kept, else its `last`
+/// state taken up; and in lockstep the barrier and answers the new world
+/// goes on with, `listening` kept until it has its own subscriptions.
+fn take_over(
+    gone: &str,
+    mut fresh: Physics,
+    checkpoint: Option<Vec<u8>>,
+    last: Option<Vec<u8>>,
+    status: Option<&WorldStatus>,
+    records: &Arc<Mutex<LockstepRecords>>,
+    listening: Vec<Box<dyn std::any::Any + Send>>,
+) -> anyhow::Result<TakeOver> {
+    let lockstep = status.is_some_and(|s| s.clock == ClockMode::Lockstep);
+    let mut paused = status.is_some_and(|s| s.paused);
     let mut memory = NodeMemory::new();
+    let mut rerun = None;
     match checkpoint {
         Some(bytes) => {
-            let (header, kept) = checkpoint::read(&bytes)
-                .and_then(|c| c.restore_into(&mut fresh))
-                .context("restoring the active world's last checkpoint")?;
+            let restore = |fresh: &mut Physics| {
+                checkpoint::read(&bytes)
+                    .and_then(|c| c.restore_into(fresh))
+                    .context("restoring the active world's last checkpoint")
+            };
+            let (header, kept) = restore(&mut fresh)?;
             memory = kept;
-            paused = status.as_ref().map_or(header.paused, |s| s.paused);
-            let state = lock(&last_state).take().and_then(|(bytes, _)| decode::<WorldState>(&bytes.to_bytes()).ok());
-            match state.map(|state| (state.step, fresh.take_up(&state))) {
-                Some((step, Ok(()))) => tracing::info!(
-                    "{gone} gone: taking over at step {step} (its checkpoint of step {}, then its last state)",
-                    header.step
-                ),
-                Some((_, Err(e))) => {
-                    tracing::warn!("{gone} gone: taking over from its checkpoint of step {} ({e})", header.step)
+            paused = status.map_or(header.paused, |s| s.paused);
+            if let Some(last) = last.as_deref().filter(|_| lockstep) {
+                // On a copy: the subscriptions' callbacks go on meanwhile.
+                let kept = lock(records).clone();
+                match kept.rerun(&mut fresh, last) {
+                    Ok(inbox) => {
+                        tracing::info!(
+                            "{gone} gone: taking over at step {} (its checkpoint of step {}, then the steps since \
+                             re-run with the drives' answers, giving its last state bit for bit)",
+                            fresh.step_count(),
+                            header.step
+                        );
+                        rerun = Some(inbox);
+                    }
+                    Err(why) => {
+                        tracing::warn!(
+                            "{gone} gone: cannot re-run its steps since its checkpoint ({why}): taking up its last \
+                             state instead"
+                        );
+                        restore(&mut fresh)?;
+                    }
                 }
-                None => tracing::warn!(
-                    "{gone} gone: taking over from its checkpoint of step {} (no state since)",
-                    header.step
-                ),
+            }
+            if rerun.is_none() {
+                let state = last.and_then(|bytes| decode::<WorldState>(&bytes).ok());
+                match state.map(|state| (state.step, fresh.take_up(&state))) {
+                    Some((step, Ok(()))) => tracing::info!(
+                        "{gone} gone: taking over at step {step} (its checkpoint of step {}, then its last state)",
+                        header.step
+                    ),
+                    Some((_, Err(e))) => {
+                        tracing::warn!("{gone} gone: taking over from its checkpoint of step {} ({e})", header.step)
+                    }
+                    None => tracing::warn!(
+                        "{gone} gone: taking over from its checkpoint of step {} (no state since)",
+                        header.step
+                    ),
+                }
             }
         }
         None => tracing::warn!("{gone} gone before this standby had a checkpoint of it: starting from the world file"),
     }
-    let term = highest_term.load(std::sync::atomic::Ordering::Relaxed) + 1;
-    Ok(Standby::TookOver(TakeOver {
+    // In lockstep the new world starts with the participants and reports
+    // the killed one had: without them it would step on before their
+    // tokens reached it, and wait for reports they sent the killed world.
+    let at = fresh.step_count();
+    let handover = lockstep.then(|| Box::new(LockstepRecords::handover(records, rerun, at, listening)));
+    Ok(TakeOver {
         physics: fresh,
         memory,
-        world_id: gone,
+        world_id: String::new(),
         paused,
         clock: status.map(|s| s.clock),
-        term,
-    }))
+        term: 0,
+        handover,
+    })
 }
 
 /// Whether `session` is connected to a router (a world, or a router of
@@ -511,13 +576,15 @@ fn spawn_fetch(session: &zenoh::Session, keys: &Keys, tx: &UnboundedSender<Heard
     });
 }
 
-/// Subscribes to the world's tokens, events, states and status.
+/// Subscribes to the world's tokens, events, states and status, and to
+/// what a lockstep run's records need.
 async fn listen(
     session: &zenoh::Session,
     keys: &Keys,
     tx: &UnboundedSender<Heard>,
     last_state: &Arc<Mutex<Option<(ZBytes, Instant)>>>,
     last_status: &Arc<Mutex<Option<WorldStatus>>>,
+    records: &Arc<Mutex<LockstepRecords>>,
 ) -> anyhow::Result<Vec<Box<dyn std::any::Any + Send>>> {
     let own = keys.clone();
     let to_tokens = tx.clone();
@@ -535,23 +602,64 @@ async fn listen(
         })
         .await
         .map_err(|e| anyhow::anyhow!("subscribing to the world's events: {e}"))?;
-    let keep_state = last_state.clone();
+    let (keep_state, state_records) = (last_state.clone(), records.clone());
     let states = session
         .declare_subscriber(keys.world_state())
-        .callback(move |sample| *lock(&keep_state) = Some((sample.payload().clone(), Instant::now())))
+        .callback(move |sample| {
+            // The records first: a take-over reads the last state, then them.
+            lock(&state_records).state(&sample.payload().to_bytes());
+            *lock(&keep_state) = Some((sample.payload().clone(), Instant::now()));
+        })
         .await
         .map_err(|e| anyhow::anyhow!("subscribing to the world's states: {e}"))?;
-    let keep_status = last_status.clone();
+    let (keep_status, status_records) = (last_status.clone(), records.clone());
     let status = session
         .declare_subscriber(keys.status())
         .callback(move |sample| {
             if let Ok(status) = decode::<WorldStatus>(&sample.payload().to_bytes()) {
+                lock(&status_records).lockstep(status.clock == ClockMode::Lockstep);
                 *lock(&keep_status) = Some(status);
             }
         })
         .await
         .map_err(|e| anyhow::anyhow!("subscribing to the world's status: {e}"))?;
-    Ok(vec![Box::new(tokens), Box::new(events), Box::new(states), Box::new(status)])
+    let mut subscribers: Vec<Box<dyn std::any::Any + Send>> =
+        vec![Box::new(tokens), Box::new(events), Box::new(states), Box::new(status)];
+    subscribers.extend(listen_to_the_barrier(session, keys, records).await?);
+    Ok(subscribers)
+}
+
+/// Subscribes to the drives' answers and the lockstep participants' tokens
+/// and reports, for `records`.
+async fn listen_to_the_barrier(
+    session: &zenoh::Session,
+    keys: &Keys,
+    records: &Arc<Mutex<LockstepRecords>>,
+) -> anyhow::Result<Vec<Box<dyn std::any::Any + Send>>> {
+    let answers = records.clone();
+    let actuations = session
+        .declare_subscriber(keys.actuation_all())
+        .callback(move |sample| lock(&answers).answer(&sample.payload().to_bytes()))
+        .await
+        .map_err(|e| anyhow::anyhow!("subscribing to the drives' actuations: {e}"))?;
+    let (participants, own) = (records.clone(), keys.clone());
+    let tokens = watch_tokens(session, keys.lockstep_all(), move |key, alive| {
+        if let Some(node) = own.parse_lockstep(key) {
+            lock(&participants).participant(node, alive);
+        }
+    })
+    .await?;
+    let (reports, own) = (records.clone(), keys.clone());
+    let reported = session
+        .declare_subscriber(keys.lockstep_all())
+        .callback(move |sample| {
+            if let Some(node) = own.parse_lockstep(sample.key_expr().as_str()) {
+                lock(&reports).report(node, &sample.payload().to_bytes());
+            }
+        })
+        .await
+        .map_err(|e| anyhow::anyhow!("subscribing to the lockstep reports: {e}"))?;
+    Ok(vec![Box::new(actuations), Box::new(tokens), Box::new(reported)])
 }
 
 /// Refuses to stand by for a world that is not this one: another world

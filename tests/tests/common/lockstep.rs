@@ -2,10 +2,12 @@
 //! paused, the nodes of a process layout, a recorder of chosen topics and a
 //! controller that takes part in the barrier; every state's bodies and
 //! every recorded message are kept, to be compared with another run's.
+//! Optionally a standby world follows the world, which is killed at a
+//! chosen step.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use flotilla_node_kit::lockstep::LockstepReporter;
 use flotilla_wire::codec::decode;
@@ -41,7 +43,23 @@ pub struct Run<'a> {
     pub record: &'a [&'a str],
     pub world_args: &'a [&'a str],
     pub steps: u64,
+    /// A standby world beside the world (`flotilla-world --standby`), as
+    /// `flotilla run --standby-world` starts one.
+    pub standby: Option<StandbyWorld>,
 }
+
+/// A standby world, and when the world it follows is killed.
+#[derive(Debug, Clone, Copy)]
+pub struct StandbyWorld {
+    /// Kill the world (SIGKILL) when the controller receives this state,
+    /// before it answers it, once the run has gone for
+    /// [`FOLLOWED_FOR`] (so that the standby has a checkpoint of it).
+    pub kill_world_at: Option<u64>,
+}
+
+/// How long a run goes before its world may be killed: the standby
+/// fetches a checkpoint every second.
+pub const FOLLOWED_FOR: Duration = Duration::from_secs(3);
 
 /// What a run leaves: the streams, the world's log and its description at
 /// the end (the maps models are on).
@@ -49,6 +67,10 @@ pub struct Outcome {
     pub streams: Streams,
     pub world_log: String,
     pub description: WorldDescription,
+    /// The standby world's log, and the step at which the world was
+    /// killed.
+    pub standby_log: String,
+    pub killed_at: Option<u64>,
 }
 
 impl Run<'_> {
@@ -57,14 +79,37 @@ impl Run<'_> {
         let sim = super::unique_sim(self.label);
         let endpoint = format!("tcp/127.0.0.1:{}", super::free_port());
         let logs = super::log_dir(&sim);
+        let standby_endpoint = format!("tcp/127.0.0.1:{}", super::free_port());
         let mut args = vec![self.world, "--sim", &sim, "--listen", &endpoint, "--start-paused"];
         args.extend_from_slice(self.world_args);
+        if self.standby.is_some() {
+            args.extend(["--connect", &standby_endpoint]);
+        }
         let mut children =
             super::Processes(vec![super::spawn(&super::bin("flotilla-world"), &args, &logs.join("world.log"))]);
-        let session = super::connect(&endpoint).await;
+        // Every program connects to both worlds, as a peer, as `flotilla
+        // run` has it.
+        let (session, connect) = match self.standby {
+            Some(_) => (
+                super::connect_all(&[&endpoint, &standby_endpoint]).await,
+                [endpoint.as_str(), &standby_endpoint].join(","),
+            ),
+            None => (super::connect(&endpoint).await, endpoint.clone()),
+        };
         let keys = Keys::new(&sim);
         let wait = Duration::from_secs(30);
         flotilla_node_kit::client::wait_for_description(&session, &keys, wait).await.unwrap();
+        if self.standby.is_some() {
+            let mut args = vec![self.world, "--sim", &sim, "--listen", &standby_endpoint, "--standby"];
+            args.extend(["--connect", &endpoint]);
+            args.extend_from_slice(self.world_args);
+            children.0.push(super::spawn(&super::bin("flotilla-world"), &args, &logs.join("standby.log")));
+            let deadline = Instant::now() + wait;
+            while !read(&logs.join("standby.log")).contains("standing by for the running world") {
+                assert!(Instant::now() < deadline, "no standby world; logs in {}", logs.display());
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
 
         let streams = Arc::new(Mutex::new(Streams::new()));
         let mut recorders = Vec::new();
@@ -79,7 +124,10 @@ impl Run<'_> {
 
         // Nodes start only now, so the recorder cannot miss their first outputs.
         for (i, node) in self.layout.iter().enumerate() {
-            let mut args = vec!["--sim", sim.as_str(), "--connect", endpoint.as_str()];
+            let mut args = vec!["--sim", sim.as_str(), "--connect", connect.as_str()];
+            if self.standby.is_some() {
+                args.extend(["--mode", "peer", "--listen", "tcp/127.0.0.1:0"]);
+            }
             args.extend_from_slice(&node[1..]);
             let log = logs.join(format!("{i}-{}.log", node[0]));
             children.0.push(super::spawn(&super::bin(node[0]), &args, &log));
@@ -100,6 +148,8 @@ impl Run<'_> {
         super::wait_for_participants(&session, &keys, self.layout.len() + 1, &logs).await;
         let resume = flotilla_node_kit::client::call_control(&session, &keys, "resume", &ControlRequest::Resume, wait);
         resume.await.unwrap();
+        let resumed = Instant::now();
+        let mut killed_at = None;
 
         let mut last = None;
         loop {
@@ -116,6 +166,12 @@ impl Run<'_> {
             if state.step >= self.steps {
                 break; // no report: the world waits here
             }
+            let kill_at = self.standby.and_then(|s| s.kill_world_at);
+            if kill_at.is_some_and(|k| state.step >= k) && killed_at.is_none() && resumed.elapsed() >= FOLLOWED_FOR {
+                children.0[0].kill().unwrap();
+                killed_at = Some(state.step);
+                eprintln!("{}: world killed at step {}", self.label, state.step);
+            }
             for (key, payload) in script.at(&state) {
                 session.put(key, payload).congestion_control(super::LOSSLESS).await.unwrap();
             }
@@ -129,8 +185,18 @@ impl Run<'_> {
         let description = flotilla_node_kit::client::wait_for_description(&session, &keys, wait).await.unwrap();
         drop(children);
         let streams = streams.lock().unwrap().clone();
-        Outcome { streams, world_log: std::fs::read_to_string(logs.join("world.log")).unwrap_or_default(), description }
+        Outcome {
+            streams,
+            world_log: read(&logs.join("world.log")),
+            description,
+            standby_log: read(&logs.join("standby.log")),
+            killed_at,
+        }
     }
+}
+
+fn read(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
 }
 
 /// Panics at the first message that differs between two runs.

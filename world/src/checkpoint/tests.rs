@@ -103,3 +103,29 @@ fn another_world_seed_or_step_size_is_refused_and_nothing_changes() {
     let refusal = read(&bytes).unwrap().restore_into(&mut Physics::new(&finer).unwrap()).err().unwrap();
     assert_eq!(refusal.to_string(), "saved with steps of 0.005 s; the world now steps 0.0025 s");
 }
+
+#[test]
+fn saving_a_checkpoint_changes_nothing_in_the_world_saved() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/determinism/world.yaml");
+    let spec = load_world(&path).unwrap();
+    let run = |save_at: &[u64]| {
+        let mut physics = Physics::new(&spec).unwrap();
+        for (i, robot) in ["robot1", "robot2", "robot3", "robot4"].iter().enumerate() {
+            let body = physics.model_body_ids(robot)[0];
+            let command = BodyCommand { body, local_vx_mps: 0.3 + 0.1 * i as f64, local_vy_mps: 0.0, omega_radps: 0.2 };
+            physics.command(command);
+        }
+        let mut states = Vec::new();
+        for k in 0..2000 {
+            if save_at.contains(&k) {
+                save(&physics, false, &NodeMemory::new());
+            }
+            physics.step();
+            states.push(state(&physics));
+        }
+        states
+    };
+    let (never, saved) = (run(&[]), run(&[300, 700, 1100]));
+    let first = never.iter().zip(&saved).position(|(a, b)| a != b);
+    assert_eq!(first, None, "the first state that differs");
+}

@@ -49,7 +49,7 @@ struct Published {
 }
 
 /// Lockstep participants and their reports.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Barrier {
     members: BTreeMap<String, Member>,
     /// The last step each node reported, kept when its token goes (and for

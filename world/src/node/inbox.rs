@@ -34,13 +34,59 @@ pub struct Inbox {
     /// to it and to states before it were worked out from the world before
     /// the reset.
     reset_at: Option<u64>,
+    /// The last state published.
+    published: u64,
+    /// Answers to the state after the last published, held until it is
+    /// published (see [`Inbox::push`]).
+    early: Vec<(Actuation, Option<Promise>)>,
 }
 
 impl Inbox {
+    /// An inbox of a world whose last state published is `published`.
+    pub fn at(published: u64) -> Inbox {
+        Inbox { published, ..Inbox::default() }
+    }
+
+    /// The world published state `step`: answers to it held until now
+    /// join the commands for the next step.
+    pub fn published(&mut self, step: u64) {
+        self.published = step;
+        if self.early.is_empty() {
+            return;
+        }
+        let (due, later): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.early).into_iter().partition(|(a, _)| a.step <= step);
+        self.early = later;
+        for (actuation, promise) in due {
+            self.push(actuation, promise);
+        }
+    }
+
     /// Takes one actuation message and its promise. Commands answering a
     /// state whose answer was already taken from a promise, or a state from
     /// before the last reset (nor is its promise kept), are not applied.
+    ///
+    /// An answer to a state not published yet comes only after a world
+    /// took over from one that died (see `crate::standby`): the dead world
+    /// may have published one more state than the standby received, and
+    /// the nodes answered it. An answer to the state after the last
+    /// published is held until that state is published again, so that it
+    /// moves its robots at the step it answers; one further ahead cannot
+    /// answer any state of this world and is dropped.
     pub fn push(&mut self, actuation: Actuation, promise: Option<Promise>) {
+        if actuation.step > self.published {
+            if actuation.step == self.published + 1 {
+                self.early.push((actuation, promise));
+            } else {
+                tracing::debug!(
+                    "{}'s answer to state {} dropped: this world has published state {} only",
+                    actuation.node,
+                    actuation.step,
+                    self.published
+                );
+            }
+            return;
+        }
         let Actuation { node, step, commands } = actuation;
         let stale = self.before_reset(step);
         let followed = stale || self.followed.get(&node).is_some_and(|&f| step <= f);
@@ -91,6 +137,11 @@ impl Inbox {
         }
         self.followed.insert(node.to_string(), state);
         true
+    }
+
+    /// The drives whose latest answer came with a promise.
+    pub fn promising(&self) -> Vec<String> {
+        self.promises.keys().cloned().collect()
     }
 
     /// A node's token disappeared: queue zero commands for its bodies.
@@ -144,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_lost_drive_leaves_its_bodies_stopped() {
-        let mut inbox = Inbox::default();
+        let mut inbox = Inbox::at(3);
         inbox.push(actuation("drive-a", 3, vec![cmd(1, 0.5), cmd(2, 0.7)]), None);
         inbox.push(actuation("drive-b", 3, vec![cmd(3, 0.1)]), None);
         assert_eq!(inbox.drain().count(), 3);
@@ -156,7 +207,7 @@ mod tests {
 
     #[test]
     fn a_reset_drops_the_commands_worked_out_before_it() {
-        let mut inbox = Inbox::default();
+        let mut inbox = Inbox::at(7);
         inbox.push(actuation("drive", 7, vec![cmd(1, 0.6)]), None);
         inbox.world_reset(7);
         assert_eq!(inbox.drain().count(), 0, "the robot stays where the reset put it");
@@ -166,21 +217,25 @@ mod tests {
         assert!(inbox.follow_promise("drive", 7), "a promise for state 7 is kept by applying nothing");
         assert!(!inbox.follow_promise("drive", 8), "and what it promised beyond is forgotten");
         assert_eq!(inbox.drain().count(), 0);
+        inbox.published(8);
         inbox.push(actuation("drive", 8, vec![cmd(1, 0.0)]), None);
         assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.0)], "commands after the reset apply");
     }
 
     #[test]
     fn a_followed_promise_stands_in_for_the_answers_it_covers() {
-        let mut inbox = Inbox::default();
+        let mut inbox = Inbox::at(10);
         // Body 1 ramps 0.1 m/s a state, body 2 holds still.
         let promise = Promise { through: 13, changes: vec![(11, cmd(1, 0.2)), (12, cmd(1, 0.3))] };
         inbox.push(actuation("drive", 10, vec![cmd(1, 0.1), cmd(2, 0.0)]), Some(promise));
         assert_eq!(inbox.drain().count(), 2, "the answer to state 10 itself");
+        inbox.published(11);
         assert!(inbox.follow_promise("drive", 11));
         assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.2)]);
+        inbox.published(12);
         assert!(inbox.follow_promise("drive", 12));
         assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.3)]);
+        inbox.published(13);
         assert!(inbox.follow_promise("drive", 13));
         assert_eq!(inbox.drain().count(), 0, "nothing changes at 13");
         assert!(!inbox.follow_promise("drive", 14), "beyond the promise");
@@ -190,6 +245,7 @@ mod tests {
         }
         assert_eq!(inbox.drain().count(), 0);
         // Its answer to 14, waited for, is.
+        inbox.published(14);
         inbox.push(actuation("drive", 14, vec![cmd(1, 0.4), cmd(2, 0.0)]), None);
         assert_eq!(inbox.drain().count(), 2);
         assert!(!inbox.follow_promise("drive", 15), "an answer without a promise withdraws it");
@@ -197,7 +253,7 @@ mod tests {
 
     #[test]
     fn the_latest_answer_s_promise_is_followed() {
-        let mut inbox = Inbox::default();
+        let mut inbox = Inbox::at(11);
         let old = Promise { through: 20, changes: vec![(12, cmd(1, 0.5))] };
         let new = Promise { through: 20, changes: vec![(12, cmd(1, 0.9))] };
         inbox.push(actuation("drive", 11, vec![cmd(1, 0.0)]), Some(new));
@@ -207,5 +263,20 @@ mod tests {
         assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.9)], "the answer to 11's, not to 10's");
         assert!(!inbox.follow_promise("drive", 11), "a state the promise was made after");
         assert!(!inbox.follow_promise("stranger", 12));
+    }
+
+    #[test]
+    fn an_answer_to_the_state_after_the_last_published_waits_for_it() {
+        // A world that took over at state 20 from one that had published
+        // state 21 before it died: the drive answered 21 already.
+        let mut inbox = Inbox::at(20);
+        inbox.push(actuation("drive", 20, vec![cmd(1, 0.2)]), None);
+        inbox.push(actuation("drive", 21, vec![cmd(1, 0.3)]), None);
+        inbox.push(actuation("drive", 40, vec![cmd(1, 9.0)]), None);
+        assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.2)], "state 20's answer moves the robot from 20");
+        inbox.published(21);
+        assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.3)], "21's from 21");
+        inbox.published(40);
+        assert_eq!(inbox.drain().count(), 0, "no state of this world was answered with 9 m/s");
     }
 }

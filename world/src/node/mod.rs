@@ -45,6 +45,7 @@ pub use barrier::Barrier;
 pub use checkpoints::CheckpointEvery;
 pub use flotilla_world_file::StallPolicy;
 pub use pacing::Pacer;
+pub use stepper::Handover;
 
 /// The default of [`WorldNodeConfig::lockstep_spin`], in µs: about half a
 /// drive's round trip on loopback, so that a drive's answer usually lands
@@ -92,6 +93,9 @@ pub struct WorldNodeConfig {
     pub checkpoint_every: Option<CheckpointEvery>,
     /// What nodes asked the world to keep, at the start (a checkpoint's).
     pub node_memory: std::collections::BTreeMap<String, Vec<u8>>,
+    /// The barrier and answers of a lockstep run taken over (see
+    /// `crate::standby`).
+    pub handover: Option<Handover>,
 }
 
 /// Runs the world until `shutdown` completes.
@@ -107,6 +111,10 @@ pub async fn run(
         RunState::new(config.clock, config.real_time_factor, config.start_paused, config.model_dirs.clone());
     let mut sim = Sim::new(physics, run_state);
     sim.memory = config.node_memory.clone();
+    let mut catch_up = None;
+    if let Some(handover) = config.handover {
+        (sim.barrier, sim.inbox, catch_up) = (handover.barrier, handover.inbox, Some(handover.catch_up));
+    }
     sim.barrier.honour_promises(!config.wait_on_drives);
     let wiring = Wiring {
         session: session.clone(),
@@ -122,6 +130,14 @@ pub async fn run(
     let (published_tx, published_rx) = tokio::sync::watch::channel(0u64);
     let _action = action::declare(&wiring, published_rx.clone()).await?;
     let _inputs = inputs::declare(&wiring, &config.external_clock, published_rx).await?;
+    if let Some(catch_up) = catch_up {
+        let standby_listening = {
+            let mut s = lock(&wiring.shared);
+            let s = &mut *s;
+            catch_up(&mut s.barrier, &mut s.inbox)
+        };
+        drop(standby_listening);
+    }
     let outputs = Outputs::declare(&session, &keys, &config.node_id).await?;
     let _token = session
         .liveliness()
@@ -235,8 +251,7 @@ impl Outputs {
         let (contacts, bytes, clock, mode, thinned) = {
             let mut s = lock(shared);
             s.physics.state_into(state);
-            s.published_step = state.step;
-            s.barrier.published(state.step, state.revision);
+            s.published(state.step, state.revision);
             // In lockstep, a node that owes a report for this step gets it
             // on its thinned stream too (see `thinned`).
             let lockstep = s.run.clock == ClockMode::Lockstep;

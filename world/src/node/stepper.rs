@@ -70,7 +70,7 @@ impl Sim {
         Sim {
             physics,
             run,
-            inbox: Inbox::default(),
+            inbox: Inbox::at(published_step),
             nodes: BTreeSet::new(),
             actions: SimulateSteps::default(),
             barrier: Barrier::default(),
@@ -81,6 +81,46 @@ impl Sim {
             memory: BTreeMap::new(),
         }
     }
+
+    /// The world publishes state `step` of description `revision`.
+    pub fn published(&mut self, step: u64, revision: u64) {
+        self.published_step = step;
+        self.barrier.published(step, revision);
+        self.inbox.published(step);
+    }
+}
+
+/// What a world that took over a lockstep run goes on with (see
+/// `crate::standby`): the barrier as its standby heard it (who takes part,
+/// what each reported, each drive's promise) and the inbox after the
+/// standby re-ran the steps since its checkpoint, holding the answers to
+/// the state it took over at.
+pub struct Handover {
+    pub(crate) barrier: Barrier,
+    pub(crate) inbox: Inbox,
+    /// Brings in what reached the standby's subscriptions after the
+    /// handover was made and before the world node's own were declared, and
+    /// gives back those subscriptions, to be dropped (undeclared) once the
+    /// simulation is unlocked: called once, before the first step.
+    pub(crate) catch_up: CatchUp,
+}
+
+/// See [`Handover::catch_up`].
+pub(crate) type CatchUp = Box<dyn FnOnce(&mut Barrier, &mut Inbox) -> Box<dyn std::any::Any + Send> + Send>;
+
+impl std::fmt::Debug for Handover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handover").field("barrier", &self.barrier).finish_non_exhaustive()
+    }
+}
+
+/// One step of `physics` with the commands `inbox` holds for it, in the
+/// order they came: the world's step, and a standby's re-run of it.
+pub(crate) fn step_with(physics: &mut Physics, inbox: &mut Inbox) {
+    for command in inbox.drain() {
+        physics.command(command);
+    }
+    physics.step();
 }
 
 /// What the world does next.
@@ -196,10 +236,7 @@ impl Stepper {
                 }
             }
         }
-        for command in sim.inbox.drain() {
-            sim.physics.command(command);
-        }
-        sim.physics.step();
+        step_with(&mut sim.physics, &mut sim.inbox);
         sim.run.steps_pending = sim.run.steps_pending.saturating_sub(1);
     }
 
@@ -403,14 +440,13 @@ mod tests {
             let next = stepper.next(sim, published, published * sim.physics.step_ns(), now);
             assert!(matches!(next, Next::Step { .. }), "state {published}: {next:?}");
             stepper.step(sim);
-            sim.published_step = sim.physics.step_count();
-            sim.barrier.published(sim.published_step, sim.physics.revision());
+            sim.published(sim.physics.step_count(), sim.physics.revision());
             let mut state = WorldState::at_rest(&sim.physics.description(), 0);
             sim.physics.state_into(&mut state);
             state.bodies.iter().find(|b| b.id == body).unwrap().twist.vx_mps
         };
         sim.barrier.join("drive", 0);
-        sim.barrier.published(0, sim.physics.revision());
+        sim.published(0, sim.physics.revision());
         answer(&mut sim, 0, 0.1, Some(Promise { through: 0, changes: vec![] }));
         assert!((step(&mut sim, &mut stepper) - 0.1).abs() < 1e-12);
         // Ramping: the answer to state 1 knows those to 2 and 3.
