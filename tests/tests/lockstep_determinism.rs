@@ -222,14 +222,13 @@ async fn drives_promises_spare_waits_and_not_a_single_bit() {
 /// the run goes on to its end with every participant: no state lost, none
 /// answered twice, no participant waited for in vain.
 ///
-/// The streams are not compared with a run without the kill: with two
-/// worlds, Zenoh may deliver a message to a peer twice and out of order
-/// (two routers in one peer network), which makes runs with a standby
-/// differ now and then even without a kill, and a controller's command can
-/// then reach a drive after the state it was meant for, so that a drive's
-/// promise and its own answer differ (docs/checkpoints.md). For the same
-/// reason the controller here works at every step, which leaves the drives
-/// no promise to keep.
+/// The streams are not compared with a run without the kill: runs with a
+/// standby differ from each other now and then even without a kill, for a
+/// reason not found yet (docs/checkpoints.md, "Limits"), most often with
+/// drives that keep promises; where a drive's promise and its own answer
+/// differ, the standby cannot tell which the killed world applied. So the
+/// controller here works at every step, which leaves the drives no promise
+/// to keep.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_world_killed_at_a_random_step_is_taken_over_bit_for_bit_and_the_run_goes_on() {
     let kill_at = std::env::var("FLOTILLA_KILL_AT").ok().and_then(|k| k.parse().ok()).unwrap_or_else(|| {
@@ -255,9 +254,9 @@ async fn a_world_killed_at_a_random_step_is_taken_over_bit_for_bit_and_the_run_g
 }
 
 /// `streams` with each message repeated at once counted once: a peer
-/// connected to two worlds may be given a message by both. Every odometry
-/// message and scan differs from the one before (its stamp), so their
-/// counts stay exact.
+/// connected to two worlds was seen to be given the first messages twice.
+/// Every odometry message and scan differs from the one before (its
+/// stamp), so their counts stay exact.
 fn once_each(mut streams: Streams) -> Streams {
     for stream in streams.values_mut() {
         stream.dedup();
