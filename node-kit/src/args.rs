@@ -64,6 +64,14 @@ impl ZenohArgs {
         // single-machine default needs none.
         set(&mut config, "scouting/multicast/enabled", "false".into())?;
         shared_memory(&mut config, self.config.is_none())?;
+        if self.config.is_none() && role == Role::World && !self.connect.is_empty() {
+            // A world beside a standby (or the standby): every node that
+            // reads a message from a pool keeps it mapped, and locked,
+            // after its owner died, so each world process a take-over
+            // brings would add its pool to every node (8 MB a take-over,
+            // without end). Its messages go through the socket instead.
+            set(&mut config, "transport/shared_memory/enabled", "false".into())?;
+        }
         let mode = match (&self.mode, role) {
             (Some(mode), _) => mode.clone(),
             (None, Role::World) => "router".into(),
@@ -206,6 +214,17 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_world_connected_to_another_uses_no_shared_memory() {
+        let enabled = |connect: &[&str]| {
+            let args = ZenohArgs { connect: connect.iter().map(|c| c.to_string()).collect(), ..Default::default() };
+            args.zenoh_config(Role::World).unwrap().get_json("transport/shared_memory/enabled").unwrap()
+        };
+        assert_eq!(enabled(&["tcp/127.0.0.1:7451"]), "false", "a world and its standby");
+        let alone = if crate::shared_memory::memory_lockable() { "true" } else { "false" };
+        assert_eq!(enabled(&[]), alone, "a world alone");
+    }
 
     #[test]
     fn world_listens_and_nodes_connect_by_default() {
