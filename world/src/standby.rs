@@ -639,7 +639,13 @@ async fn listen_to_the_barrier(
     let answers = records.clone();
     let actuations = session
         .declare_subscriber(keys.actuation_all())
-        .callback(move |sample| lock(&answers).answer(&sample.payload().to_bytes()))
+        .callback(move |sample| {
+            // Outside lockstep nothing is kept: no copy of every actuation.
+            let mut records = lock(&answers);
+            if records.keeping() {
+                records.answer(&sample.payload().to_bytes());
+            }
+        })
         .await
         .map_err(|e| anyhow::anyhow!("subscribing to the drives' actuations: {e}"))?;
     let (participants, own) = (records.clone(), keys.clone());

@@ -74,6 +74,11 @@ impl LockstepRecords {
         }
     }
 
+    /// Whether answers and reports are kept (the run is in lockstep).
+    pub fn keeping(&self) -> bool {
+        self.on
+    }
+
     /// A state was heard (its encoding).
     pub fn state(&mut self, bytes: &[u8]) {
         let Ok(head) = decode::<WorldStateHead>(bytes) else { return };
