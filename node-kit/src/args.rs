@@ -50,6 +50,11 @@ pub enum Role {
     Node,
 }
 
+/// How long, in µs, a world beside a standby waits for room on a link
+/// before it closes it (Zenoh's default: 5 s); see
+/// [`ZenohArgs::zenoh_config`].
+const BLOCKED_LINK_CLOSES_AFTER_US: u64 = 500_000;
+
 impl ZenohArgs {
     /// Builds the Zenoh configuration: the file if given, then multicast
     /// scouting off, then mode, endpoints and role defaults.
@@ -71,6 +76,20 @@ impl ZenohArgs {
             // brings would add its pool to every node (8 MB a take-over,
             // without end). Its messages go through the socket instead.
             set(&mut config, "transport/shared_memory/enabled", "false".into())?;
+            // Zenoh routes a node's messages to the other world through
+            // this one (the node sends through one of its routers), and a
+            // lockstep node's messages must not be dropped: while the link
+            // between the worlds is cut but not yet closed, each one that
+            // cannot go on holds up everything this world reads from that
+            // node. Closing such a link after 0.5 s instead of Zenoh's 5 s
+            // keeps the nodes' words in time for the fence
+            // (`flotilla_world::fence`), which pauses a world that hears
+            // too few of them for 2 s.
+            set(
+                &mut config,
+                "transport/link/tx/queue/congestion_control/block/wait_before_close",
+                BLOCKED_LINK_CLOSES_AFTER_US.to_string(),
+            )?;
         }
         let mode = match (&self.mode, role) {
             (Some(mode), _) => mode.clone(),
@@ -224,6 +243,17 @@ mod tests {
         assert_eq!(enabled(&["tcp/127.0.0.1:7451"]), "false", "a world and its standby");
         let alone = if crate::shared_memory::memory_lockable() { "true" } else { "false" };
         assert_eq!(enabled(&[]), alone, "a world alone");
+    }
+
+    #[test]
+    fn a_world_connected_to_another_closes_a_blocked_link_after_half_a_second() {
+        let wait = |connect: &[&str]| {
+            let args = ZenohArgs { connect: connect.iter().map(|c| c.to_string()).collect(), ..Default::default() };
+            let config = args.zenoh_config(Role::World).unwrap();
+            config.get_json("transport/link/tx/queue/congestion_control/block/wait_before_close").unwrap()
+        };
+        assert_eq!(wait(&["tcp/127.0.0.1:7451"]), "500000", "a world and its standby");
+        assert_eq!(wait(&[]), "5000000", "a world alone keeps Zenoh's default");
     }
 
     #[test]
