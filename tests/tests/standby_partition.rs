@@ -3,7 +3,12 @@
 //!
 //! 1. The link between the two worlds is cut: the standby loses the world's
 //!    token, but the nodes still see the world, so it does not take over;
-//!    when the link is back, it follows the world again.
+//!    when the link is back, it follows the world again. (Zenoh may instead
+//!    go on relaying the world's token to the standby through a peer
+//!    connected to both worlds, a node or this test's session: then the
+//!    standby, hearing nothing else of the world for 10 s, opens its
+//!    session again and loses the token then. Either way, nobody takes
+//!    over or pauses.)
 //! 2. The world's machine is cut off from everything: it pauses (it lost
 //!    its nodes), and the standby, the nodes agreeing the world is gone,
 //!    takes over; the nodes carry on with it.
@@ -163,11 +168,7 @@ async fn a_standby_takes_over_only_when_the_nodes_lose_the_world_and_the_cut_off
 
     // 1. The worlds' link cut: the nodes still see the world.
     m.links(&m.a, &[&m.b], false);
-    assert!(
-        wait_for_log(&b_log, "node(s) still see it: this standby's link to it is cut", LEASE_AND_MORE),
-        "the standby lost the world's token and asked the nodes; logs in {}",
-        logs.display()
-    );
+    let _ = wait_for_log(&b_log, "node(s) still see it: this standby's link to it is cut", LEASE_AND_MORE);
     states.clear();
     let before = states.next(T).await.step;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -180,11 +181,15 @@ async fn a_standby_takes_over_only_when_the_nodes_lose_the_world_and_the_cut_off
     // The link back, the standby follows again: it has the world's token
     // and a fresh checkpoint (after opening its session again if Zenoh
     // lost the routes between the two worlds, see world/src/standby.rs).
+    // A standby that neither lost the token nor opened its session again
+    // heard the world's status all along: it still follows.
     let following = "received: following it";
     let followed_before = said_times(&b_log, following);
+    let b_said = std::fs::read_to_string(&b_log).unwrap();
+    let lost = ["token is gone from here", "opening this standby's session again"].iter().any(|l| b_said.contains(l));
     m.links(&m.a, &[&m.b], true);
     let back = Instant::now();
-    while said_times(&b_log, following) <= followed_before {
+    while lost && said_times(&b_log, following) <= followed_before {
         assert!(back.elapsed() < FOLLOWING_AGAIN, "the standby does not follow again; logs in {}", logs.display());
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -200,15 +205,20 @@ async fn a_standby_takes_over_only_when_the_nodes_lose_the_world_and_the_cut_off
         "the standby took over; logs in {}",
         logs.display()
     );
-    // It asks the nodes every second and pauses at the second asking in a
-    // row that too few answer: by then, or soon after, a standby that
-    // reached them takes over.
+    // It reads the nodes' answers every second and pauses at the second
+    // reading in a row that too few answered: by then, or soon after, a
+    // standby that reached them takes over.
     assert!(
         wait_for_log(&a_log, "this world may be the one cut off", Duration::from_secs(5)),
         "the cut-off world paused; logs in {}",
         logs.display()
     );
-    states.clear();
+    // A session of this test's own, connected to the world that took over
+    // as a program starting now would be: the first one, a peer of both
+    // worlds, may have routed through the cut-off one.
+    let watcher = common::connect_all(&[&at(&m.b_for_test, b_port)]).await;
+    let mut states = common::subscribe_internal::<WorldState>(&watcher, keys.world_state()).await;
+    let mut status = common::subscribe_internal::<WorldStatus>(&watcher, keys.status()).await;
     let first = states.next(T).await.step;
     assert!(first >= last_before_cut, "sim time goes on: {first} after {last_before_cut}");
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -125,8 +125,8 @@ impl Keys {
     pub fn world_tokens(&self) -> String {
         format!("{}/nodes/world-$*", self.root)
     }
-    /// `flotilla/<sim>/witnesses/<node>` — node `node` answers there which
-    /// worlds it sees (see `flotilla_node_kit::witness`).
+    /// `flotilla/<sim>/witnesses/<node>` — node `node` tells there, every
+    /// so often, which worlds it sees (see `flotilla_node_kit::witness`).
     pub fn witness(&self, node: &str) -> String {
         format!("{}/witnesses/{node}", self.root)
     }
@@ -134,9 +134,23 @@ impl Keys {
     pub fn witnesses(&self) -> String {
         format!("{}/witnesses/*", self.root)
     }
-    /// The node id of a witness's answer of this simulation.
+    /// The node id of a witness's word of this simulation.
     pub fn parse_witness<'k>(&self, key: &'k str) -> Option<&'k str> {
         self.chunk_under(key, "witnesses")
+    }
+    /// `flotilla/<sim>/beacons/<world>` — a running world says there, every
+    /// so often, which Zenoh session it is (see
+    /// `flotilla_node_kit::witness`).
+    pub fn world_beacon(&self, world: &str) -> String {
+        format!("{}/beacons/{world}", self.root)
+    }
+    /// `flotilla/<sim>/beacons/*` — every running world's beacon.
+    pub fn world_beacons(&self) -> String {
+        format!("{}/beacons/*", self.root)
+    }
+    /// The world id of a beacon of this simulation.
+    pub fn parse_world_beacon<'k>(&self, key: &'k str) -> Option<&'k str> {
+        self.chunk_under(key, "beacons")
     }
     /// `flotilla/<sim>/standby/<world>` — the liveliness token of a
     /// standby world, `world` its own id (not the one it stands by for).
@@ -328,6 +342,8 @@ mod tests {
         assert_eq!(keys.parse_forwarder(&forwarder), Some(("drive-1", "robot1/cmd_vel")));
         assert_eq!(keys.parse_forwarder("flotilla/s/forwarders/drive-1"), None, "no key");
         assert_eq!(keys.forwarding("drive-1"), "flotilla/s/forwarding/drive-1");
+        assert_eq!(keys.parse_world_beacon(&keys.world_beacon("world-1")), Some("world-1"));
+        assert_eq!(keys.parse_world_beacon("flotilla/t/beacons/world-1"), None, "another sim");
         assert_eq!(keys.parse_forwarding(&keys.forwarding("drive-1")), Some("drive-1"));
         assert_eq!(keys.parse_forwarding("flotilla/t/forwarding/drive-1"), None, "another sim");
         assert_eq!(keys.parse_forwarding("flotilla/s/forwarding/"), None, "no node");

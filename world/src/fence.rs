@@ -2,8 +2,9 @@
 //! only with the nodes' agreement (see [`crate::standby`]); this is the
 //! running world's side (docs/checkpoints.md, "Network partitions"):
 //!
-//! * **Fencing.** Once a standby has been seen, the world asks the nodes
-//!   which worlds they see every [`ASK_EVERY`]. When no more than half of
+//! * **Fencing.** Once a standby has been seen, the world reads which
+//!   worlds the nodes see (what they tell, see [`witness`]) every
+//!   [`ASK_EVERY`]. When no more than half of
 //!   the nodes it knew answer, twice in a row, it may be
 //!   the one cut off, and a standby that reaches them may take over: it
 //!   pauses (through its own control service, as a user would) and resumes
@@ -27,18 +28,15 @@ use std::time::Duration;
 use flotilla_node_kit::claims::live_tokens;
 use flotilla_node_kit::client::call_control;
 use flotilla_node_kit::subscribe::watch_tokens;
-use flotilla_node_kit::witness::{self, majority, Known};
+use flotilla_node_kit::witness::{self, majority, Known, Witnesses};
 use flotilla_wire::codec::decode;
 use flotilla_wire::control::ControlRequest;
 use flotilla_wire::world_to_nodes::WorldStatus;
 use flotilla_wire::Keys;
 use zenoh::sample::Locality;
 
-/// How often a world with a standby asks the nodes which worlds they see.
+/// How often a world with a standby reads which worlds the nodes see.
 pub const ASK_EVERY: Duration = Duration::from_secs(1);
-
-/// How long the nodes have to answer.
-const ASK_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Askings in a row without a majority before the world pauses: one
 /// could be nodes too busy to answer in time.
@@ -47,15 +45,17 @@ const SHORT_ASKINGS: u32 = 2;
 /// How long the world's own control service has to answer a pause.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Holds this world's term token, fences it while it may be cut off, and
-/// returns when it must step down: a world of a higher term runs.
-pub async fn guard(session: zenoh::Session, keys: Keys, term: u64) -> anyhow::Result<String> {
+/// Holds world `world`'s term token and sends its beacon (see
+/// [`witness::beacon`]), fences it while it may be cut off, and returns
+/// when it must step down: a world of a higher term runs.
+pub async fn guard(session: zenoh::Session, keys: Keys, world: String, term: u64) -> anyhow::Result<String> {
     let term_key = keys.term_token(term);
     let _term = session
         .liveliness()
         .declare_token(&term_key)
         .await
         .map_err(|e| anyhow::anyhow!("declaring the world's term token {term_key}: {e}"))?;
+    let _beacon = witness::beacon(&session, &keys, &world).await?;
     // Whether a standby has been seen: only then is there anyone to step
     // beside.
     let standby_seen = Arc::new(AtomicBool::new(false));
@@ -95,6 +95,7 @@ pub async fn guard(session: zenoh::Session, keys: Keys, term: u64) -> anyhow::Re
             .map_err(|e| anyhow::anyhow!("watching the world's own status: {e}"))?
     };
 
+    let witnesses = Witnesses::listen(&session, &keys).await?;
     let mut known = Known::default();
     let mut fenced = false;
     // Askings in a row that no more than half of the nodes known answered.
@@ -120,7 +121,7 @@ pub async fn guard(session: zenoh::Session, keys: Keys, term: u64) -> anyhow::Re
         if !standby_seen.load(Ordering::Relaxed) {
             continue;
         }
-        let answers = witness::ask(&session, &keys, ASK_TIMEOUT).await.unwrap_or_default();
+        let answers = witnesses.answers();
         // The nodes reach both worlds on links of their own: they tell of
         // a higher term even when this world's link to the new one came
         // back without its declarations (eclipse-zenoh/zenoh#1886).

@@ -191,9 +191,9 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         // shutdown only between steps.
         let (step_down, mut stepping_down) = tokio::sync::oneshot::channel();
         let guard = tokio::spawn({
-            let (session, keys) = (session.clone(), config.keys.clone());
+            let (session, keys, world) = (session.clone(), config.keys.clone(), config.node_id.clone());
             async move {
-                match flotilla_world::fence::guard(session, keys, term).await {
+                match flotilla_world::fence::guard(session, keys, world, term).await {
                     Ok(reason) => {
                         let _ = step_down.send(reason);
                     }

@@ -24,10 +24,11 @@
 //! first checkpoint is refused with the reason.
 //!
 //! A token gone is not enough to take over: this standby's own link to the
-//! world may be the one cut. It asks the nodes ([`flotilla_node_kit::witness`])
-//! and takes over only when more than half of the nodes it knew answer and
-//! none of them still sees the world; until then it asks again every
-//! [`ASK_AGAIN`], and goes on standing by if the world's token comes back.
+//! world may be the one cut. It listens to the nodes
+//! ([`flotilla_node_kit::witness`]) and takes over only when more than half
+//! of the nodes it knew answer and none of them still sees the world; until
+//! then it reads their answers again every [`ASK_AGAIN`], and goes on
+//! standing by if the world's token comes back.
 //!
 //! When the link comes back, the token should too, within milliseconds. Zenoh
 //! 1.10 can lose the declarations of two routers that reconnect while one
@@ -51,7 +52,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use flotilla_node_kit::client::fetch_checkpoint;
 use flotilla_node_kit::subscribe::watch_tokens;
-use flotilla_node_kit::witness::{self, majority, Answer, Known};
+use flotilla_node_kit::witness::{majority, Answer, Known, Witnesses};
 use flotilla_wire::checkpoint_file;
 use flotilla_wire::codec::decode;
 use flotilla_wire::control::ClockMode;
@@ -87,12 +88,16 @@ const SAY_AFTER: Duration = Duration::from_secs(1);
 /// fetched every [`PULL_EVERY`] (each fetch may take 5 s).
 pub const RELINK_AFTER: Duration = Duration::from_secs(10);
 
-/// How long the nodes have to answer which worlds they see.
-const ASK_TIMEOUT: Duration = Duration::from_millis(500);
+/// How long a standby that has the world's token goes without its status
+/// (sent twice a second) before it opens its session again: twice Zenoh's
+/// lease (10 s), since a link cut for good closes within one lease and the
+/// token goes with it, which the nodes' answers settle; only a token
+/// brought through a node outlasts it.
+pub const SILENT_RELINK_AFTER: Duration = Duration::from_secs(20);
 
-/// How soon the nodes are asked again while the world's token is gone and
-/// they do not agree that the world is: a node may hear of its going a
-/// moment after this standby did.
+/// How soon the nodes' answers are read again while the world's token is
+/// gone and they do not agree that the world is: a node may hear of its
+/// going a moment after this standby did.
 pub const ASK_AGAIN: Duration = Duration::from_millis(200);
 
 /// How standing by ended.
@@ -316,9 +321,10 @@ pub async fn stand_by(
 ) -> anyhow::Result<Standby> {
     let (tx, mut heard) = unbounded_channel();
     let last_state: Arc<Mutex<Option<(ZBytes, Instant)>>> = Arc::default();
-    let last_status: Arc<Mutex<Option<WorldStatus>>> = Arc::default();
+    let last_status: Arc<Mutex<Option<(WorldStatus, Instant)>>> = Arc::default();
     let records: Arc<Mutex<LockstepRecords>> = Arc::default();
     let subscribers = listen(session, keys, &tx, &last_state, &last_status, &records).await?;
+    let witnesses = Witnesses::listen(session, keys).await?;
     let highest_term = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut following: Option<String> = None;
     let mut witnessed = Witnessed::default();
@@ -326,7 +332,7 @@ pub async fn stand_by(
     if let Some(had) = followed {
         tracing::info!("going on standing by for {} with a new session", had.id);
         *lock(&last_state) = had.last_state.map(|bytes| (bytes, Instant::now()));
-        *lock(&last_status) = had.last_status;
+        *lock(&last_status) = had.last_status.map(|status| (status, Instant::now()));
         highest_term.store(had.highest_term, std::sync::atomic::Ordering::Relaxed);
         checkpoint = had.checkpoint;
         witnessed.known = had.known;
@@ -404,12 +410,18 @@ pub async fn stand_by(
                 fetch_now = true;
                 ask_now = true;
                 let state_at = lock(&last_state).as_ref().map(|(_, at)| *at);
+                let status_at = lock(&last_status).as_ref().map(|(_, at)| *at);
                 if let Some(id) = following.as_ref().filter(|_| witnessed.lost.is_none()) {
                     catching.say_following(id, state_at);
                     if catching.routes_lost(state_at, Instant::now()) {
                         relinking = Some(format!(
                             "{id}'s token came back {} s ago but not a checkpoint and a state of it since",
                             catching.since.elapsed().as_secs()
+                        ));
+                    } else if let Some(silent) = silent_for(status_at, Instant::now()) {
+                        relinking = Some(format!(
+                            "{id}'s token is here but not its status (sent twice a second, paused or not) for {} s",
+                            silent.as_secs()
                         ));
                     }
                 }
@@ -438,7 +450,7 @@ pub async fn stand_by(
                 id,
                 checkpoint,
                 last_state: lock(&last_state).take().map(|(bytes, _)| bytes),
-                last_status: lock(&last_status).take(),
+                last_status: lock(&last_status).take().map(|(status, _)| status),
                 known: std::mem::take(&mut witnessed.known),
                 highest_term: highest_term.load(std::sync::atomic::Ordering::Relaxed),
             };
@@ -447,7 +459,7 @@ pub async fn stand_by(
         if ask_now && following.is_some() && !asking {
             ask_now = false;
             asking = true;
-            spawn_ask(session, keys, &tx);
+            let _ = tx.send(Heard::Witnesses(witnesses.answers()));
         }
         if fetch_now && following.is_some() && witnessed.lost.is_none() && !fetching {
             fetch_now = false;
@@ -456,7 +468,7 @@ pub async fn stand_by(
         }
     };
 
-    let status = lock(&last_status).take();
+    let status = lock(&last_status).take().map(|(status, _)| status);
     let last = lock(&last_state).take().map(|(bytes, _)| bytes.to_bytes().into_owned());
     let term = highest_term.load(std::sync::atomic::Ordering::Relaxed) + 1;
     let mut took = take_over(&gone, fresh, checkpoint, last, status.as_ref(), &records, subscribers)?;
@@ -549,22 +561,21 @@ fn take_over(
     })
 }
 
+/// How long the followed world's status, last received at `status_at`,
+/// has not come at `now`, when that is [`SILENT_RELINK_AFTER`] or more:
+/// Zenoh can go on bringing a world's token through a peer connected to
+/// both worlds (a node) after the worlds' own link was cut, while nothing
+/// else of the world comes; without this the standby would follow it no
+/// more, and take over, when it does, from a stale state.
+fn silent_for(status_at: Option<Instant>, now: Instant) -> Option<Duration> {
+    let silent = now.saturating_duration_since(status_at?);
+    (silent >= SILENT_RELINK_AFTER).then_some(silent)
+}
+
 /// Whether `session` is connected to a router (a world, or a router of
 /// the user's).
 async fn connected_to_a_router(session: &zenoh::Session) -> bool {
     session.info().routers_zid().await.next().is_some()
-}
-
-/// Asks the nodes which worlds they see; the answers come as heard.
-fn spawn_ask(session: &zenoh::Session, keys: &Keys, tx: &UnboundedSender<Heard>) {
-    let (session, keys, tx) = (session.clone(), keys.clone(), tx.clone());
-    tokio::spawn(async move {
-        let answers = witness::ask(&session, &keys, ASK_TIMEOUT).await.unwrap_or_else(|e| {
-            tracing::debug!("cannot ask the nodes: {e}");
-            Vec::new()
-        });
-        let _ = tx.send(Heard::Witnesses(answers));
-    });
 }
 
 /// Fetches the active world's checkpoint; it comes as heard.
@@ -583,7 +594,7 @@ async fn listen(
     keys: &Keys,
     tx: &UnboundedSender<Heard>,
     last_state: &Arc<Mutex<Option<(ZBytes, Instant)>>>,
-    last_status: &Arc<Mutex<Option<WorldStatus>>>,
+    last_status: &Arc<Mutex<Option<(WorldStatus, Instant)>>>,
     records: &Arc<Mutex<LockstepRecords>>,
 ) -> anyhow::Result<Vec<Box<dyn std::any::Any + Send>>> {
     let own = keys.clone();
@@ -618,7 +629,7 @@ async fn listen(
         .callback(move |sample| {
             if let Ok(status) = decode::<WorldStatus>(&sample.payload().to_bytes()) {
                 lock(&status_records).lockstep(status.clock == ClockMode::Lockstep);
-                *lock(&keep_status) = Some(status);
+                *lock(&keep_status) = Some((status, Instant::now()));
             }
         })
         .await
@@ -691,6 +702,14 @@ mod tests {
 
     fn answer(node: &str, worlds: &[&str]) -> Answer {
         Answer { node: node.into(), worlds: worlds.iter().map(|w| w.to_string()).collect(), terms: Vec::new() }
+    }
+
+    #[test]
+    fn a_standby_that_has_the_worlds_token_but_not_its_status_for_long_opens_its_session_again() {
+        let at = Instant::now();
+        assert_eq!(silent_for(None, at + SILENT_RELINK_AFTER * 2), None, "no status yet: nothing to miss");
+        assert_eq!(silent_for(Some(at), at + SILENT_RELINK_AFTER / 2), None);
+        assert_eq!(silent_for(Some(at), at + SILENT_RELINK_AFTER), Some(SILENT_RELINK_AFTER));
     }
 
     #[test]
