@@ -45,9 +45,10 @@ const SHORT_ASKINGS: u32 = 2;
 /// How long the world's own control service has to answer a pause.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Holds world `world`'s term token and sends its beacon (see
-/// [`witness::beacon`]), fences it while it may be cut off, and returns
-/// when it must step down: a world of a higher term runs.
+/// Holds world `world`'s term token and, once a standby has been seen,
+/// sends its beacon (see [`witness::beacon`]) and fences it while it may
+/// be cut off; returns when it must step down: a world of a higher term
+/// runs.
 pub async fn guard(session: zenoh::Session, keys: Keys, world: String, term: u64) -> anyhow::Result<String> {
     let term_key = keys.term_token(term);
     let _term = session
@@ -55,7 +56,6 @@ pub async fn guard(session: zenoh::Session, keys: Keys, world: String, term: u64
         .declare_token(&term_key)
         .await
         .map_err(|e| anyhow::anyhow!("declaring the world's term token {term_key}: {e}"))?;
-    let _beacon = witness::beacon(&session, &keys, &world).await?;
     // Whether a standby has been seen: only then is there anyone to step
     // beside.
     let standby_seen = Arc::new(AtomicBool::new(false));
@@ -96,6 +96,8 @@ pub async fn guard(session: zenoh::Session, keys: Keys, world: String, term: u64
     };
 
     let witnesses = Witnesses::listen(&session, &keys).await?;
+    // Sent once a standby has been seen: only then do the nodes tell.
+    let mut beacon = None;
     let mut known = Known::default();
     let mut fenced = false;
     // Askings in a row that no more than half of the nodes known answered.
@@ -120,6 +122,9 @@ pub async fn guard(session: zenoh::Session, keys: Keys, world: String, term: u64
         }
         if !standby_seen.load(Ordering::Relaxed) {
             continue;
+        }
+        if beacon.is_none() {
+            beacon = Some(witness::beacon(&session, &keys, &world).await?);
         }
         let answers = witnesses.answers();
         // The nodes reach both worlds on links of their own: they tell of
