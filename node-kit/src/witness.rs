@@ -30,8 +30,8 @@
 //! once, as its token goes; a world cut off keeps both until Zenoh's lease
 //! expires.
 //!
-//! Nodes tell, and worlds send beacons, only once a standby has been seen
-//! in the simulation: nobody listens without one.
+//! Worlds send beacons only once they have seen a standby, and nodes tell
+//! only once they have heard a beacon: nobody listens without a standby.
 //!
 //! An answer also says the terms of the running worlds the node sees (see
 //! `flotilla_world::fence`): a world cut off while a standby took over
@@ -41,7 +41,6 @@
 //! reconnect, eclipse-zenoh/zenoh#1886).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,7 +63,6 @@ pub const FRESH_FOR: Duration = Duration::from_millis(500);
 /// A node's witness: tells the worlds it sees; held as long as the node
 /// runs.
 pub struct Witness {
-    _standbys: zenoh::pubsub::Subscriber<()>,
     _worlds: zenoh::pubsub::Subscriber<()>,
     _beacons: zenoh::pubsub::Subscriber<()>,
     _terms: zenoh::pubsub::Subscriber<()>,
@@ -160,36 +158,20 @@ pub async fn declare(session: &zenoh::Session, keys: &Keys, node: &str) -> Resul
         .congestion_control(zenoh::qos::CongestionControl::Drop)
         .await
         .map_err(Error::zenoh("tell what this node sees on", key))?;
-    // Only worlds beside a standby listen: without one, a node tells
-    // nothing, and a run is what it was without witnesses.
-    let standby_seen = Arc::new(AtomicBool::new(false));
-    let standbys = {
-        let seen = standby_seen.clone();
-        watch_tokens(session, keys.standby_tokens(), move |_, alive| {
-            if alive {
-                seen.store(true, Ordering::Relaxed);
-            }
-        })
-        .await?
-    };
-    let telling = tokio::spawn(tell(session.clone(), publisher, seen, standby_seen));
-    Ok(Witness { _standbys: standbys, _worlds: worlds, _beacons: beacons, _terms: terms, telling })
+    let telling = tokio::spawn(tell(session.clone(), publisher, seen));
+    Ok(Witness { _worlds: worlds, _beacons: beacons, _terms: terms, telling })
 }
 
-/// Every [`TELL_EVERY`] once a standby has been seen, brings `seen`'s
-/// sessions linked to this node up to date and tells what it sees on
-/// `publisher`.
-async fn tell(
-    session: zenoh::Session,
-    publisher: zenoh::pubsub::Publisher<'static>,
-    seen: Arc<Mutex<Seen>>,
-    standby_seen: Arc<AtomicBool>,
-) {
+/// Every [`TELL_EVERY`] once a world's beacon has been heard (a world
+/// sends one only beside a standby: without one nobody listens, and a run
+/// is what it was without witnesses), brings `seen`'s sessions linked to
+/// this node up to date and tells what it sees on `publisher`.
+async fn tell(session: zenoh::Session, publisher: zenoh::pubsub::Publisher<'static>, seen: Arc<Mutex<Seen>>) {
     let mut every = tokio::time::interval(TELL_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         every.tick().await;
-        if !standby_seen.load(Ordering::Relaxed) {
+        if lock(&seen).sessions.is_empty() {
             continue;
         }
         let info = session.info();
