@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import time
 from typing import Any, Self
 
 import zenoh
 
 from flotilla import _native
 from flotilla.sim import Sim
+
+#: How long ``Participant.close`` waits for the state after its last report,
+#: s (a paused or stopping world publishes none).
+LEAVE_WAIT_S = 5.0
 
 
 class Participant:
@@ -103,16 +108,33 @@ class Participant:
         """Leaves the barrier (the world stops waiting for this program),
         reporting first the last state ``next_state`` returned if it was not
         reported: what was published for it then takes effect at the next
-        step, as it would have with the report. (Zenoh sends the token's
-        going ahead of the messages before it, so without the report the
-        world could step on before they reach their nodes.)"""
+        step, as it would have with the report. It then waits (at most
+        ``LEAVE_WAIT_S``) for the state after its last report before its
+        token goes: Zenoh sends the token's going as a declaration, ahead of
+        the messages sent before it, so gone before its report arrived it
+        would let the world step on before its last commands reached their
+        nodes."""
         if self._last_step is not None and (self._reported is None or self._reported < self._last_step):
             # A session closed already has nothing left to order.
             with contextlib.suppress(zenoh.ZError):
                 self.done(self._last_step)
+        if self._reported is not None:
+            self._await_state_after(self._reported)
         self._token.undeclare()
         for subscriber in self._subscribers:
             subscriber.undeclare()
+
+    def _await_state_after(self, answered: int) -> None:
+        """Waits (at most ``LEAVE_WAIT_S``) for a state other than the one
+        at step ``answered``: the world has the report of it then."""
+        deadline = time.monotonic() + LEAVE_WAIT_S
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                topic, payload = self._inbox.get(timeout=left)
+            except queue.Empty:
+                return
+            if topic == "\0state" and _native.decode_world_state(payload)["step"] != answered:
+                return
 
     def __enter__(self) -> Self:
         return self

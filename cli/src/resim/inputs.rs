@@ -99,17 +99,27 @@ pub(super) async fn ask_again(
     Ok(())
 }
 
-/// An input as its node took it: an unstamped command (a plain `Twist`,
-/// or a `TwistStamped` stamped zero, which a drive takes the same way),
+/// An input as its node took it, stamped so that it takes effect where it
+/// did however it travels: an unstamped command (a plain `Twist`, or a
+/// `TwistStamped` stamped zero, which a drive takes the same way),
 /// received by the drive after answering the state at `time_ns`, goes out
-/// stamped with that time, so that it takes effect at the next step
-/// however it travels; anything else as it was.
+/// stamped with that time; so does a stamped command that reached its
+/// drive only after a later state than its stamp's (a controller's last
+/// command, whose token's going overtook it), which the drive then applied
+/// from the step after that state. Anything else goes out as it was.
 fn as_taken(payload: &[u8], time_ns: u64, step_ns: u64) -> Vec<u8> {
+    let stamp = SimTime::at_step(time_ns / step_ns.max(1), step_ns).to_ros();
     match decode_cmd_vel(payload) {
         Ok((twist, None)) => {
-            let stamp = SimTime::at_step(time_ns / step_ns.max(1), step_ns).to_ros();
             flotilla_messages::encode(&TwistStamped { header: Header { stamp, frame_id: String::new() }, twist })
         }
+        Ok((_, Some(stamp_ns))) if stamp_ns < time_ns => match flotilla_messages::decode::<TwistStamped>(payload) {
+            Ok(mut late) => {
+                late.header.stamp = stamp;
+                flotilla_messages::encode(&late)
+            }
+            Err(_) => payload.to_vec(),
+        },
         _ => payload.to_vec(),
     }
 }
@@ -119,7 +129,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_plain_twist_goes_out_stamped_with_the_state_it_came_after_and_anything_else_as_it_was() {
+    fn a_command_goes_out_stamped_with_the_state_it_came_after_unless_it_came_in_time_and_anything_else_as_it_was() {
         let mut twist = flotilla_messages::geometry_msgs::Twist::default();
         twist.linear.x = 0.4;
         let stamped = as_taken(&flotilla_messages::encode(&twist), 35_000_000, 5_000_000);
@@ -133,6 +143,13 @@ mod tests {
         // Stamped zero means unstamped to a drive: stamped as a Twist is.
         let zero = as_taken(&flotilla_messages::encode(&TwistStamped::default()), 35_000_000, 5_000_000);
         assert_eq!(decode_cmd_vel(&zero).unwrap().1, Some(35_000_000));
+        // Stamped, but taken after a later state: it took effect after that.
+        let mut late = TwistStamped::default();
+        late.header.stamp = SimTime::at_step(5, 5_000_000).to_ros();
+        late.header.frame_id = "base_link".into();
+        let retaken = as_taken(&flotilla_messages::encode(&late), 35_000_000, 5_000_000);
+        assert_eq!(decode_cmd_vel(&retaken).unwrap().1, Some(35_000_000));
+        assert_eq!(flotilla_messages::decode::<TwistStamped>(&retaken).unwrap().header.frame_id, "base_link");
         let other = flotilla_messages::encode(&flotilla_messages::std_msgs::Bool { data: true });
         assert_eq!(as_taken(&other, 0, 5_000_000), other);
     }

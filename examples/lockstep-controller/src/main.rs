@@ -53,6 +53,10 @@ struct Args {
 /// How long the world may stay silent, wall time.
 const STATE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a leaving controller waits for the state after its last report
+/// (a paused or stopping world publishes none).
+const LEAVE_WAIT: Duration = Duration::from_secs(5);
+
 /// A robot: where its commands go, and its latest observations.
 struct Robot {
     commands: zenoh::pubsub::Publisher<'static>,
@@ -197,10 +201,30 @@ async fn run(args: Args, keys: Keys) -> anyhow::Result<()> {
             break;
         }
     }
-    // Leaving: the world stops waiting for this program.
+    // Leaving: the world stops waiting for this program once its token
+    // goes, which Zenoh sends as a declaration, at a higher priority than
+    // the commands and the report sent before it. Gone before its report
+    // arrived, it would let the world step on before its last commands
+    // reached their drives (they would take effect a step late, and a
+    // recording of the run would not run again identically). The next
+    // state says the report, and so the commands, arrived.
+    await_state_after(&mut arrivals, last_step).await;
     drop(reporter);
     drop(subscribers);
     tokio::time::sleep(flotilla_node_kit::args::DRAIN).await;
     let _ = session.close().await;
     Ok(())
+}
+
+/// Waits (at most [`LEAVE_WAIT`]) for a state other than `answered`.
+async fn await_state_after(arrivals: &mut mpsc::UnboundedReceiver<Arrival>, answered: Option<u64>) {
+    let Some(answered) = answered else { return };
+    let _ = tokio::time::timeout(LEAVE_WAIT, async {
+        while let Some(arrival) = arrivals.recv().await {
+            if matches!(arrival, Arrival::State(state) if state.step != answered) {
+                return;
+            }
+        }
+    })
+    .await;
 }
