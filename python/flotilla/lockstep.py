@@ -67,7 +67,9 @@ class Participant:
     def next_state(self, timeout: float = 60.0) -> dict[str, Any]:
         """The next world state (see ``flotilla._native.decode_world_state``),
         with every watched topic's messages published before it applied to
-        ``latest``. A state the world publishes again is skipped."""
+        ``latest``. A state the world publishes again is skipped, and
+        reported again if it was reported: a standby world that took over
+        from a crashed one may not have had the report."""
         while True:
             try:
                 topic, payload = self._inbox.get(timeout=timeout)
@@ -82,6 +84,12 @@ class Participant:
                 continue  # from before a reset the caller has waited for
             self._restarting = False
             if self._last_step is not None and state["step"] <= self._last_step:
+                if state["step"] == self._reported:
+                    # Published again: the world waits on someone, and it
+                    # may be this program, if the world took over from one
+                    # that crashed before it had the report.
+                    with contextlib.suppress(zenoh.ZError):
+                        self.done(self._reported)
                 continue
             self._last_step = state["step"]
             return state

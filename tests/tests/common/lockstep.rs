@@ -133,10 +133,16 @@ impl Run<'_> {
             children.0.push(super::spawn(&super::bin(node[0]), &args, &log));
         }
 
-        // The controller takes part in the barrier like any external program.
-        let reporter = LockstepReporter::join(&session, &keys, "controller").await.unwrap();
+        // The controller takes part in the barrier like any external
+        // program: a client of the world, as `flotilla run --exec` starts
+        // one, so that its commands go the way its report goes.
+        let controller = match self.standby {
+            Some(_) => super::connect_client(&[&endpoint, &standby_endpoint]).await,
+            None => session.clone(),
+        };
+        let reporter = LockstepReporter::join(&controller, &keys, "controller").await.unwrap();
         let (tx, mut states) = tokio::sync::mpsc::unbounded_channel();
-        let _state_sub = session
+        let _state_sub = controller
             .declare_subscriber(keys.world_state())
             .callback(move |s| {
                 let _ = tx.send(decode::<WorldState>(&s.payload().to_bytes()).unwrap());
@@ -169,15 +175,21 @@ impl Run<'_> {
             let kill_at = self.standby.and_then(|s| s.kill_world_at);
             if kill_at.is_some_and(|k| state.step >= k) && killed_at.is_none() && resumed.elapsed() >= FOLLOWED_FOR {
                 children.0[0].kill().unwrap();
+                children.0[0].wait().unwrap();
                 killed_at = Some(state.step);
                 eprintln!("{}: world killed at step {}", self.label, state.step);
+                // An answer now would go nowhere: the controller's session
+                // has lost its router. It answers the state when the
+                // standby, which it connects to next, publishes it again.
+                last = None;
+                continue;
             }
             // Express, as the report after them (and as a node's outputs
             // that someone waits on): left in Zenoh's batch while the
             // express report went ahead, a message could reach its node
             // after the next state, one step late.
             for (key, payload) in script.at(&state) {
-                session.put(key, payload).congestion_control(super::LOSSLESS).express(true).await.unwrap();
+                controller.put(key, payload).congestion_control(super::LOSSLESS).express(true).await.unwrap();
             }
             if let Some(step) = script.report(&state) {
                 reporter.done(step, true).await;

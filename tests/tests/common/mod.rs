@@ -302,6 +302,15 @@ pub async fn connect_all(endpoints: &[&str]) -> zenoh::Session {
     open(ZenohArgs { connect, mode: Some("peer".into()), ..Default::default() }).await
 }
 
+/// A client session connected to the first of `endpoints` that answers,
+/// and to the next when that one goes, as a program `flotilla run --exec`
+/// starts beside a world and its standby is.
+#[allow(dead_code)] // not every test binary has a standby world
+pub async fn connect_client(endpoints: &[&str]) -> zenoh::Session {
+    let connect = endpoints.iter().map(|e| e.to_string()).collect();
+    open(ZenohArgs { connect, mode: Some("client".into()), ..Default::default() }).await
+}
+
 /// A node's session as `args` say, within 30 s.
 async fn open(args: ZenohArgs) -> zenoh::Session {
     let config = args.zenoh_config(Role::Node).unwrap();
