@@ -39,6 +39,9 @@ pub struct Inbox {
     /// Answers to the state after the last published, held until it is
     /// published (see [`Inbox::push`]).
     early: Vec<(Actuation, Option<Promise>)>,
+    /// The last state each node's answer was taken for, and that answer's
+    /// [`fingerprint`].
+    answered: BTreeMap<String, (u64, u64)>,
 }
 
 impl Inbox {
@@ -87,6 +90,21 @@ impl Inbox {
             }
             return;
         }
+        // Zenoh brings a node's messages twice when the node is linked to
+        // this world both directly and through another router (a
+        // standby's), the second copy a step or more late: applied then,
+        // it would undo what came in between. A drive answers states in
+        // order, and the same state again only with a new command (in real
+        // time, a `cmd_vel` taken at once).
+        let print = fingerprint(&actuation.commands);
+        let again = self.answered.get(&actuation.node).is_some_and(|&(last, last_print)| {
+            actuation.step < last || (actuation.step == last && print == last_print)
+        });
+        if again {
+            tracing::debug!("{}'s answer to state {} again: dropped", actuation.node, actuation.step);
+            return;
+        }
+        self.answered.insert(actuation.node.clone(), (actuation.step, print));
         let Actuation { node, step, commands } = actuation;
         let stale = self.before_reset(step);
         let followed = stale || self.followed.get(&node).is_some_and(|&f| step <= f);
@@ -147,6 +165,7 @@ impl Inbox {
     /// A node's token disappeared: queue zero commands for its bodies.
     pub fn node_lost(&mut self, node: &str) -> usize {
         self.promises.remove(node);
+        self.answered.remove(node);
         let Some(bodies) = self.driven_by.remove(node) else { return 0 };
         let n = bodies.len();
         self.pending.retain(|c| !bodies.contains(&c.body));
@@ -179,6 +198,18 @@ impl Inbox {
     pub fn drain(&mut self) -> std::vec::Drain<'_, BodyCommand> {
         self.pending.drain(..)
     }
+}
+
+/// A cheap digest of `commands` (FNV-1a over their bits), to tell a copy
+/// of an answer from a new answer to the same state.
+fn fingerprint(commands: &[BodyCommand]) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64;
+    for c in commands {
+        for word in [u64::from(c.body), c.local_vx_mps.to_bits(), c.local_vy_mps.to_bits(), c.omega_radps.to_bits()] {
+            hash = (hash ^ word).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
 }
 
 #[cfg(test)]
@@ -263,6 +294,24 @@ mod tests {
         assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.9)], "the answer to 11's, not to 10's");
         assert!(!inbox.follow_promise("drive", 11), "a state the promise was made after");
         assert!(!inbox.follow_promise("stranger", 12));
+    }
+
+    #[test]
+    fn an_answer_brought_again_is_not_applied_again() {
+        let mut inbox = Inbox::at(5);
+        inbox.push(actuation("drive", 5, vec![cmd(1, 0.2)]), None);
+        inbox.push(actuation("drive", 5, vec![cmd(1, 0.2)]), None);
+        assert_eq!(inbox.drain().count(), 1, "twice at once: once");
+        inbox.published(6);
+        inbox.push(actuation("drive", 6, vec![cmd(1, 0.4)]), None);
+        inbox.push(actuation("drive", 5, vec![cmd(1, 0.2)]), None);
+        assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.4)], "5's again, after 6's, would undo it");
+        // In real time, a command taken at once answers the same state anew.
+        inbox.push(actuation("drive", 6, vec![cmd(1, 0.5)]), None);
+        assert_eq!(inbox.drain().collect::<Vec<_>>(), [cmd(1, 0.5)]);
+        // Another drive's answers are its own.
+        inbox.push(actuation("other", 5, vec![cmd(2, 0.1)]), None);
+        assert_eq!(inbox.drain().count(), 1);
     }
 
     #[test]
