@@ -152,8 +152,6 @@ enum Heard {
     Event,
     /// A checkpoint fetched, or why not.
     Checkpoint(anyhow::Result<Vec<u8>>),
-    /// The nodes' answers: the worlds each sees.
-    Witnesses(Vec<Answer>),
 }
 
 /// What the nodes' answers say of the world whose token this standby lost.
@@ -356,7 +354,7 @@ pub async fn stand_by(
         .map_err(|e| anyhow::anyhow!("declaring the standby's token {token_key}: {e}"))?;
 
     let mut catching = Catching::new(Instant::now(), false);
-    let (mut fetching, mut asking) = (false, false);
+    let mut fetching = false;
     let mut pull = tokio::time::interval(PULL_EVERY);
     pull.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut again = tokio::time::interval(ASK_AGAIN);
@@ -384,12 +382,6 @@ pub async fn stand_by(
                     ask_now |= !alive;
                 }
                 Heard::World(..) => {}
-                Heard::Witnesses(answers) => {
-                    asking = false;
-                    if let Some(id) = following.clone().filter(|id| witnessed.answered(id, &answers)) {
-                        break id;
-                    }
-                }
                 Heard::Event => fetch_now = true,
                 Heard::Checkpoint(fetched) => {
                     fetching = false;
@@ -456,10 +448,12 @@ pub async fn stand_by(
             };
             return Ok(Standby::Relink(fresh, followed));
         }
-        if ask_now && following.is_some() && !asking {
+        // The nodes' last words, as they told them (see `Witnesses`).
+        if ask_now && following.is_some() {
             ask_now = false;
-            asking = true;
-            let _ = tx.send(Heard::Witnesses(witnesses.answers()));
+            if let Some(id) = following.clone().filter(|id| witnessed.answered(id, &witnesses.answers())) {
+                break id;
+            }
         }
         if fetch_now && following.is_some() && witnessed.lost.is_none() && !fetching {
             fetch_now = false;
