@@ -40,7 +40,7 @@ struct Hosts {
 impl Hosts {
     fn new(tag: u32) -> Hosts {
         let (w, n) = (format!("flw{tag}"), format!("fln{tag}"));
-        let subnet = 10 + tag % 200;
+        let subnet = common::netns::free_subnet(tag, &[201, 202]);
         for ns in [&w, &n] {
             let _ = Command::new("ip").args(["netns", "del", ns]).output();
             ip(&["netns", "add", ns]);

@@ -63,7 +63,7 @@ impl Machines {
             ip(&["netns", "add", ns]);
             ip(&["-n", ns, "link", "set", "lo", "up"]);
         }
-        let subnet = 10 + tag % 40;
+        let subnet = common::netns::free_subnet(tag, &[210, 211, 212, 213, 214]);
         let mut links = Vec::new();
         let mut link = |i: u32, one: &str, other: &str| -> (String, String) {
             let (x, y) = (format!("p{tag}{i}x"), format!("p{tag}{i}y"));
