@@ -13,8 +13,8 @@
 //! one with `--wait-on-drives` give the same streams. A world killed at a
 //! random step is taken over by its standby at the killed world's last
 //! state, bit for bit, and the run goes on to its end, every stream the
-//! same as without the kill; a standby that only follows changes no bit
-//! either.
+//! same as without the kill, with drives keeping promises or not; a
+//! standby that only follows changes no bit either.
 
 mod common;
 
@@ -246,19 +246,26 @@ async fn a_standby_beside_the_world_changes_no_bit() {
 /// run in three took one a step late, with a standby or without a kill.)
 /// Its answer to the state the world was killed at went nowhere; it gives it
 /// again through the standby, to which its session connects then.
-///
-/// It works at every step, which leaves the drives no promise to keep:
-/// where a drive's promise and its own answer differ, the standby cannot
-/// tell which the killed world applied.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_world_killed_at_a_random_step_is_taken_over_bit_for_bit_and_the_run_goes_on() {
+    killed_and_taken_over_bit_for_bit(Controller::EveryStep).await;
+}
+
+/// The same with a controller working every 20th step, so that the drives
+/// keep promises: the re-run follows them where the killed world did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_world_killed_while_drives_keep_promises_is_taken_over_bit_for_bit() {
+    killed_and_taken_over_bit_for_bit(Controller::Every20th).await;
+}
+
+async fn killed_and_taken_over_bit_for_bit(controller: Controller) {
     let kill_at = std::env::var("FLOTILLA_KILL_AT").ok().and_then(|k| k.parse().ok()).unwrap_or_else(|| {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
         600 + u64::from(nanos) % 1000
     });
     eprintln!("the world is killed at step {kill_at} or, if the run is there sooner, at the first state after 3 s");
     let standby = Some(StandbyWorld { kill_world_at: Some(kill_at) });
-    let killed = run_with(ONE_EACH, Controller::EveryStep, &[], standby).await;
+    let killed = run_with(ONE_EACH, controller, &[], standby).await;
     let at = killed.killed_at.expect("the world was killed");
     let log = &killed.standby_log;
     assert!(
@@ -272,7 +279,7 @@ async fn a_world_killed_at_a_random_step_is_taken_over_bit_for_bit_and_the_run_g
         assert_eq!(streams[&format!("{robot}/odometry/filtered")].len(), 501, "{robot} odometry, at 50 Hz");
         assert_eq!(streams[&format!("{robot}/scan")].len(), 101, "{robot} scans, at 10 Hz");
     }
-    let uncrashed = once_each(run_with(ONE_EACH, Controller::EveryStep, &[], None).await.streams);
+    let uncrashed = once_each(run_with(ONE_EACH, controller, &[], None).await.streams);
     assert_same(&uncrashed, &streams, &format!("a run without the kill and one killed at step {at}"));
 }
 
