@@ -94,7 +94,13 @@ fn main() -> std::process::ExitCode {
     flotilla_node_kit::logging::init("info,zenoh=warn");
     let args = Args::parse();
     match main_inner(args) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(Ending::Stopped) => std::process::ExitCode::SUCCESS,
+        Ok(Ending::SteppedDown(reason)) => {
+            eprintln!("flotilla-world: stepping down: {reason}; standing by instead");
+            let e = stand_by_instead();
+            eprintln!("flotilla-world: cannot start again as a standby: {e}");
+            std::process::ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("flotilla-world: {e:#}");
             std::process::ExitCode::from(2)
@@ -102,7 +108,33 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn main_inner(args: Args) -> anyhow::Result<()> {
+/// How a world ends when nothing went wrong.
+enum Ending {
+    /// Told to stop.
+    Stopped,
+    /// Another world of a higher term runs the simulation (see
+    /// `flotilla_world::fence`): a world restarted after a crash can find
+    /// none yet while its standby is still taking over, and start beside it.
+    SteppedDown(String),
+}
+
+/// Replaces this process with itself as a standby (`--standby`), keeping
+/// its pid for whoever supervises it: a world that stepped down for
+/// another stands by for it, as one that finds it at start does. Returns
+/// only when that cannot be done.
+fn stand_by_instead() -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if !args.iter().any(|a| a == "--standby") {
+        args.push("--standby".into());
+    }
+    match std::env::current_exe() {
+        Ok(me) => std::process::Command::new(me).args(args).exec(),
+        Err(e) => e,
+    }
+}
+
+fn main_inner(args: Args) -> anyhow::Result<Ending> {
     let mut spec = load_world(&args.world)?;
     let s = &mut spec.settings;
     if let Some(clock) = args.clock {
@@ -210,10 +242,7 @@ fn main_inner(args: Args) -> anyhow::Result<()> {
         };
         let result = run(session.clone(), physics, config, shutdown).await;
         guard.abort();
-        let result = match stepped_down {
-            Some(reason) => result.and(Err(anyhow::anyhow!("stepping down: {reason}"))),
-            None => result,
-        };
+        let result = result.map(|()| stepped_down.map_or(Ending::Stopped, Ending::SteppedDown));
         anyhow::Ok((session, result))
     })?;
     flotilla_node_kit::args::close_after_drain(runtime, session);
