@@ -185,9 +185,10 @@ impl Run<'_> {
                 continue;
             }
             // Express, as the report after them (and as a node's outputs
-            // that someone waits on): left in Zenoh's batch while the
-            // express report went ahead, a message could reach its node
-            // after the next state, one step late.
+            // that someone waits on): sent at once rather than when the
+            // batch fills. (Order does not depend on it: on one link, Zenoh
+            // puts an express message into the current batch and sends
+            // that batch, so the messages before it still go first.)
             for (key, payload) in script.at(&state) {
                 controller.put(key, payload).congestion_control(super::LOSSLESS).express(true).await.unwrap();
             }
