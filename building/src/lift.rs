@@ -92,15 +92,16 @@ impl Lift {
         self.phase == Phase::Standing && self.destination == self.floor
     }
 
-    /// A request. Taken at once: to the floor asked, its door there as
-    /// asked (a lift on its way finishes that leg first). An unknown floor
-    /// is refused.
-    pub fn request(&mut self, request: &LiftRequest) -> Result<Vec<LiftAction>, String> {
+    /// Whether `request` can be taken: one to a floor this lift does not
+    /// have is refused, naming its floors.
+    pub fn check(&self, request: &LiftRequest) -> Result<(), String> {
+        self.destination_of(request).map(drop)
+    }
+
+    /// The floor `request` asks for (`None` to end a session).
+    fn destination_of(&self, request: &LiftRequest) -> Result<Option<usize>, String> {
         if request.request_type == LiftRequest::REQUEST_END_SESSION {
-            if request.session_id == self.session_id {
-                self.session_id.clear();
-            }
-            return Ok(Vec::new());
+            return Ok(None);
         }
         let to = self.config.floor(&request.destination_floor).ok_or_else(|| {
             let floors: Vec<&str> = self.config.floors.iter().map(|f| f.name.as_str()).collect();
@@ -111,6 +112,19 @@ impl Lift {
                 floors.join(", ")
             )
         })?;
+        Ok(Some(to))
+    }
+
+    /// A request. Taken at once: to the floor asked, its door there as
+    /// asked (a lift on its way finishes that leg first). An unknown floor
+    /// is refused ([`Lift::check`]).
+    pub fn request(&mut self, request: &LiftRequest) -> Result<Vec<LiftAction>, String> {
+        let Some(to) = self.destination_of(request)? else {
+            if request.session_id == self.session_id {
+                self.session_id.clear();
+            }
+            return Ok(Vec::new());
+        };
         self.session_id = request.session_id.clone();
         self.mode = if request.request_type == LiftRequest::REQUEST_AGV_MODE {
             LiftState::MODE_AGV

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use flotilla_messages::builtin_interfaces::Time;
 use flotilla_messages::rmf_door_msgs::{DoorMode, DoorRequest, DoorState};
 use flotilla_messages::rmf_lift_msgs::{LiftRequest, LiftState};
 use flotilla_node_kit::runtime::{Answering, BadInput, NodePlugin, Outbox, Rebuild};
@@ -33,6 +34,7 @@ use flotilla_wire::world_to_nodes::{BodyId, WorldState};
 
 use crate::door::Door;
 use crate::lift::{Lift, LiftAction};
+use crate::requests::{Stamp, Waiting};
 
 /// How often, per sim second, robots are looked for near automatic doors, Hz.
 pub const PROXIMITY_CHECK_HZ: f64 = 10.0;
@@ -77,6 +79,13 @@ struct ServedLift {
     floor_key: String,
 }
 
+impl ServedLift {
+    /// Whether `request`, on the requests topic `topic`, is for this lift.
+    fn serves(&self, topic: &str, request: &LiftRequest) -> bool {
+        self.requests_key == topic && self.lift.config().lift_name == request.lift_name
+    }
+}
+
 /// A robot: its model's name, its first body, and the map it is on.
 #[derive(Debug, Clone)]
 struct Robot {
@@ -98,6 +107,17 @@ pub struct BuildingServer {
     proximity_timer: Option<UpdateTimer>,
     /// Where map changes go (`world/map_requests`).
     map_requests_key: String,
+    /// Requests until the state they take effect at.
+    waiting: Waiting<Request>,
+    /// Requests stamped by another clock than sim time, told now and then.
+    other_clock: u64,
+}
+
+/// A door or lift request, checked, on the requests topic it came on.
+#[derive(Debug)]
+enum Request {
+    Door { topic: String, door_name: String, open: bool },
+    Lift { topic: String, request: LiftRequest },
 }
 
 /// Input tags: a door's requests topic, or a lift's.
@@ -239,6 +259,9 @@ impl NodePlugin for BuildingServer {
             return; // the runtime reports the step
         }
         let (now_ns, step_ns) = (state.time.nanos, state.step_ns);
+        for request in self.waiting.take_due(now_ns) {
+            self.carry_out(request);
+        }
         let dt_s = step_ns as f64 * 1e-9;
         let body = |id: BodyId| state.bodies.binary_search_by_key(&id, |b| b.id).ok().map(|i| &state.bodies[i]);
         if self.proximity_timer.as_mut().is_some_and(|t| t.check(now_ns, step_ns)) {
@@ -297,11 +320,12 @@ impl NodePlugin for BuildingServer {
     /// While every door rests, the answers are known until the first of: an
     /// automatic opening ending, the next look for robots, the next state
     /// due. No command changes in between (a request cuts the promise
-    /// short, as a command does a drive's).
+    /// short, as a command does a drive's; one waiting for its step
+    /// cuts it here).
     fn promise(&self, state: &WorldState, changes: &mut Vec<(u64, BodyCommand)>) -> Option<u64> {
         changes.clear();
         let (now_ns, step_ns) = (state.time.nanos, state.step_ns);
-        if self.lifts.values().any(|l| !l.lift.at_rest()) {
+        if !self.waiting.is_empty() || self.lifts.values().any(|l| !l.lift.at_rest()) {
             return Some(0);
         }
         let timers = self
@@ -317,12 +341,40 @@ impl NodePlugin for BuildingServer {
 
     /// A `DoorRequest` on one of the doors' requests topics: open or close
     /// the doors of that name on it; a `LiftRequest` on a lifts' one: the
-    /// lift of that name goes.
+    /// lift of that name goes. Checked now, carried out at the state after
+    /// its `request_time` (see [`crate::requests`]).
     fn on_input(&mut self, tag: &str, payload: &[u8], _out: &mut Outbox) -> Result<(), BadInput> {
-        if let Some(key) = tag.strip_prefix(LIFT_TAG) {
-            return self.lift_request(key, payload);
+        let (request, asked_at) = match tag.strip_prefix(LIFT_TAG) {
+            Some(topic) => self.lift_request(topic, payload)?,
+            None => self.door_request(tag.strip_prefix(DOOR_TAG).unwrap_or(tag), payload)?,
+        };
+        let (stamp, dropped) = self.waiting.push(request, &asked_at);
+        if stamp == Stamp::OtherClock {
+            self.other_clock += 1;
+            if self.other_clock.is_power_of_two() {
+                tracing::warn!(
+                    "{} request(s) stamped {}.{:09} s, not within {} s of sim time (a ROS node without \
+                     use_sim_time?): carried out at the next state",
+                    self.other_clock,
+                    asked_at.sec,
+                    asked_at.nanosec,
+                    crate::requests::FURTHEST_AHEAD_NS / 1_000_000_000
+                );
+            }
         }
-        let tag = tag.strip_prefix(DOOR_TAG).unwrap_or(tag);
+        if dropped {
+            tracing::warn!(
+                "{} door and lift requests waiting for their step: the first dropped",
+                crate::requests::MAX_WAITING
+            );
+        }
+        Ok(())
+    }
+}
+
+impl BuildingServer {
+    /// A `DoorRequest` on the requests topic `topic`, and when it was asked.
+    fn door_request(&self, topic: &str, payload: &[u8]) -> Result<(Request, Time), BadInput> {
         let request = flotilla_messages::decode::<DoorRequest>(payload)?;
         let open = match request.requested_mode.value {
             DoorMode::MODE_OPEN => true,
@@ -334,32 +386,48 @@ impl NodePlugin for BuildingServer {
                 )))
             }
         };
-        let mut known = false;
-        for served in self.doors.values_mut() {
-            if served.requests_key == tag && served.door.config().door_name == request.door_name {
-                served.door.ask(open);
-                known = true;
-            }
-        }
+        let known =
+            self.doors.values().any(|d| d.requests_key == topic && d.door.config().door_name == request.door_name);
         if !known && !self.doors.is_empty() {
             tracing::debug!("no door \"{}\" here (another shard's, or none)", request.door_name);
         }
-        Ok(())
+        let door = Request::Door { topic: topic.to_string(), door_name: request.door_name, open };
+        Ok((door, request.request_time))
     }
-}
 
-impl BuildingServer {
-    /// A `LiftRequest` on the requests topic `key`.
-    fn lift_request(&mut self, key: &str, payload: &[u8]) -> Result<(), BadInput> {
+    /// A `LiftRequest` on the requests topic `topic`, and when it was
+    /// asked; one to a floor the lift does not have is refused.
+    fn lift_request(&self, topic: &str, payload: &[u8]) -> Result<(Request, Time), BadInput> {
         let request = flotilla_messages::decode::<LiftRequest>(payload)?;
-        let mut asked = Vec::new();
-        for served in self.lifts.values_mut() {
-            if served.requests_key == key && served.lift.config().lift_name == request.lift_name {
-                asked.extend(served.lift.request(&request).map_err(BadInput)?);
+        for served in self.lifts.values().filter(|l| l.serves(topic, &request)) {
+            served.lift.check(&request).map_err(BadInput)?;
+        }
+        let asked_at = request.request_time;
+        Ok((Request::Lift { topic: topic.to_string(), request }, asked_at))
+    }
+
+    /// Carries out a request whose step has come.
+    fn carry_out(&mut self, request: Request) {
+        match request {
+            Request::Door { topic, door_name, open } => {
+                let asked = self
+                    .doors
+                    .values_mut()
+                    .filter(|d| d.requests_key == topic && d.door.config().door_name == door_name);
+                asked.for_each(|served| served.door.ask(open));
+            }
+            Request::Lift { topic, request } => {
+                let mut asked = Vec::new();
+                for served in self.lifts.values_mut().filter(|l| l.serves(&topic, &request)) {
+                    match served.lift.request(&request) {
+                        Ok(actions) => asked.extend(actions),
+                        // Checked on arrival; the world's lifts changed since.
+                        Err(e) => tracing::warn!("{e}"),
+                    }
+                }
+                self.ask_doors(&asked);
             }
         }
-        self.ask_doors(&asked);
-        Ok(())
     }
 
     /// Moves every lift's ride on, and carries out what it asks: doors

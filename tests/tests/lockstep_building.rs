@@ -46,14 +46,17 @@ struct LiftRide {
     waiting_poses: Vec<Pose2>,
 }
 
-fn request(floor: &str) -> (String, Vec<u8>) {
+/// A request for the lift to go to `floor`, taking effect at the state
+/// after `state` (stamped, as a command is: the building's node may be
+/// states behind when it arrives).
+fn request(floor: &str, state: &WorldState) -> (String, Vec<u8>) {
     let request = LiftRequest {
         lift_name: "lift".into(),
+        request_time: state.time.to_ros(),
         session_id: "fleet".into(),
         request_type: LiftRequest::REQUEST_AGV_MODE,
         destination_floor: floor.into(),
         door_state: LiftRequest::DOOR_OPEN,
-        ..LiftRequest::default()
     };
     ("lift_requests".into(), flotilla_messages::encode(&request))
 }
@@ -77,10 +80,10 @@ impl Script for LiftRide {
             out.push(drive("waiting", state, 0.3, 0.6)); // circles of 0.5 m about (5, 5.5)
         }
         match self.phase {
-            Phase::DrivingIn if k == 0 => out.push(request("L1")),
+            Phase::DrivingIn if k == 0 => out.push(request("L1", state)),
             Phase::DrivingIn if rider.x_m >= 7.9 => {
                 out.push(drive("rider", state, 0.0, 0.0));
-                out.push(request("L2"));
+                out.push(request("L2", state));
                 self.phase = Phase::Riding { since: k };
             }
             Phase::DrivingIn if k >= DRIVE_IN_AT && k.is_multiple_of(20) => out.push(drive("rider", state, 0.5, 0.0)),
