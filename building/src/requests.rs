@@ -55,9 +55,7 @@ impl<R> Waiting<R> {
     /// Queues `request`, asked at `request_time`; says how the stamp was
     /// read and whether an older request was dropped to make room.
     pub fn push(&mut self, request: R, request_time: &Time) -> (Stamp, bool) {
-        let stamp_ns = u64::try_from(request_time.sec)
-            .ok()
-            .and_then(|sec| sec.checked_mul(1_000_000_000)?.checked_add(u64::from(request_time.nanosec)));
+        let stamp_ns = (request_time.sec >= 0).then(|| request_time.nanos());
         let (after_ns, stamp) = match stamp_ns {
             Some(0) => (self.latest_ns, Stamp::None),
             Some(ns) if ns <= self.latest_ns.saturating_add(FURTHEST_AHEAD_NS) => (ns, Stamp::SimTime),

@@ -79,6 +79,14 @@ struct ServedLift {
     floor_key: String,
 }
 
+impl ServedDoor {
+    /// Whether a request for door `door_name`, on the requests topic
+    /// `topic`, is for this door.
+    fn serves(&self, topic: &str, door_name: &str) -> bool {
+        self.requests_key == topic && self.door.config().door_name == door_name
+    }
+}
+
 impl ServedLift {
     /// Whether `request`, on the requests topic `topic`, is for this lift.
     fn serves(&self, topic: &str, request: &LiftRequest) -> bool {
@@ -386,8 +394,7 @@ impl BuildingServer {
                 )))
             }
         };
-        let known =
-            self.doors.values().any(|d| d.requests_key == topic && d.door.config().door_name == request.door_name);
+        let known = self.doors.values().any(|d| d.serves(topic, &request.door_name));
         if !known && !self.doors.is_empty() {
             tracing::debug!("no door \"{}\" here (another shard's, or none)", request.door_name);
         }
@@ -410,10 +417,7 @@ impl BuildingServer {
     fn carry_out(&mut self, request: Request) {
         match request {
             Request::Door { topic, door_name, open } => {
-                let asked = self
-                    .doors
-                    .values_mut()
-                    .filter(|d| d.requests_key == topic && d.door.config().door_name == door_name);
+                let asked = self.doors.values_mut().filter(|d| d.serves(&topic, &door_name));
                 asked.for_each(|served| served.door.ask(open));
             }
             Request::Lift { topic, request } => {
