@@ -200,8 +200,15 @@ fn main_inner(args: Args) -> anyhow::Result<Ending> {
                     args.node.sim
                 );
             }
-            let (session, took) =
-                stand_by_until_taken_over(session, &args.node.zenoh, &config.keys, &config.node_id, physics).await?;
+            let (session, took) = stand_by_until_taken_over(
+                session,
+                &args.node.zenoh,
+                &config.keys,
+                &config.node_id,
+                physics,
+                args.checkpoint.as_deref(),
+            )
+            .await?;
             config.node_id = took.world_id;
             config.start_paused = took.paused;
             config.node_memory = took.memory;
@@ -261,17 +268,19 @@ async fn open_world_session(zenoh: &ZenohArgs) -> anyhow::Result<zenoh::Session>
 
 /// Stands by as `node_id` until the running world is gone, opening the
 /// session again whenever the standby finds Zenoh lost its routes to the
-/// world; returns the session and what was taken over.
+/// world; returns the session and what was taken over (from the periodic
+/// checkpoint file `on_disk` when no checkpoint of the world came).
 async fn stand_by_until_taken_over(
     mut session: zenoh::Session,
     zenoh: &ZenohArgs,
     keys: &Keys,
     node_id: &str,
     physics: Physics,
+    on_disk: Option<&std::path::Path>,
 ) -> anyhow::Result<(zenoh::Session, TakeOver)> {
     let (mut fresh, mut followed) = (physics, None);
     loop {
-        match flotilla_world::standby::stand_by(&session, keys, node_id, fresh, followed).await? {
+        match flotilla_world::standby::stand_by(&session, keys, node_id, fresh, followed, on_disk).await? {
             Standby::TookOver(took) => return Ok((session, took)),
             Standby::Relink(given_back, had) => {
                 (fresh, followed) = (given_back, Some(had));
