@@ -23,6 +23,21 @@ impl WireMessage for Actuation {
     const KIND: &'static str = "Actuation";
 }
 
+/// The start of an [`Actuation`]: who sent it and the state it answers,
+/// read without its commands (a standby outside lockstep keeps only how far
+/// the drives got, not what they commanded).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActuationHead {
+    /// See [`Actuation::node`].
+    pub node: String,
+    /// See [`Actuation::step`].
+    pub step: u64,
+}
+
+impl WireMessage for ActuationHead {
+    const KIND: &'static str = "Actuation";
+}
+
 /// What a drive that publishes nothing but its actuation knows, with its
 /// answer to a state, of its answers to the states after it: they are
 /// known up to `through` unless a `cmd_vel` arrives, and differ from this
@@ -176,6 +191,8 @@ mod tests {
         let plain = encode_actuation(&actuation(), None);
         assert_eq!(plain, encode(&actuation()));
         assert_eq!(decode_actuation(&plain).unwrap(), (actuation(), None));
+        let head = ActuationHead { node: "drive-1".into(), step: 40 };
+        assert_eq!(decode::<ActuationHead>(&bytes).unwrap(), head, "a reader of who answered which state");
     }
 
     #[test]

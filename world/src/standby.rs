@@ -15,7 +15,9 @@
 //! At the take-over it restores the checkpoint, takes up the last state
 //! ([`Physics::take_up`]) and hands the world node the world under the
 //! same id: nodes see the world they know come back, at the step they last
-//! saw, and go on. What is lost is what the active world did after the
+//! saw (outside lockstep, stepped on to the last state the drives answered
+//! when this standby missed some: see `standby/reached.rs`), and go on.
+//! What is lost is what the active world did after the
 //! last state this standby received. In lockstep nothing is lost: the
 //! standby re-runs the steps since the checkpoint with the drives' answers
 //! it kept, and the new world waits, as the killed one did, for the
@@ -65,8 +67,10 @@ use crate::checkpoint::NodeMemory;
 use crate::node::Handover;
 use crate::physics::Physics;
 use lockstep::LockstepRecords;
+use reached::NodesReached;
 
 mod lockstep;
+mod reached;
 mod take_over;
 
 use take_over::{checkpoint_on_disk, saved_from, take_over};
@@ -125,6 +129,7 @@ pub struct Followed {
     last_status: Option<WorldStatus>,
     known: Known,
     highest_term: u64,
+    reached: NodesReached,
 }
 
 /// The world a standby took over, for the world node to run.
@@ -329,7 +334,8 @@ pub async fn stand_by(
     let last_state: Arc<Mutex<Option<(ZBytes, Instant)>>> = Arc::default();
     let last_status: Arc<Mutex<Option<(WorldStatus, Instant)>>> = Arc::default();
     let records: Arc<Mutex<LockstepRecords>> = Arc::default();
-    let subscribers = listen(session, keys, &tx, &last_state, &last_status, &records).await?;
+    let reached: Arc<Mutex<NodesReached>> = Arc::default();
+    let subscribers = listen(session, keys, &tx, &last_state, &last_status, (&records, &reached)).await?;
     let witnesses = Witnesses::listen(session, keys).await?;
     let highest_term = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut following: Option<String> = None;
@@ -341,6 +347,7 @@ pub async fn stand_by(
         *lock(&last_status) = had.last_status.map(|status| (status, Instant::now()));
         highest_term.store(had.highest_term, std::sync::atomic::Ordering::Relaxed);
         checkpoint = had.checkpoint;
+        *lock(&reached) = had.reached;
         witnessed.known = had.known;
         witnessed.lost = Some(Instant::now());
         following = Some(had.id);
@@ -453,6 +460,7 @@ pub async fn stand_by(
                 last_status: lock(&last_status).take().map(|(status, _)| status),
                 known: std::mem::take(&mut witnessed.known),
                 highest_term: highest_term.load(std::sync::atomic::Ordering::Relaxed),
+                reached: lock(&reached).clone(),
             };
             return Ok(Standby::Relink(fresh, followed));
         }
@@ -478,6 +486,9 @@ pub async fn stand_by(
         None => checkpoint_on_disk(on_disk, &fresh, &gone),
     };
     let mut took = take_over(&gone, fresh, checkpoint, last, status.as_ref(), &records, subscribers)?;
+    if took.clock != Some(ClockMode::Lockstep) {
+        lock(&reached).step_on(&mut took.physics, &gone);
+    }
     took.world_id = gone;
     took.term = term;
     Ok(Standby::TookOver(took))
@@ -510,14 +521,14 @@ fn spawn_fetch(session: &zenoh::Session, keys: &Keys, tx: &UnboundedSender<Heard
 }
 
 /// Subscribes to the world's tokens, events, states and status, and to
-/// what a lockstep run's records need.
+/// what a lockstep run's records and how far the nodes got need.
 async fn listen(
     session: &zenoh::Session,
     keys: &Keys,
     tx: &UnboundedSender<Heard>,
     last_state: &Arc<Mutex<Option<(ZBytes, Instant)>>>,
     last_status: &Arc<Mutex<Option<(WorldStatus, Instant)>>>,
-    records: &Arc<Mutex<LockstepRecords>>,
+    (records, reached): (&Arc<Mutex<LockstepRecords>>, &Arc<Mutex<NodesReached>>),
 ) -> anyhow::Result<Vec<Box<dyn std::any::Any + Send>>> {
     let own = keys.clone();
     let to_tokens = tx.clone();
@@ -535,12 +546,14 @@ async fn listen(
         })
         .await
         .map_err(|e| anyhow::anyhow!("subscribing to the world's events: {e}"))?;
-    let (keep_state, state_records) = (last_state.clone(), records.clone());
+    let (keep_state, state_records, state_reached) = (last_state.clone(), records.clone(), reached.clone());
     let states = session
         .declare_subscriber(keys.world_state())
         .callback(move |sample| {
             // The records first: a take-over reads the last state, then them.
-            lock(&state_records).state(&sample.payload().to_bytes());
+            let bytes = sample.payload().to_bytes();
+            lock(&state_records).state(&bytes);
+            lock(&state_reached).state(&bytes);
             *lock(&keep_state) = Some((sample.payload().clone(), Instant::now()));
         })
         .await
@@ -558,25 +571,29 @@ async fn listen(
         .map_err(|e| anyhow::anyhow!("subscribing to the world's status: {e}"))?;
     let mut subscribers: Vec<Box<dyn std::any::Any + Send>> =
         vec![Box::new(tokens), Box::new(events), Box::new(states), Box::new(status)];
-    subscribers.extend(listen_to_the_barrier(session, keys, records).await?);
+    subscribers.extend(listen_to_the_barrier(session, keys, records, reached).await?);
     Ok(subscribers)
 }
 
 /// Subscribes to the drives' answers and the lockstep participants' tokens
-/// and reports, for `records`.
+/// and reports, for `records`, and to how far the drives got, for
+/// `reached`.
 async fn listen_to_the_barrier(
     session: &zenoh::Session,
     keys: &Keys,
     records: &Arc<Mutex<LockstepRecords>>,
+    reached: &Arc<Mutex<NodesReached>>,
 ) -> anyhow::Result<Vec<Box<dyn std::any::Any + Send>>> {
-    let answers = records.clone();
+    let (answers, answered) = (records.clone(), reached.clone());
     let actuations = session
         .declare_subscriber(keys.actuation_all())
         .callback(move |sample| {
-            // Outside lockstep nothing is kept: no copy of every actuation.
+            let bytes = sample.payload().to_bytes();
+            lock(&answered).answer(&bytes);
+            // Outside lockstep nothing else is kept: no copy of every actuation.
             let mut records = lock(&answers);
             if records.keeping() {
-                records.answer(&sample.payload().to_bytes());
+                records.answer(&bytes);
             }
         })
         .await
