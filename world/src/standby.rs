@@ -54,7 +54,7 @@ use std::time::{Duration, Instant};
 
 use flotilla_node_kit::client::fetch_checkpoint;
 use flotilla_node_kit::subscribe::watch_tokens;
-use flotilla_node_kit::witness::{majority, Answer, Known, Witnesses};
+use flotilla_node_kit::witness::{Known, Witnesses};
 use flotilla_wire::checkpoint_file;
 use flotilla_wire::codec::decode;
 use flotilla_wire::control::ClockMode;
@@ -69,10 +69,12 @@ use crate::physics::Physics;
 use lockstep::LockstepRecords;
 use reached::NodesReached;
 
+mod following;
 mod lockstep;
 mod reached;
 mod take_over;
 
+use following::Following;
 use take_over::{checkpoint_on_disk, saved_from, take_over};
 
 /// How often a standby fetches the active world's checkpoint (and after
@@ -162,155 +164,6 @@ enum Heard {
     Checkpoint(anyhow::Result<Vec<u8>>),
 }
 
-/// What the nodes' answers say of the world whose token this standby lost.
-#[derive(Debug, PartialEq, Eq)]
-enum Verdict {
-    /// More than half of the nodes known answered, none sees it: gone.
-    Gone,
-    /// Some nodes still see it: this standby's link to it was cut.
-    StillSeen { by: usize },
-    /// Too few nodes answered to tell: this standby may be the one cut off.
-    TooFew { answered: usize, known: usize },
-}
-
-/// The verdict on world `id` from `answers`, `known` nodes having answered
-/// while it was seen.
-fn verdict(id: &str, answers: &[Answer], known: usize) -> Verdict {
-    let by = answers.iter().filter(|a| a.sees(id)).count();
-    if by > 0 {
-        Verdict::StillSeen { by }
-    } else if majority(answers.len(), known) {
-        Verdict::Gone
-    } else {
-        Verdict::TooFew { answered: answers.len(), known }
-    }
-}
-
-/// Whether the followed world is gone, as the nodes tell it.
-#[derive(Default)]
-struct Witnessed {
-    /// The world's token went at this instant (and is not back).
-    lost: Option<Instant>,
-    /// The last verdict said in the log, so that it is said once.
-    said: Option<Verdict>,
-    /// Whether the last answers said some nodes still see the world.
-    still_seen: bool,
-    /// Whether no router was connected at some moment since the token
-    /// went: the link was cut.
-    cut: bool,
-    /// Since when this standby has been connected to a router again while
-    /// the world's token stayed away and the nodes saw the world.
-    connected_unseen: Option<Instant>,
-    known: Known,
-}
-
-impl Witnessed {
-    /// The token of world `id` came (`alive`) or went.
-    fn token(&mut self, id: &str, alive: bool) {
-        tracing::debug!("{id}'s token {}", if alive { "came" } else { "went" });
-        if alive && self.lost.take().is_some() {
-            tracing::info!("{id} is back: standing by for it");
-            self.said = None;
-            self.connected_unseen = None;
-            self.cut = false;
-        } else if !alive {
-            self.lost = Some(Instant::now());
-            self.still_seen = false;
-        }
-    }
-
-    /// Whether this standby, `connected` to a router at `now` again after
-    /// none was, has been so for [`RELINK_AFTER`] while the world's token
-    /// stayed away and the nodes saw the world: its routes to the world
-    /// are lost.
-    fn routes_lost(&mut self, connected: bool, now: Instant) -> bool {
-        self.cut |= self.lost.is_some() && !connected;
-        if !(self.cut && connected && self.lost.is_some() && self.still_seen) {
-            self.connected_unseen = None;
-            return false;
-        }
-        now.duration_since(*self.connected_unseen.get_or_insert(now)) >= RELINK_AFTER
-    }
-
-    /// The nodes' answers: whether world `id`, its token gone, is gone.
-    fn answered(&mut self, id: &str, answers: &[Answer]) -> bool {
-        tracing::trace!("the nodes answered: {answers:?}");
-        let Some(since) = self.lost else {
-            self.known.answered(answers.len());
-            return false;
-        };
-        let known = self.known.count();
-        let v = verdict(id, answers, known);
-        self.still_seen = matches!(v, Verdict::StillSeen { .. });
-        if v == Verdict::Gone {
-            tracing::info!(
-                "{id} gone: {} of the {known} node(s) known answered, none sees it ({} ms after its token went)",
-                answers.len(),
-                since.elapsed().as_millis()
-            );
-            return true;
-        }
-        // After a crash the nodes hear of it a moment after this standby:
-        // only a verdict that lasts is worth a warning.
-        if since.elapsed() >= SAY_AFTER && self.said.as_ref() != Some(&v) {
-            match &v {
-                Verdict::StillSeen { by } => tracing::warn!(
-                    "{id}'s token is gone from here but {by} node(s) still see it: this standby's link to it is cut; \
-                     not taking over"
-                ),
-                Verdict::TooFew { answered, known } => tracing::warn!(
-                    "{id}'s token is gone from here and only {answered} of the {known} node(s) known answer: this \
-                     standby may be the one cut off; not taking over until more than half answer"
-                ),
-                Verdict::Gone => {}
-            }
-            self.said = Some(v);
-        }
-        false
-    }
-}
-
-/// What a standby has had of the world it follows since following began
-/// or the world's token came back: it follows the world once it has had a
-/// checkpoint and a state since.
-#[derive(Debug)]
-struct Catching {
-    /// Following began, or the token came back, at this instant.
-    since: Instant,
-    /// Whether the token came back (after a cut link).
-    back: bool,
-    /// The step of the first checkpoint since.
-    checkpoint_step: Option<u64>,
-    /// Whether "following it" was said in the log.
-    said: bool,
-}
-
-impl Catching {
-    fn new(now: Instant, back: bool) -> Catching {
-        Catching { since: now, back, checkpoint_step: None, said: false }
-    }
-
-    /// Whether a checkpoint and a state (the last one received at
-    /// `state_at`) came since.
-    fn following(&self, state_at: Option<Instant>) -> bool {
-        self.checkpoint_step.is_some() && state_at.is_some_and(|at| at > self.since)
-    }
-
-    /// Whether at `now` the world whose token came back has not sent a
-    /// checkpoint and a state for too long: the routes to it are lost.
-    fn routes_lost(&self, state_at: Option<Instant>, now: Instant) -> bool {
-        self.back && !self.following(state_at) && now.duration_since(self.since) >= RELINK_AFTER
-    }
-
-    /// Says in the log, once, that this standby follows world `id`.
-    fn say_following(&mut self, id: &str, state_at: Option<Instant>) {
-        if let Some(step) = self.checkpoint_step.filter(|_| !self.said && self.following(state_at)) {
-            self.said = true;
-            tracing::info!("{id}'s checkpoint of step {step} and states received: following it");
-        }
-    }
-}
-
 /// Follows the active world of `keys`' simulation as standby `me` (its
 /// token says so), or goes on following the one it `followed` before a new
 /// session, and returns when that world has gone, with `fresh` (built from
@@ -338,20 +191,15 @@ pub async fn stand_by(
     let subscribers = listen(session, keys, &tx, &last_state, &last_status, (&records, &reached)).await?;
     let witnesses = Witnesses::listen(session, keys).await?;
     let highest_term = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let mut following: Option<String> = None;
-    let mut witnessed = Witnessed::default();
-    let mut checkpoint: Option<Vec<u8>> = None;
-    if let Some(had) = followed {
+    let resumed = followed.map(|had| {
         tracing::info!("going on standing by for {} with a new session", had.id);
         *lock(&last_state) = had.last_state.map(|bytes| (bytes, Instant::now()));
         *lock(&last_status) = had.last_status.map(|status| (status, Instant::now()));
         highest_term.store(had.highest_term, std::sync::atomic::Ordering::Relaxed);
-        checkpoint = had.checkpoint;
         *lock(&reached) = had.reached;
-        witnessed.known = had.known;
-        witnessed.lost = Some(Instant::now());
-        following = Some(had.id);
-    }
+        (had.id, had.checkpoint, had.known)
+    });
+    let mut following = Following::new(resumed);
     let _terms = {
         let (highest_term, own) = (highest_term.clone(), keys.clone());
         watch_tokens(session, keys.term_tokens(), move |key, alive| {
@@ -368,112 +216,46 @@ pub async fn stand_by(
         .await
         .map_err(|e| anyhow::anyhow!("declaring the standby's token {token_key}: {e}"))?;
 
-    let mut catching = Catching::new(Instant::now(), false);
-    let mut fetching = false;
     let mut pull = tokio::time::interval(PULL_EVERY);
     pull.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut again = tokio::time::interval(ASK_AGAIN);
     again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut lonely = tokio::time::interval(Duration::from_secs(10));
     lonely.tick().await;
-    let (mut fetch_now, mut ask_now) = (false, false);
-    // Why this standby opens its session again, when it must.
-    let mut relinking: Option<String> = None;
     let gone = loop {
         tokio::select! {
-            Some(news) = heard.recv() => match news {
-                Heard::World(id, true) if following.is_none() => {
-                    tracing::info!("standing by for the running world ({id})");
-                    following = Some(id);
-                    catching = Catching::new(Instant::now(), false);
-                    fetch_now = true;
-                    ask_now = true;
-                }
-                Heard::World(id, alive) if following.as_ref() == Some(&id) => {
-                    witnessed.token(&id, alive);
-                    if alive {
-                        catching = Catching::new(Instant::now(), true);
-                    }
-                    ask_now |= !alive;
-                }
-                Heard::World(..) => {}
-                Heard::Event => fetch_now = true,
-                Heard::Checkpoint(fetched) => {
-                    fetching = false;
-                    match fetched {
-                        Ok(bytes) => {
-                            let id = following.as_deref().unwrap_or("?");
-                            check_fits(&bytes, &fresh, id)?;
-                            let step = checkpoint_file::open(&bytes).map(|(header, _)| header.step).unwrap_or_default();
-                            catching.checkpoint_step.get_or_insert(step);
-                            lock(&records).checkpointed(step);
-                            checkpoint = Some(bytes);
-                        }
-                        Err(e) => tracing::debug!("no checkpoint from the active world this time: {e:#}"),
-                    }
-                }
-            },
+            Some(news) = heard.recv() => following.heard(news, &fresh, &records)?,
             _ = pull.tick() => {
-                fetch_now = true;
-                ask_now = true;
                 let state_at = lock(&last_state).as_ref().map(|(_, at)| *at);
                 let status_at = lock(&last_status).as_ref().map(|(_, at)| *at);
-                if let Some(id) = following.as_ref().filter(|_| witnessed.lost.is_none()) {
-                    catching.say_following(id, state_at);
-                    if catching.routes_lost(state_at, Instant::now()) {
-                        relinking = Some(format!(
-                            "{id}'s token came back {} s ago but not a checkpoint and a state of it since",
-                            catching.since.elapsed().as_secs()
-                        ));
-                    } else if let Some(silent) = silent_for(status_at, Instant::now()) {
-                        relinking = Some(format!(
-                            "{id}'s token is here but not its status (sent twice a second, paused or not) for {} s",
-                            silent.as_secs()
-                        ));
-                    }
-                }
+                following.pulled(state_at, status_at);
             }
-            _ = again.tick(), if witnessed.lost.is_some() => {
-                ask_now = true;
-                let connected = connected_to_a_router(session).await;
-                if witnessed.routes_lost(connected, Instant::now()) {
-                    let id = following.as_deref().unwrap_or("the world");
-                    relinking = Some(format!(
-                        "{id}'s token stayed away for {} s after this standby's link came back, while the nodes see it",
-                        RELINK_AFTER.as_secs()
-                    ));
-                }
-            }
-            _ = lonely.tick(), if following.is_none() => {
+            _ = again.tick(), if following.token_lost() => following.ask_again(session).await,
+            _ = lonely.tick(), if following.follows_none() => {
                 tracing::info!("standing by: no world of this simulation yet");
             }
         }
-        if let Some((why, id)) = relinking.take().zip(following.clone()) {
+        if let Some((why, id)) = following.relinking() {
             tracing::warn!(
                 "{why}: Zenoh lost the routes between this standby and the world (eclipse-zenoh/zenoh#1886); \
                  opening this standby's session again"
             );
             let followed = Followed {
                 id,
-                checkpoint,
+                known: following.take_known(),
+                checkpoint: following.checkpoint,
                 last_state: lock(&last_state).take().map(|(bytes, _)| bytes),
                 last_status: lock(&last_status).take().map(|(status, _)| status),
-                known: std::mem::take(&mut witnessed.known),
                 highest_term: highest_term.load(std::sync::atomic::Ordering::Relaxed),
                 reached: lock(&reached).clone(),
             };
             return Ok(Standby::Relink(fresh, followed));
         }
         // The nodes' last words, as they told them (see `Witnesses`).
-        if ask_now && following.is_some() {
-            ask_now = false;
-            if let Some(id) = following.clone().filter(|id| witnessed.answered(id, &witnesses.answers())) {
-                break id;
-            }
+        if let Some(id) = following.gone(|| witnesses.answers()) {
+            break id;
         }
-        if fetch_now && following.is_some() && witnessed.lost.is_none() && !fetching {
-            fetch_now = false;
-            fetching = true;
+        if following.fetch() {
             spawn_fetch(session, keys, &tx);
         }
     };
@@ -481,7 +263,7 @@ pub async fn stand_by(
     let status = lock(&last_status).take().map(|(status, _)| status);
     let last = lock(&last_state).take().map(|(bytes, _)| bytes.to_bytes().into_owned());
     let term = highest_term.load(std::sync::atomic::Ordering::Relaxed) + 1;
-    let checkpoint = match checkpoint {
+    let checkpoint = match following.checkpoint {
         Some(bytes) => Some((bytes, "its checkpoint".to_string())),
         None => checkpoint_on_disk(on_disk, &fresh, &gone),
     };
@@ -492,23 +274,6 @@ pub async fn stand_by(
     took.world_id = gone;
     took.term = term;
     Ok(Standby::TookOver(took))
-}
-
-/// How long the followed world's status, last received at `status_at`,
-/// has not come at `now`, when that is [`SILENT_RELINK_AFTER`] or more:
-/// Zenoh can go on bringing a world's token through a peer connected to
-/// both worlds (a node) after the worlds' own link was cut, while nothing
-/// else of the world comes; without this the standby would follow it no
-/// more, and take over, when it does, from a stale state.
-fn silent_for(status_at: Option<Instant>, now: Instant) -> Option<Duration> {
-    let silent = now.saturating_duration_since(status_at?);
-    (silent >= SILENT_RELINK_AFTER).then_some(silent)
-}
-
-/// Whether `session` is connected to a router (a world, or a router of
-/// the user's).
-async fn connected_to_a_router(session: &zenoh::Session) -> bool {
-    session.info().routers_zid().await.next().is_some()
 }
 
 /// Fetches the active world's checkpoint; it comes as heard.
@@ -632,87 +397,4 @@ fn check_fits(bytes: &[u8], fresh: &Physics, world: &str) -> anyhow::Result<()> 
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn answer(node: &str, worlds: &[&str]) -> Answer {
-        Answer { node: node.into(), worlds: worlds.iter().map(|w| w.to_string()).collect(), terms: Vec::new() }
-    }
-
-    #[test]
-    fn a_standby_that_has_the_worlds_token_but_not_its_status_for_long_opens_its_session_again() {
-        let at = Instant::now();
-        assert_eq!(silent_for(None, at + SILENT_RELINK_AFTER * 2), None, "no status yet: nothing to miss");
-        assert_eq!(silent_for(Some(at), at + SILENT_RELINK_AFTER / 2), None);
-        assert_eq!(silent_for(Some(at), at + SILENT_RELINK_AFTER), Some(SILENT_RELINK_AFTER));
-    }
-
-    #[test]
-    fn a_standby_connected_again_that_does_not_see_the_world_for_long_opens_its_session_again() {
-        let (start, id) = (Instant::now(), "world-a");
-        let s = |secs: u64| start + Duration::from_secs(secs);
-        let mut witnessed = Witnessed::default();
-        witnessed.token(id, true);
-        assert!(!witnessed.routes_lost(true, start), "the world's token is here");
-        witnessed.token(id, false);
-        witnessed.answered(id, &[answer("drive", &[id]), answer("odom", &[id])]);
-        // The cut link's transport may outlive the token for a while:
-        // connected all along says nothing.
-        assert!(!witnessed.routes_lost(true, s(1)));
-        assert!(!witnessed.routes_lost(true, s(1) + RELINK_AFTER * 2));
-        // No router any more: the link is cut, and not back yet.
-        assert!(!witnessed.routes_lost(false, s(30)));
-        // Connected again: the token has a moment to come back.
-        assert!(!witnessed.routes_lost(true, s(40)));
-        assert!(!witnessed.routes_lost(true, s(40) + RELINK_AFTER - Duration::from_millis(1)));
-        assert!(witnessed.routes_lost(true, s(40) + RELINK_AFTER));
-        // The world came back after all, or the nodes no longer see it:
-        // nothing lost.
-        witnessed.token(id, true);
-        assert!(!witnessed.routes_lost(true, s(90)));
-        witnessed.token(id, false);
-        assert!(!witnessed.routes_lost(false, s(100)));
-        witnessed.answered(id, &[answer("drive", &[]), answer("odom", &[])]);
-        assert!(!witnessed.routes_lost(true, s(101)));
-        assert!(!witnessed.routes_lost(true, s(101) + RELINK_AFTER * 2));
-    }
-
-    #[test]
-    fn a_standby_whose_world_came_back_without_a_checkpoint_and_a_state_opens_its_session_again() {
-        let start = Instant::now();
-        let s = |secs: u64| start + Duration::from_secs(secs);
-        // Following from the start: silence says nothing (a cut link may
-        // keep the token for Zenoh's lease, 10 s, or longer).
-        let following = Catching::new(start, false);
-        assert!(!following.routes_lost(None, s(60)));
-        // The token came back: a checkpoint and a state are due within
-        // RELINK_AFTER; a state from before it went does not count.
-        let mut back = Catching::new(s(40), true);
-        assert!(!back.routes_lost(Some(s(20)), s(40) + RELINK_AFTER - Duration::from_millis(1)));
-        assert!(back.routes_lost(Some(s(41)), s(40) + RELINK_AFTER), "states but no checkpoint");
-        back.checkpoint_step = Some(1400);
-        assert!(back.routes_lost(Some(s(20)), s(40) + RELINK_AFTER), "a checkpoint but no state");
-        assert!(back.following(Some(s(41))));
-        assert!(!back.routes_lost(Some(s(41)), s(40) + RELINK_AFTER * 3));
-    }
-
-    #[test]
-    fn a_standby_takes_over_only_when_most_nodes_answer_and_none_sees_the_world() {
-        let gone = [answer("drive", &[]), answer("laser", &[]), answer("odom", &[])];
-        assert_eq!(verdict("world-a", &gone, 3), Verdict::Gone);
-        assert_eq!(verdict("world-a", &gone[..2], 3), Verdict::Gone, "two of three");
-        // Its own link to the world was cut: the nodes still see it.
-        let seen = [answer("drive", &["world-a"]), answer("laser", &[]), answer("odom", &[])];
-        assert_eq!(verdict("world-a", &seen, 3), Verdict::StillSeen { by: 1 });
-        // Cut off from the world and most nodes: it may be the one cut off.
-        assert_eq!(verdict("world-a", &gone[..1], 3), Verdict::TooFew { answered: 1, known: 3 });
-        assert_eq!(verdict("world-a", &[], 2), Verdict::TooFew { answered: 0, known: 2 });
-        // Another world seen is no reason to wait for this one.
-        assert_eq!(verdict("world-a", &[answer("drive", &["world-b"])], 1), Verdict::Gone);
-        // No node ever answered: nobody to split between two worlds.
-        assert_eq!(verdict("world-a", &[], 0), Verdict::Gone);
-    }
 }
