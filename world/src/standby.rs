@@ -58,7 +58,7 @@ use flotilla_node_kit::witness::{Known, Witnesses};
 use flotilla_wire::checkpoint_file;
 use flotilla_wire::codec::decode;
 use flotilla_wire::control::ClockMode;
-use flotilla_wire::world_to_nodes::WorldStatus;
+use flotilla_wire::world_to_nodes::{WorldStateHead, WorldStatus};
 use flotilla_wire::Keys;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use zenoh::bytes::ZBytes;
@@ -316,9 +316,10 @@ async fn listen(
         .declare_subscriber(keys.world_state())
         .callback(move |sample| {
             // The records first: a take-over reads the last state, then them.
-            let bytes = sample.payload().to_bytes();
-            lock(&state_records).state(&bytes);
-            lock(&state_reached).state(&bytes);
+            if let Ok(head) = decode::<WorldStateHead>(&sample.payload().to_bytes()) {
+                lock(&state_records).state(head.step);
+                lock(&state_reached).state(head.step);
+            }
             *lock(&keep_state) = Some((sample.payload().clone(), Instant::now()));
         })
         .await

@@ -16,7 +16,6 @@
 
 use flotilla_wire::codec::decode;
 use flotilla_wire::drive_to_world::ActuationHead;
-use flotilla_wire::world_to_nodes::WorldStateHead;
 
 use crate::physics::Physics;
 
@@ -37,13 +36,12 @@ pub struct NodesReached {
 }
 
 impl NodesReached {
-    /// A world state (its encoding) was received.
-    pub fn state(&mut self, bytes: &[u8]) {
-        let Ok(head) = decode::<WorldStateHead>(bytes) else { return };
-        if self.last_state.is_some_and(|last| head.step < last) {
+    /// A world state of step `step` was received.
+    pub fn state(&mut self, step: u64) {
+        if self.last_state.is_some_and(|last| step < last) {
             self.answered = None;
         }
-        self.last_state = Some(head.step);
+        self.last_state = Some(step);
     }
 
     /// A drive's answer (an actuation's encoding) was received.
@@ -84,17 +82,12 @@ impl NodesReached {
 mod tests {
     use flotilla_wire::codec::encode;
     use flotilla_wire::drive_to_world::{Actuation, BodyCommand};
-    use flotilla_wire::world_to_nodes::WorldState;
 
     use super::*;
 
     fn room() -> Physics {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tests/room/world.yaml");
         Physics::new(&flotilla_world_file::load_world(&path).expect("the test room loads")).unwrap()
-    }
-
-    fn state(step: u64) -> Vec<u8> {
-        encode(&WorldState { revision: 0, step, time: Default::default(), step_ns: 5_000_000, bodies: Vec::new() })
     }
 
     fn answer(step: u64) -> Vec<u8> {
@@ -105,7 +98,7 @@ mod tests {
     #[test]
     fn a_world_taken_over_behind_the_drives_steps_on_to_the_last_state_they_answered() {
         let mut reached = NodesReached::default();
-        reached.state(&state(10));
+        reached.state(10);
         reached.answer(&answer(10));
         reached.answer(&answer(12));
         reached.answer(&answer(11));
@@ -119,9 +112,9 @@ mod tests {
     #[test]
     fn answers_of_a_world_before_a_restart_or_far_ahead_are_not_stepped_on_to() {
         let mut reached = NodesReached::default();
-        reached.state(&state(500));
+        reached.state(500);
         reached.answer(&answer(500));
-        reached.state(&state(3));
+        reached.state(3);
         let mut world = room();
         reached.step_on(&mut world, "world-a");
         assert_eq!(world.step_count(), 0, "time went back: a new world, whose drives answered nothing yet");
