@@ -38,7 +38,7 @@ use flotilla_wire::control::ClockMode;
 use flotilla_wire::delivery::urgent;
 use flotilla_wire::world_to_nodes::{WorldContacts, WorldState};
 use flotilla_wire::Keys;
-use zenoh::qos::{CongestionControl, Priority};
+use zenoh::qos::CongestionControl;
 
 pub use crate::control::{ModelDirs, RunState, SpawnError, MAX_STEPS_PER_REQUEST};
 pub use barrier::Barrier;
@@ -222,9 +222,6 @@ struct Outputs {
     state: StepPublisher,
     /// Every n-th state, for the nodes that want no more.
     thinned: ThinnedStates,
-    /// Every state again for standby worlds, droppable: a standby that
-    /// falls behind must not hold the world up (see `standby`).
-    for_standby: zenoh::pubsub::Publisher<'static>,
     clock: zenoh::pubsub::Publisher<'static>,
     /// The clock for recorders, several steps to a batch.
     clock_batches: Arc<ClockBatches>,
@@ -246,23 +243,7 @@ impl Outputs {
             .await
             .map_err(flotilla_node_kit::Error::zenoh("publish on", clock_key))?;
         let (clock_batches, _clock_flush) = ClockBatches::declare(session, keys, node).await?;
-        let standby_key = keys.world_standby_state();
-        let for_standby = session
-            .declare_publisher(standby_key.clone())
-            .congestion_control(CongestionControl::Drop)
-            .priority(Priority::DataLow)
-            .await
-            .map_err(flotilla_node_kit::Error::zenoh("publish on", standby_key))?;
-        Ok(Outputs {
-            contacts,
-            state,
-            thinned,
-            for_standby,
-            clock,
-            clock_batches,
-            _clock_flush,
-            contacts_message: Mutex::default(),
-        })
+        Ok(Outputs { contacts, state, thinned, clock, clock_batches, _clock_flush, contacts_message: Mutex::default() })
     }
 
     /// Publishes the simulation's current state (into `state`) and clock.
@@ -301,8 +282,6 @@ impl Outputs {
         for every in thinned {
             every.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         }
-        // Sent only where a standby subscribes.
-        self.for_standby.put(bytes).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         // In external mode the clock is someone else's.
         if mode != ClockMode::External {
             // A recorder's batch first (see `clock_batches`).
