@@ -27,8 +27,39 @@ pub async fn fetch_description(session: &zenoh::Session, keys: &Keys, timeout: D
 /// Asks the world for a checkpoint of itself (the bytes of a checkpoint
 /// file; see `flotilla_world::checkpoint`).
 pub async fn fetch_checkpoint(session: &zenoh::Session, keys: &Keys, timeout: Duration) -> Result<Vec<u8>> {
+    fetch_checkpoint_with(session, keys, timeout, CheckpointFetch::Waited).await
+}
+
+/// How the world sends a checkpoint asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckpointFetch {
+    /// Someone waits on it (`flotilla checkpoint save`): the world's link
+    /// to the asker blocks until it has gone.
+    Waited,
+    /// In the background (a standby's, every second): at a low priority,
+    /// and dropped when the asker's link stays congested (about a second
+    /// for a checkpoint's fragments), so that a slow asker never holds the
+    /// world's link to it up until Zenoh closes it. The fetch then times
+    /// out and is made again.
+    Background,
+}
+
+/// [`fetch_checkpoint`], sent as `how` says.
+pub async fn fetch_checkpoint_with(
+    session: &zenoh::Session,
+    keys: &Keys,
+    timeout: Duration,
+    how: CheckpointFetch,
+) -> Result<Vec<u8>> {
+    use zenoh::qos::{CongestionControl, Priority};
     let key = keys.world_checkpoint();
-    let replies = session.get(&key).timeout(timeout).await.map_err(Error::zenoh("query", key.clone()))?;
+    // The reply goes with the query's congestion control and priority.
+    let get = session.get(&key).timeout(timeout);
+    let get = match how {
+        CheckpointFetch::Waited => get,
+        CheckpointFetch::Background => get.congestion_control(CongestionControl::Drop).priority(Priority::DataLow),
+    };
+    let replies = get.await.map_err(Error::zenoh("query", key.clone()))?;
     if let Ok(reply) = replies.recv_async().await {
         return match reply.result() {
             Ok(sample) => Ok(sample.payload().to_bytes().into_owned()),

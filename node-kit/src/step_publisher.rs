@@ -33,11 +33,22 @@ impl StepPublisher {
     /// [`StepPublisher::declare`] from a thread outside any async context
     /// (declaring is local and completes at once).
     pub fn declare_now(session: &zenoh::Session, key: String) -> Result<StepPublisher> {
+        StepPublisher::declare_with(session, key, CongestionControl::Block)
+    }
+
+    /// Declares both publishers on `key`, dropping messages when the link
+    /// is congested: for copies a reader can afford to lose but must not
+    /// be held up by (a standby world's states).
+    pub fn declare_droppable(session: &zenoh::Session, key: String) -> Result<StepPublisher> {
+        StepPublisher::declare_with(session, key, CongestionControl::Drop)
+    }
+
+    fn declare_with(session: &zenoh::Session, key: String, congestion: CongestionControl) -> Result<StepPublisher> {
         use zenoh::Wait;
         let declare = |express: bool| {
             session
                 .declare_publisher(key.clone())
-                .congestion_control(zenoh::qos::CongestionControl::Block)
+                .congestion_control(congestion)
                 .express(express)
                 .wait()
                 .map_err(Error::zenoh("publish on", key.clone()))

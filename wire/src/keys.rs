@@ -73,6 +73,14 @@ impl Keys {
     pub fn world_state(&self) -> String {
         format!("{}/world/state", self.root)
     }
+    /// `flotilla/<sim>/world/standby_state` — every state again (the same
+    /// bytes as on `world/state`, sent just before them) for standby
+    /// worlds, droppable: a standby that falls behind loses states here
+    /// instead of holding up the world (it needs only the last one; see
+    /// `flotilla_world::standby`).
+    pub fn world_standby_state(&self) -> String {
+        format!("{}/world/standby_state", self.root)
+    }
     /// `flotilla/<sim>/world/state_every/<n>` — the state of every step
     /// that is a multiple of `n` (the same bytes as on `world/state`),
     /// published while some node wants it (see [`Keys::state_interest`]):

@@ -9,7 +9,13 @@
 //!   world event, so that models, maps and labels are never older than the
 //!   last event;
 //! * the last state published (every body's pose and velocity), kept as
-//!   the received bytes and decoded only at a take-over;
+//!   the received bytes and decoded only at a take-over. States come on
+//!   their own key for standbys, droppable (the checkpoints it fetches
+//!   are also at a low priority): a standby that cannot keep up (a busy
+//!   machine, a slow link) loses states instead of holding up the world's
+//!   link to it until Zenoh closes it, and with it the world's step;
+//!   what it missed, the drives' answers make up (`standby/reached.rs`,
+//!   and in lockstep the re-run of `standby/lockstep.rs`);
 //! * the last status (paused or not, the clock mode).
 //!
 //! At the take-over it restores the checkpoint, takes up the last state
@@ -52,7 +58,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flotilla_node_kit::client::fetch_checkpoint;
+use flotilla_node_kit::client::{fetch_checkpoint_with, CheckpointFetch};
 use flotilla_node_kit::subscribe::watch_tokens;
 use flotilla_node_kit::witness::{Known, Witnesses};
 use flotilla_wire::checkpoint_file;
@@ -280,7 +286,7 @@ pub async fn stand_by(
 fn spawn_fetch(session: &zenoh::Session, keys: &Keys, tx: &UnboundedSender<Heard>) {
     let (session, keys, tx) = (session.clone(), keys.clone(), tx.clone());
     tokio::spawn(async move {
-        let fetched = fetch_checkpoint(&session, &keys, FETCH_TIMEOUT).await;
+        let fetched = fetch_checkpoint_with(&session, &keys, FETCH_TIMEOUT, CheckpointFetch::Background).await;
         let _ = tx.send(Heard::Checkpoint(fetched.map_err(anyhow::Error::from)));
     });
 }
@@ -313,7 +319,7 @@ async fn listen(
         .map_err(|e| anyhow::anyhow!("subscribing to the world's events: {e}"))?;
     let (keep_state, state_records, state_reached) = (last_state.clone(), records.clone(), reached.clone());
     let states = session
-        .declare_subscriber(keys.world_state())
+        .declare_subscriber(keys.world_standby_state())
         .callback(move |sample| {
             // The records first: a take-over reads the last state, then them.
             if let Ok(head) = decode::<WorldStateHead>(&sample.payload().to_bytes()) {

@@ -222,6 +222,9 @@ struct Outputs {
     state: StepPublisher,
     /// Every n-th state, for the nodes that want no more.
     thinned: ThinnedStates,
+    /// Every state again for standby worlds, droppable: a standby that
+    /// falls behind must not hold the world up (see `standby`).
+    for_standby: StepPublisher,
     clock: zenoh::pubsub::Publisher<'static>,
     /// The clock for recorders, several steps to a batch.
     clock_batches: Arc<ClockBatches>,
@@ -243,7 +246,17 @@ impl Outputs {
             .await
             .map_err(flotilla_node_kit::Error::zenoh("publish on", clock_key))?;
         let (clock_batches, _clock_flush) = ClockBatches::declare(session, keys, node).await?;
-        Ok(Outputs { contacts, state, thinned, clock, clock_batches, _clock_flush, contacts_message: Mutex::default() })
+        let for_standby = StepPublisher::declare_droppable(session, keys.world_standby_state())?;
+        Ok(Outputs {
+            contacts,
+            state,
+            thinned,
+            for_standby,
+            clock,
+            clock_batches,
+            _clock_flush,
+            contacts_message: Mutex::default(),
+        })
     }
 
     /// Publishes the simulation's current state (into `state`) and clock.
@@ -276,8 +289,14 @@ impl Outputs {
         if let Some(contacts) = contacts {
             self.contacts.put(contacts, urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         }
-        // Every node's step starts from this message (or its thinned copy).
         let bytes = zenoh::bytes::ZBytes::from(bytes);
+        // A standby's copy first, at the state's priority and urgency: it
+        // then reaches the standby before the drives' answers to it do (a
+        // lockstep take-over re-runs to the last state it has, and must
+        // not find the nodes a state further on). Sent only where a
+        // standby subscribes.
+        self.for_standby.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        // Every node's step starts from this message (or its thinned copy).
         self.state.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         for every in thinned {
             every.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;

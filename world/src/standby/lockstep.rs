@@ -180,6 +180,26 @@ impl LockstepRecords {
                 ));
             }
         }
+        // States the drives answered after `last` were published, but this
+        // standby's copies of them were dropped (they are droppable) or
+        // still on their way. A lockstep world publishes a state only once
+        // every answer to the one before is in, and those answers are here
+        // (they are never dropped): the re-run goes on to the last state
+        // answered, so that the new world does not publish again states
+        // the nodes had.
+        let mut at = physics.step_count();
+        while self.answers.contains_key(&(at + 1)) {
+            inbox.published(at);
+            answer(&mut inbox, self.answers.get(&at), at);
+            step_with(physics, &mut inbox);
+            at += 1;
+        }
+        if at > head.step {
+            tracing::info!(
+                "re-ran on past this standby's last state ({}) to {at}, the last the drives answered",
+                head.step
+            );
+        }
         Ok(inbox)
     }
 
@@ -377,6 +397,34 @@ mod tests {
         }
         assert_eq!(state(&standby), state(&run.world), "state 700");
         assert_ne!(state(&standby)[..], last[..], "the robot moved");
+    }
+
+    #[test]
+    fn a_standby_that_missed_the_last_states_re_runs_on_to_the_last_one_the_drives_answered() {
+        let mut run = Run::new();
+        let mut checkpoint = None;
+        let mut last_heard = Vec::new();
+        for k in 0..300 {
+            let published = run.publish();
+            if k == 50 {
+                checkpoint = Some(checkpoint::save(&run.world, false, &NodeMemory::new()));
+                run.records.lock().unwrap().checkpointed(k);
+            }
+            // The standby's copies of states 297 to 300 were dropped.
+            if k < 297 {
+                last_heard = published;
+            }
+            run.step(false);
+        }
+        let last_published = run.publish();
+        // The drive answered state 300 before the world died.
+        run.step(false);
+
+        let mut standby = room();
+        checkpoint::read(&checkpoint.unwrap()).unwrap().restore_into(&mut standby).unwrap();
+        run.records.lock().unwrap().rerun(&mut standby, &last_heard).expect("re-run");
+        assert_eq!(standby.step_count(), 300, "on to the last state answered, not to the last one heard (296)");
+        assert_eq!(state(&standby), last_published, "state 300, bit for bit");
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! taken over outside lockstep never starts behind them.
 //!
 //! A standby's last state can be behind what the nodes saw: the states
-//! still on the standby's own link when the world went, or those lost while
-//! that link, under load, was closed and opened again. A world that took
+//! still on the standby's own link when the world went, or those dropped
+//! on it under load (states reach a standby droppable: see `standby`). A world that took
 //! over there would publish states the nodes had already had, at sim times
 //! they had already passed: their tracker would take it for a new world,
 //! and odometry and `/clock` would go back in time. The drives' answers
