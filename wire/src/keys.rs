@@ -169,6 +169,17 @@ impl Keys {
     pub fn standby_tokens(&self) -> String {
         format!("{}/standby/*", self.root)
     }
+    /// `flotilla/<sim>/following/<world>` — the liveliness token of a
+    /// standby world while it follows a running world (`world` its own
+    /// id): a world that starts and finds one, but no running world, was
+    /// restarted while that standby takes over, and stands by too.
+    pub fn following_token(&self, world: &str) -> String {
+        format!("{}/following/{world}", self.root)
+    }
+    /// `flotilla/<sim>/following/*` — every following standby's token.
+    pub fn following_tokens(&self) -> String {
+        format!("{}/following/*", self.root)
+    }
     /// `flotilla/<sim>/terms/<n>` — the liveliness token of the running
     /// world's term: 0 for a world started afresh, one more at each
     /// take-over by a standby.

@@ -192,8 +192,19 @@ fn main_inner(args: Args) -> anyhow::Result<Ending> {
     let (session, result) = runtime.block_on(async move {
         let session = open_world_session(&args.node.zenoh).await?;
         let running = running_world(&session, &config.keys).await?;
+        let taking_over = match running {
+            Some(_) => None,
+            None => following_standby(&session, &config.keys).await?,
+        };
+        if let Some(standby) = &taking_over {
+            tracing::info!(
+                "no world of simulation \"{}\" runs, but standby {standby} follows one: it is taking over (this \
+                 world restarted after a crash?); this one stands by for it",
+                args.node.sim
+            );
+        }
         let mut term = 0;
-        let (session, physics) = if args.standby || running.is_some() {
+        let (session, physics) = if args.standby || running.is_some() || taking_over.is_some() {
             if let Some(id) = &running {
                 tracing::info!(
                     "a world of simulation \"{}\" is running ({id}): this one stands by for it",
@@ -325,6 +336,29 @@ async fn running_world(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<
     while let Ok(reply) = replies.recv_async().await {
         if let Ok(token) = reply.result() {
             if let Some(id) = keys.parse_node_token(token.key_expr().as_str()) {
+                return Ok(Some(id.to_string()));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A standby of this simulation that follows a world, if any: with no
+/// world running, it is taking over the one that went (see
+/// `flotilla_world::standby`). A world restarted at once after its crash
+/// finds it so; started as the running world, it would publish states
+/// from its world file's start to every node until it learnt of the
+/// standby's take-over and stepped down.
+async fn following_standby(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<Option<String>> {
+    let replies = session
+        .liveliness()
+        .get(keys.following_tokens())
+        .timeout(std::time::Duration::from_secs(1))
+        .await
+        .map_err(|e| anyhow::anyhow!("asking for standby worlds: {e}"))?;
+    while let Ok(reply) = replies.recv_async().await {
+        if let Ok(token) = reply.result() {
+            if let Some(id) = token.key_expr().as_str().rsplit('/').next() {
                 return Ok(Some(id.to_string()));
             }
         }

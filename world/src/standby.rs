@@ -115,6 +115,11 @@ pub const SILENT_RELINK_AFTER: Duration = Duration::from_secs(20);
 /// going a moment after this standby did.
 pub const ASK_AGAIN: Duration = Duration::from_millis(200);
 
+/// How long a standby that took over keeps its following token (see
+/// `Keys::following_token`): past the new world's own token's declaring,
+/// however long restoring and re-running the killed world's steps take.
+const FOLLOWING_KEPT_FOR: Duration = Duration::from_secs(10);
+
 /// How standing by ended.
 pub enum Standby {
     /// The active world is gone and this one took over.
@@ -228,6 +233,8 @@ pub async fn stand_by(
     again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut lonely = tokio::time::interval(Duration::from_secs(10));
     lonely.tick().await;
+    // Declared once a world is followed, kept until this returns.
+    let mut following_token = None;
     let gone = loop {
         tokio::select! {
             Some(news) = heard.recv() => following.heard(news, &fresh, &records)?,
@@ -257,6 +264,9 @@ pub async fn stand_by(
             };
             return Ok(Standby::Relink(fresh, followed));
         }
+        if following_token.is_none() && !following.follows_none() {
+            following_token = Some(declare_following(session, keys, me).await?);
+        }
         // The nodes' last words, as they told them (see `Witnesses`).
         if let Some(id) = following.gone(|| witnesses.answers()) {
             break id;
@@ -266,6 +276,14 @@ pub async fn stand_by(
         }
     };
 
+    // Kept a while after the take-over: a world restarted meanwhile finds
+    // it, or the new world's token, never neither.
+    if let Some(token) = following_token {
+        tokio::spawn(async move {
+            tokio::time::sleep(FOLLOWING_KEPT_FOR).await;
+            drop(token);
+        });
+    }
     let status = lock(&last_status).take().map(|(status, _)| status);
     let last = lock(&last_state).take().map(|(bytes, _)| bytes.to_bytes().into_owned());
     let term = highest_term.load(std::sync::atomic::Ordering::Relaxed) + 1;
@@ -280,6 +298,21 @@ pub async fn stand_by(
     took.world_id = gone;
     took.term = term;
     Ok(Standby::TookOver(took))
+}
+
+/// Declares that standby `me` follows a world, for worlds starting while
+/// it takes over (see `Keys::following_token`).
+async fn declare_following(
+    session: &zenoh::Session,
+    keys: &Keys,
+    me: &str,
+) -> anyhow::Result<zenoh::liveliness::LivelinessToken> {
+    let key = keys.following_token(me);
+    session
+        .liveliness()
+        .declare_token(&key)
+        .await
+        .map_err(|e| anyhow::anyhow!("declaring the standby's following token {key}: {e}"))
 }
 
 /// Fetches the active world's checkpoint; it comes as heard.
