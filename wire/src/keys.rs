@@ -180,6 +180,10 @@ impl Keys {
     pub fn following_tokens(&self) -> String {
         format!("{}/following/*", self.root)
     }
+    /// The standby's id of a following token of this simulation.
+    pub fn parse_following_token<'k>(&self, key: &'k str) -> Option<&'k str> {
+        self.chunk_under(key, "following")
+    }
     /// `flotilla/<sim>/terms/<n>` — the liveliness token of the running
     /// world's term: 0 for a world started afresh, one more at each
     /// take-over by a standby.
@@ -348,6 +352,8 @@ mod tests {
         assert_eq!(keys.parse_claim_token("flotilla/other/claims/r/laser/laser/laser-1"), None, "another sim");
         assert_eq!(keys.parse_node_token(&keys.node_token("world-3")), Some("world-3"));
         assert_eq!(keys.parse_node_token("flotilla/s/status"), None);
+        assert_eq!(keys.parse_following_token(&keys.following_token("world-4")), Some("world-4"));
+        assert_eq!(keys.parse_following_token(&keys.standby_token("world-4")), None);
         assert_eq!(keys.parse_lockstep(&keys.lockstep("drive-1")), Some("drive-1"));
         assert_eq!(keys.parse_control(&keys.control("spawn")), Some("spawn"));
         assert_eq!(keys.parse_control("flotilla/s/controlx/spawn"), None);

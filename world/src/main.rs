@@ -1,6 +1,7 @@
 //! `flotilla-world`: loads a Flatland world and runs it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
@@ -191,11 +192,8 @@ fn main_inner(args: Args) -> anyhow::Result<Ending> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let (session, result) = runtime.block_on(async move {
         let session = open_world_session(&args.node.zenoh).await?;
-        let running = running_world(&session, &config.keys).await?;
-        let taking_over = match running {
-            Some(_) => None,
-            None => following_standby(&session, &config.keys).await?,
-        };
+        let look_for = if args.node.zenoh.connect.is_empty() { Duration::ZERO } else { LOOK_FOR };
+        let (running, taking_over) = look_for_worlds(&session, &config.keys, look_for).await?;
         if let Some(standby) = &taking_over {
             tracing::info!(
                 "no world of simulation \"{}\" runs, but standby {standby} follows one: it is taking over (this \
@@ -308,16 +306,51 @@ async fn stand_by_until_taken_over(
 /// itself, and started beside the world that was running.
 const CONNECTED_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Waits until the session is connected to a router or peer, for at most
-/// [`CONNECTED_WITHIN`] (none may be up yet: the first of two worlds).
+/// Waits until the session is connected to a router (the other world is
+/// one, as is a Zenoh router), for at most [`CONNECTED_WITHIN`] (none may
+/// be up yet: the first of two worlds). Not to a peer: a world restarted
+/// after its crash is connected to at once by the nodes, peers retrying
+/// its endpoint, which know nothing of a standby taking over; looking then,
+/// it found no world and no standby, and started beside them.
 async fn wait_connected(session: &zenoh::Session) {
     let deadline = std::time::Instant::now() + CONNECTED_WITHIN;
     while std::time::Instant::now() < deadline {
-        let info = session.info();
-        if info.routers_zid().await.next().is_some() || info.peers_zid().await.next().is_some() {
+        if session.info().routers_zid().await.next().is_some() {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// How long a world given endpoints to connect to looks for a running
+/// world or a standby taking over before it starts as the running world:
+/// once connected, the other world's tokens reach it only after a while
+/// (on a busy machine, later than a first look), and a world restarted
+/// after its crash then started beside the one that had taken over.
+const LOOK_FOR: Duration = Duration::from_secs(2);
+
+/// How often a world looks again, within [`LOOK_FOR`].
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+/// The world running in this simulation, or else a standby following one
+/// (then taking it over), looking again until `look_for` is over.
+async fn look_for_worlds(
+    session: &zenoh::Session,
+    keys: &Keys,
+    look_for: Duration,
+) -> anyhow::Result<(Option<String>, Option<String>)> {
+    let deadline = std::time::Instant::now() + look_for;
+    loop {
+        if let Some(world) = running_world(session, keys).await? {
+            return Ok((Some(world), None));
+        }
+        if let Some(standby) = following_standby(session, keys).await? {
+            return Ok((None, Some(standby)));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Ok((None, None));
+        }
+        tokio::time::sleep(LOOK_EVERY).await;
     }
 }
 
@@ -327,20 +360,7 @@ async fn wait_connected(session: &zenoh::Session) {
 /// `flotilla_world::standby`). (Across a network partition neither sees
 /// the other; see docs/checkpoints.md.)
 async fn running_world(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<Option<String>> {
-    let replies = session
-        .liveliness()
-        .get(keys.world_tokens())
-        .timeout(std::time::Duration::from_secs(1))
-        .await
-        .map_err(|e| anyhow::anyhow!("asking for other worlds: {e}"))?;
-    while let Ok(reply) = replies.recv_async().await {
-        if let Ok(token) = reply.result() {
-            if let Some(id) = keys.parse_node_token(token.key_expr().as_str()) {
-                return Ok(Some(id.to_string()));
-            }
-        }
-    }
-    Ok(None)
+    first_token(session, &keys.world_tokens(), |key| keys.parse_node_token(key)).await
 }
 
 /// A standby of this simulation that follows a world, if any: with no
@@ -350,17 +370,24 @@ async fn running_world(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<
 /// from its world file's start to every node until it learnt of the
 /// standby's take-over and stepped down.
 async fn following_standby(session: &zenoh::Session, keys: &Keys) -> anyhow::Result<Option<String>> {
+    first_token(session, &keys.following_tokens(), |key| keys.parse_following_token(key)).await
+}
+
+/// The id `parse` reads from the first liveliness token alive on `tokens`.
+async fn first_token(
+    session: &zenoh::Session,
+    tokens: &str,
+    parse: impl for<'k> Fn(&'k str) -> Option<&'k str>,
+) -> anyhow::Result<Option<String>> {
     let replies = session
         .liveliness()
-        .get(keys.following_tokens())
+        .get(tokens)
         .timeout(std::time::Duration::from_secs(1))
         .await
-        .map_err(|e| anyhow::anyhow!("asking for standby worlds: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("asking for the tokens on {tokens}: {e}"))?;
     while let Ok(reply) = replies.recv_async().await {
-        if let Ok(token) = reply.result() {
-            if let Some(id) = token.key_expr().as_str().rsplit('/').next() {
-                return Ok(Some(id.to_string()));
-            }
+        if let Some(id) = reply.result().ok().and_then(|token| parse(token.key_expr().as_str())) {
+            return Ok(Some(id.to_string()));
         }
     }
     Ok(None)
