@@ -193,22 +193,10 @@ fn main_inner(args: Args) -> anyhow::Result<Ending> {
     let (session, result) = runtime.block_on(async move {
         let session = open_world_session(&args.node.zenoh).await?;
         let look_for = if args.node.zenoh.connect.is_empty() { Duration::ZERO } else { LOOK_FOR };
-        let (running, taking_over) = look_for_worlds(&session, &config.keys, look_for).await?;
-        if let Some(standby) = &taking_over {
-            tracing::info!(
-                "no world of simulation \"{}\" runs, but standby {standby} follows one: it is taking over (this \
-                 world restarted after a crash?); this one stands by for it",
-                args.node.sim
-            );
-        }
+        let found = look_for_worlds(&session, &config.keys, look_for).await?;
         let mut term = 0;
-        let (session, physics) = if args.standby || running.is_some() || taking_over.is_some() {
-            if let Some(id) = &running {
-                tracing::info!(
-                    "a world of simulation \"{}\" is running ({id}): this one stands by for it",
-                    args.node.sim
-                );
-            }
+        // What was found is said first, by a `--standby` world too.
+        let (session, physics) = if found.says_stand_by(&args.node.sim) || args.standby {
             let (session, took) = stand_by_until_taken_over(
                 session,
                 &args.node.zenoh,
@@ -332,23 +320,46 @@ const LOOK_FOR: Duration = Duration::from_secs(2);
 /// How often a world looks again, within [`LOOK_FOR`].
 const LOOK_EVERY: Duration = Duration::from_millis(200);
 
+/// What a starting world found of its simulation's other worlds.
+enum Found {
+    /// This world runs (its id).
+    Running(String),
+    /// No world runs, but this standby follows one: it is taking over.
+    TakingOver(String),
+    Nothing,
+}
+
+impl Found {
+    /// Whether a world that found this stands by, said in the log for
+    /// simulation `sim`.
+    fn says_stand_by(&self, sim: &str) -> bool {
+        match self {
+            Found::Running(id) => {
+                tracing::info!("a world of simulation \"{sim}\" is running ({id}): this one stands by for it");
+            }
+            Found::TakingOver(standby) => tracing::info!(
+                "no world of simulation \"{sim}\" runs, but standby {standby} follows one: it is taking over (this \
+                 world restarted after a crash?); this one stands by for it"
+            ),
+            Found::Nothing => return false,
+        }
+        true
+    }
+}
+
 /// The world running in this simulation, or else a standby following one
 /// (then taking it over), looking again until `look_for` is over.
-async fn look_for_worlds(
-    session: &zenoh::Session,
-    keys: &Keys,
-    look_for: Duration,
-) -> anyhow::Result<(Option<String>, Option<String>)> {
+async fn look_for_worlds(session: &zenoh::Session, keys: &Keys, look_for: Duration) -> anyhow::Result<Found> {
     let deadline = std::time::Instant::now() + look_for;
     loop {
         if let Some(world) = running_world(session, keys).await? {
-            return Ok((Some(world), None));
+            return Ok(Found::Running(world));
         }
         if let Some(standby) = following_standby(session, keys).await? {
-            return Ok((None, Some(standby)));
+            return Ok(Found::TakingOver(standby));
         }
         if std::time::Instant::now() >= deadline {
-            return Ok((None, None));
+            return Ok(Found::Nothing);
         }
         tokio::time::sleep(LOOK_EVERY).await;
     }

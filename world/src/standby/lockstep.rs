@@ -165,9 +165,7 @@ impl LockstepRecords {
         }
         let mut inbox = Inbox::at(from);
         for state in from..head.step {
-            inbox.published(state);
-            answer(&mut inbox, self.answers.get(&state), state);
-            step_with(physics, &mut inbox);
+            self.step_from(physics, &mut inbox, state);
         }
         if head.step >= from {
             let mut state =
@@ -189,9 +187,7 @@ impl LockstepRecords {
         // the nodes had.
         let mut at = physics.step_count();
         while self.answers.contains_key(&(at + 1)) {
-            inbox.published(at);
-            answer(&mut inbox, self.answers.get(&at), at);
-            step_with(physics, &mut inbox);
+            self.step_from(physics, &mut inbox, at);
             at += 1;
         }
         if at > head.step {
@@ -201,6 +197,14 @@ impl LockstepRecords {
             );
         }
         Ok(inbox)
+    }
+
+    /// Steps `physics` from `state` as the killed world did: with the
+    /// answers kept to it.
+    fn step_from(&self, physics: &mut Physics, inbox: &mut Inbox, state: u64) {
+        inbox.published(state);
+        answer(inbox, self.answers.get(&state), state);
+        step_with(physics, inbox);
     }
 
     /// What the new world goes on with at state `at`: the barrier as
