@@ -28,6 +28,19 @@ pub struct ZenohArgs {
     /// `router`, every other node to `client`.
     #[arg(long = "mode", value_name = "MODE")]
     pub mode: Option<String>,
+    /// Pass every message through the socket, never Zenoh's shared memory
+    /// (which is on by default where this process may lock memory). For a
+    /// machine where many simulations start and stop side by side, where
+    /// Zenoh 1.10 can remove a process's pool while it is in use
+    /// (docs/several-machines.md, "Shared memory on one machine"). Also
+    /// `$FLOTILLA_NO_SHARED_MEMORY=1`, which `flotilla run` passes on to
+    /// the programs it starts.
+    #[arg(
+        long = "no-shared-memory",
+        env = "FLOTILLA_NO_SHARED_MEMORY",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_shared_memory: bool,
 }
 
 /// Arguments of every node: the simulation id and the Zenoh options.
@@ -69,6 +82,9 @@ impl ZenohArgs {
         // single-machine default needs none.
         set(&mut config, "scouting/multicast/enabled", "false".into())?;
         shared_memory(&mut config, self.config.is_none())?;
+        if self.no_shared_memory {
+            set(&mut config, "transport/shared_memory/enabled", "false".into())?;
+        }
         if self.config.is_none() && role == Role::World && !self.connect.is_empty() {
             // A world beside a standby (or the standby): every node that
             // reads a message from a pool keeps it mapped, and locked,
@@ -295,6 +311,21 @@ mod tests {
         } else {
             assert_eq!(enabled, "false", "a pool this process cannot lock would drop the messages sent in it");
         }
+    }
+
+    #[test]
+    fn no_shared_memory_turns_it_off() {
+        #[derive(clap::Parser)]
+        struct Node {
+            #[command(flatten)]
+            zenoh: ZenohArgs,
+        }
+        let enabled = |argv: &[&str]| {
+            let node = <Node as clap::Parser>::try_parse_from(argv).unwrap();
+            node.zenoh.zenoh_config(Role::Node).unwrap().get_json("transport/shared_memory/enabled").unwrap()
+        };
+        assert_eq!(enabled(&["node", "--no-shared-memory"]), "false");
+        assert_eq!(enabled(&["node"]), crate::shared_memory::memory_lockable().to_string());
     }
 
     #[test]

@@ -136,8 +136,17 @@ async fn flotilla_run_records_with_the_compression_asked_for() {
     let world = common::config("tests/room/world.yaml");
     let mcap = std::env::temp_dir().join(format!("flotilla-run-record-{}.mcap", std::process::id()));
     let path = mcap.to_str().unwrap();
-    let sim = common::Launched::start("run-record", &world, &["--record", path, "--record-compression", "zstd"]).await;
+    // With Zenoh's shared memory, which the test suite otherwise turns
+    // off (scripts/test.sh): the nodes' batches come to the recorder in it.
+    let shared_memory = [("FLOTILLA_NO_SHARED_MEMORY", "0")];
+    let extra = ["--record", path, "--record-compression", "zstd"];
+    let sim = common::Launched::start_with_env("run-record", &world, &extra, &shared_memory).await;
     tokio::time::sleep(Duration::from_secs(4)).await;
+    if flotilla_node_kit::shared_memory::memory_lockable() {
+        let recorder = common::pids_of(&format!("flotilla record {path}"));
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", recorder[0])).unwrap();
+        assert!(maps.contains(".zenoh"), "the recorder maps no shared-memory pool:\n{maps}");
+    }
     let log = sim.log.clone();
     assert!(sim.stop().await.success(), "{}", std::fs::read_to_string(&log).unwrap_or_default());
 
