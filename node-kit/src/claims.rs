@@ -61,7 +61,7 @@ impl Claims {
     /// one would claim the same instance, and take it over when its id is
     /// the lower.
     pub async fn load(&mut self, session: &zenoh::Session, keys: &Keys, watched: &mut UnboundedReceiver<ClaimEvent>) {
-        let all = keys.claim_tokens();
+        let all = keys.claim_tokens_of(&self.aspect);
         const ATTEMPTS: u32 = 3;
         for attempt in 1..=ATTEMPTS {
             match live_tokens(session, all.clone(), std::time::Duration::from_secs(5)).await {
@@ -174,16 +174,19 @@ pub async fn live_tokens(
     Ok(keys)
 }
 
-/// Watches every claim of the simulation (those already made first). Each
-/// change comes on a channel of its own, which [`Claims::load`] drains of
-/// the claims seen before it; keep the subscriber as long as the channel.
+/// Watches every claim on the instances of `aspect` (those already made
+/// first): the only claims that can change what a node of that aspect
+/// holds, and, in warehouse-1000, a third of them. Each change comes on a
+/// channel of its own, which [`Claims::load`] drains of the claims seen
+/// before it; keep the subscriber as long as the channel.
 pub async fn watch_claims(
     session: &zenoh::Session,
     keys: &Keys,
+    aspect: &str,
 ) -> Result<(zenoh::pubsub::Subscriber<()>, UnboundedReceiver<ClaimEvent>)> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let own = keys.clone();
-    let watcher = watch_tokens(session, keys.claim_tokens(), move |key, alive| {
+    let watcher = watch_tokens(session, keys.claim_tokens_of(aspect), move |key, alive| {
         if let Some((instance, node)) = own.parse_claim_token(key) {
             let _ = tx.send(ClaimEvent { instance, node, alive });
         }
@@ -203,5 +206,16 @@ mod tests {
         assert!(!claims.seen("r/drive/odom", "odom-a", true), "another aspect: no rebuild");
         assert!(!claims.seen("r/laser/laser", "laser-b", true), "our own claim echoed back");
         assert!(!claims.holds("r/laser/laser"));
+    }
+
+    #[test]
+    fn a_node_watches_the_claims_of_its_own_aspect_only() {
+        let keys = Keys::new("s");
+        let watched = zenoh::key_expr::KeyExpr::new(keys.claim_tokens_of("laser")).unwrap();
+        let claim = |instance: &str| zenoh::key_expr::KeyExpr::new(keys.claim_token(instance, "n-1")).unwrap();
+        assert!(watched.intersects(&claim("robot1/laser/laser")));
+        assert!(watched.intersects(&claim("robot1/front_laser/laser")));
+        assert!(!watched.intersects(&claim("robot1/drive/odom")));
+        assert!(!watched.intersects(&claim("robot1/laser_drive/drive")), "a plugin named like an aspect");
     }
 }

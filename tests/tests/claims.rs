@@ -99,7 +99,7 @@ async fn a_node_starting_beside_a_claim_stands_by() {
     for start in 0..30 {
         // What a node does on starting: watch the claims, load them, claim.
         let node = common::connect(&sim.endpoint).await;
-        let (_watch, mut watched) = watch_claims(&node, &sim.keys).await.unwrap();
+        let (_watch, mut watched) = watch_claims(&node, &sim.keys, "laser").await.unwrap();
         let mut claims = Claims::new("laser-f", "laser");
         claims.load(&node, &sim.keys, &mut watched).await;
         claims.sync(&node, &sim.keys, std::slice::from_ref(&instance)).await;
@@ -168,7 +168,7 @@ async fn a_thousand_claims_load_without_blocking() {
     // What a node then does: its claims, loaded from the query and its
     // watcher, stand it by for every one of the thousand instances.
     let node = common::connect(&sim.endpoint).await;
-    let (_watch, mut watched) = watch_claims(&node, &sim.keys).await.unwrap();
+    let (_watch, mut watched) = watch_claims(&node, &sim.keys, "laser").await.unwrap();
     let mut claims = Claims::new("laser-f", "laser");
     claims.load(&node, &sim.keys, &mut watched).await;
     let wanted: Vec<String> = (0..CLAIMS).map(|i| format!("robot{i}/laser/laser")).collect();

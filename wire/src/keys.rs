@@ -207,6 +207,12 @@ impl Keys {
     pub fn claim_tokens(&self) -> String {
         format!("{}/claims/**", self.root)
     }
+    /// `flotilla/<sim>/claims/*/*/<aspect>/*` — the claim tokens of the
+    /// instances of one aspect (`drive`, `odom`, `laser`), all a node of
+    /// that aspect needs to hear of.
+    pub fn claim_tokens_of(&self, aspect: &str) -> String {
+        format!("{}/claims/*/*/{aspect}/*", self.root)
+    }
     /// The (instance id, node) of a claim token of this simulation.
     pub fn parse_claim_token(&self, key: &str) -> Option<(String, String)> {
         let tail = key.strip_prefix(&self.root)?.strip_prefix("/claims/")?;
@@ -349,6 +355,7 @@ mod tests {
         let token = keys.claim_token("robot1/drive/odom", "odom-1a2b");
         assert_eq!(keys.parse_claim_token(&token), Some(("robot1/drive/odom".into(), "odom-1a2b".into())));
         assert_eq!(keys.parse_claim_token("flotilla/s/claims/robot1/drive"), None, "no aspect or node");
+        assert_eq!(keys.claim_tokens_of("odom"), "flotilla/s/claims/*/*/odom/*");
         assert_eq!(keys.parse_claim_token("flotilla/other/claims/r/laser/laser/laser-1"), None, "another sim");
         assert_eq!(keys.parse_node_token(&keys.node_token("world-3")), Some("world-3"));
         assert_eq!(keys.parse_node_token("flotilla/s/status"), None);

@@ -67,7 +67,7 @@ pub async fn serve<P: NodePlugin>(
     shared.lock().core.outbox.follow_recorders(tap.listening());
     let _ = shared.recording.set(tap);
     let (full_states, _world) = subscribe_world(&shared).await?;
-    let (_claims, mut claim_events) = watch_claims(&session, &keys).await?;
+    let (_claims, mut claim_events) = watch_claims(&session, &keys, role.aspect).await?;
 
     tokio::pin!(shutdown);
     let description = tokio::select! {
