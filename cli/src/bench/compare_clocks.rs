@@ -6,8 +6,10 @@
 //! seconds, so that a round's ratio (the fast run's real-time factor over
 //! the lockstep run's) is measured in the same minutes of the host, whose
 //! speed drifts by more than the difference between rounds. The report's
-//! ratio is the median of the rounds'; each process's CPU is given per
-//! step, in µs, in both modes.
+//! ratio is the median of the rounds'; each process's CPU, and each kind
+//! of thread's in it, is given per step, in µs, in both modes: where the
+//! CPU lockstep adds goes (Zenoh's `net` threads receiving and routing,
+//! its `tx` threads sending, the node's own work).
 
 use serde::Serialize;
 
@@ -29,6 +31,19 @@ pub struct Round {
 #[derive(Debug, Clone, Serialize)]
 pub struct ProcessPerStep {
     /// Its role, as in each run's report.
+    pub name: String,
+    /// CPU µs per step, fast.
+    pub cpu_us_per_step_fast: Spread,
+    /// CPU µs per step, lockstep.
+    pub cpu_us_per_step_lockstep: Spread,
+    /// Each kind of thread present in every run, busiest in lockstep first.
+    pub threads: Vec<ThreadPerStep>,
+}
+
+/// One kind of thread's CPU per step over the rounds, in both modes.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadPerStep {
+    /// The threads' name without its `-<number>`.
     pub name: String,
     /// CPU µs per step, fast.
     pub cpu_us_per_step_fast: Spread,
@@ -73,9 +88,12 @@ pub fn summarise(rounds: Vec<(Report, Report)>) -> ClockComparison {
             ratio: fast.rtf / lockstep.rtf,
         })
         .collect();
-    let us_per_step = |run: &Report, name: &str| {
-        let steps = run.sim_seconds / (run.step_ms * 1e-3);
-        run.processes.iter().find(|p| p.name == name).map(|p| p.cpu_s * 1e6 / steps)
+    let steps = |run: &Report| run.sim_seconds / (run.step_ms * 1e-3);
+    let us_per_step =
+        |run: &Report, name: &str| run.processes.iter().find(|p| p.name == name).map(|p| p.cpu_s * 1e6 / steps(run));
+    let thread_us_per_step = |run: &Report, name: &str, thread: &str| {
+        let process = run.processes.iter().find(|p| p.name == name)?;
+        process.threads.iter().find(|t| t.name == thread).map(|t| t.cpu_s * 1e6 / steps(run))
     };
     let processes: Vec<ProcessPerStep> = rounds[0]
         .0
@@ -86,10 +104,29 @@ pub fn summarise(rounds: Vec<(Report, Report)>) -> ClockComparison {
             let fast: Vec<f64> = rounds.iter().filter_map(|(fast, _)| us_per_step(fast, name)).collect();
             let lockstep: Vec<f64> = rounds.iter().filter_map(|(_, lockstep)| us_per_step(lockstep, name)).collect();
             // A process missing from some runs (one that died) says nothing.
-            (fast.len() == rounds.len() && lockstep.len() == rounds.len()).then(|| ProcessPerStep {
+            if fast.len() != rounds.len() || lockstep.len() != rounds.len() {
+                return None;
+            }
+            let mut threads: Vec<ThreadPerStep> = process
+                .threads
+                .iter()
+                .filter_map(|thread| {
+                    let in_all = |pick: fn(&(Report, Report)) -> &Report| -> Option<Vec<f64>> {
+                        rounds.iter().map(|round| thread_us_per_step(pick(round), name, &thread.name)).collect()
+                    };
+                    Some(ThreadPerStep {
+                        name: thread.name.clone(),
+                        cpu_us_per_step_fast: spread(in_all(|round| &round.0)?),
+                        cpu_us_per_step_lockstep: spread(in_all(|round| &round.1)?),
+                    })
+                })
+                .collect();
+            threads.sort_by(|a, b| b.cpu_us_per_step_lockstep.median.total_cmp(&a.cpu_us_per_step_lockstep.median));
+            Some(ProcessPerStep {
                 name: name.to_string(),
                 cpu_us_per_step_fast: spread(fast),
                 cpu_us_per_step_lockstep: spread(lockstep),
+                threads,
             })
         })
         .collect();
@@ -125,6 +162,16 @@ pub fn print(comparison: &ClockComparison) {
             p.cpu_us_per_step_fast.to_string(),
             p.cpu_us_per_step_lockstep.to_string()
         );
+        // Threads that take less than a µs a step in both modes are noise.
+        let busy = |t: &&ThreadPerStep| t.cpu_us_per_step_fast.median.max(t.cpu_us_per_step_lockstep.median) >= 1.0;
+        for t in p.threads.iter().filter(busy) {
+            println!(
+                "  {:<18} {:>16} {:>26}",
+                t.name,
+                t.cpu_us_per_step_fast.to_string(),
+                t.cpu_us_per_step_lockstep.to_string()
+            );
+        }
     }
     let (fast, lockstep) = comparison.all_us_per_step;
     println!("{:<10} {:>26.1} {:>26.1}", "all", fast, lockstep);
@@ -170,5 +217,37 @@ mod tests {
         assert!((world.cpu_us_per_step_fast.median - 100.0).abs() < 1e-9);
         assert!((world.cpu_us_per_step_lockstep.median - 200.0).abs() < 1e-9);
         assert!((comparison.all_us_per_step.1 - 200.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn each_kind_of_thread_is_given_per_step_when_it_ran_in_every_run() {
+        // 2000 steps: 0.1 CPU s is 50 µs a step.
+        let with_threads = |rtf: f64, threads: &[(&str, f64)]| {
+            let mut report = run(rtf, &[("world", 0.4)]);
+            report.processes[0].threads =
+                threads.iter().map(|&(name, cpu_s)| crate::bench::ThreadReport { name: name.into(), cpu_s }).collect();
+            report
+        };
+        let rounds = vec![
+            (
+                with_threads(50.0, &[("net", 0.1), ("flotilla-world", 0.2)]),
+                with_threads(25.0, &[("net", 0.3), ("flotilla-world", 0.2), ("tx", 0.1)]),
+            ),
+            (
+                with_threads(50.0, &[("net", 0.1), ("flotilla-world", 0.2)]),
+                with_threads(25.0, &[("net", 0.3), ("flotilla-world", 0.2)]),
+            ),
+        ];
+        let world = &summarise(rounds).processes[0];
+        let threads: Vec<(&str, f64, f64)> = world
+            .threads
+            .iter()
+            .map(|t| (t.name.as_str(), t.cpu_us_per_step_fast.median, t.cpu_us_per_step_lockstep.median))
+            .collect();
+        // `tx` ran in one lockstep run only; `net` is the busiest in lockstep.
+        assert_eq!(threads.len(), 2);
+        assert_eq!(threads[0].0, "net");
+        assert!((threads[0].1 - 50.0).abs() < 1e-9 && (threads[0].2 - 150.0).abs() < 1e-9);
+        assert_eq!(threads[1].0, "flotilla-world");
     }
 }

@@ -14,6 +14,7 @@ mod scenarios;
 mod soak;
 mod traffic;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -67,6 +68,10 @@ pub struct BenchArgs {
     /// already scans on every core.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     laser_shards: u64,
+    /// Drive processes, each serving a shard of the robots (`--shard i/n`):
+    /// what more lockstep participants on one machine cost.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    drive_shards: u64,
     /// Measure the scenario this many times (each run with fresh
     /// processes) and report each figure's median and range.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
@@ -145,6 +150,33 @@ pub struct ProcessReport {
     pub cores: f64,
     /// Peak resident memory of the process, bytes.
     pub peak_rss_bytes: u64,
+    /// CPU seconds of each kind of thread during the measurement, busiest
+    /// first (threads that ended meanwhile are missing).
+    pub threads: Vec<ThreadReport>,
+}
+
+/// The CPU of one kind of thread of a process: Zenoh's `net` (receiving
+/// and routing), `tx` (sending), tokio's workers, the main thread (named
+/// after the binary), a laser's `scan` threads.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadReport {
+    /// The threads' name without its `-<number>`.
+    pub name: String,
+    /// CPU seconds (user + system) during the measurement.
+    pub cpu_s: f64,
+}
+
+/// The CPU each kind of thread used between two samples, busiest first.
+fn threads_between(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) -> Vec<ThreadReport> {
+    let mut threads: Vec<ThreadReport> = after
+        .iter()
+        .map(|(name, cpu_s)| ThreadReport {
+            name: name.clone(),
+            cpu_s: cpu_s - before.get(name).copied().unwrap_or(0.0),
+        })
+        .collect();
+    threads.sort_by(|a, b| b.cpu_s.total_cmp(&a.cpu_s));
+    threads
 }
 
 /// Traffic of one key class, counted over a window after the timed run.
@@ -175,6 +207,8 @@ pub struct Report {
     pub rtf: f64,
     /// Laser processes (shards).
     pub laser_shards: u64,
+    /// Drive processes (shards).
+    pub drive_shards: u64,
     /// Laser beams cast per wall second.
     pub beams_per_s: f64,
     /// Laser beams cast per CPU second of the laser processes.
@@ -210,6 +244,7 @@ impl Report {
             wall_seconds: sim_seconds / rtf,
             rtf,
             laser_shards: 1,
+            drive_shards: 1,
             beams_per_s: 1e7,
             beams_per_s_per_core: 2e7,
             world_memory_per_robot_bytes: 10_000,
@@ -227,7 +262,13 @@ impl Report {
     pub(crate) fn of_office_50_using(rtf: f64, sim_seconds: f64, cpu_s: &[(&str, f64)]) -> Report {
         let processes = cpu_s
             .iter()
-            .map(|&(name, cpu_s)| ProcessReport { name: name.into(), cpu_s, cores: 0.0, peak_rss_bytes: 0 })
+            .map(|&(name, cpu_s)| ProcessReport {
+                name: name.into(),
+                cpu_s,
+                cores: 0.0,
+                peak_rss_bytes: 0,
+                threads: vec![],
+            })
             .collect();
         Report::of_office_50(rtf, sim_seconds, processes)
     }
@@ -447,7 +488,11 @@ async fn measure(
     let sample_all = || -> anyhow::Result<Vec<procstat::ProcSample>> {
         pids.iter().map(|(_, pid)| procstat::sample(*pid)).collect()
     };
+    let sample_threads = || -> anyhow::Result<Vec<BTreeMap<String, f64>>> {
+        pids.iter().map(|(_, pid)| procstat::threads_cpu_s(*pid)).collect()
+    };
     let sim_ns = run.watch.sim_ns.clone();
+    let threads_0 = sample_threads()?;
     let (wall_0, sim_0, procs_0) = (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?);
 
     let latency = if args.scenario == Scenario::Latency {
@@ -463,6 +508,7 @@ async fn measure(
         None
     };
     let (wall_1, sim_1, procs_1) = (Instant::now(), sim_ns.load(Ordering::Relaxed), sample_all()?);
+    let threads_1 = sample_threads()?;
 
     let traffic = count_traffic(&mut run, args).await?;
 
@@ -471,11 +517,13 @@ async fn measure(
     let processes: Vec<ProcessReport> = pids
         .iter()
         .zip(procs_0.iter().zip(&procs_1))
-        .map(|((name, _), (a, b))| ProcessReport {
+        .zip(threads_0.iter().zip(&threads_1))
+        .map(|(((name, _), (a, b)), (threads_a, threads_b))| ProcessReport {
             name: name.clone(),
             cpu_s: b.cpu_s - a.cpu_s,
             cores: (b.cpu_s - a.cpu_s) / wall,
             peak_rss_bytes: b.peak_rss_bytes,
+            threads: threads_between(threads_a, threads_b),
         })
         .collect();
     // Every robot scans at the same steps, robot1's included: the window
@@ -492,6 +540,7 @@ async fn measure(
         wall_seconds: wall,
         rtf: sim_s / wall,
         laser_shards: if lasers > 0 { args.laser_shards } else { 0 },
+        drive_shards: if args.world_alone { 0 } else { args.drive_shards },
         beams_per_s: beams / wall,
         beams_per_s_per_core: if laser_cpu > 0.0 { beams / laser_cpu } else { 0.0 },
         world_memory_per_robot_bytes: world_peak / generated.robots.max(1) as u64,
@@ -704,7 +753,7 @@ impl Running {
     }
 }
 
-/// `laser` alone, `laser.0` … `laser.{n-1}` when sharded.
+/// Prints one run's report.
 fn print_report(r: &Report, dir: &std::path::Path) {
     println!(
         "{} ({} robots), clock {}: {:.2} sim s in {:.2} wall s = {:.2}× real time on {} CPUs",
@@ -723,6 +772,9 @@ fn print_report(r: &Report, dir: &std::path::Path) {
     println!("{:<8} {:>10} {:>8} {:>12}", "process", "CPU s", "cores", "peak RSS MB");
     for p in &r.processes {
         println!("{:<8} {:>10.2} {:>8.2} {:>12.1}", p.name, p.cpu_s, p.cores, p.peak_rss_bytes as f64 / 1e6);
+        for t in p.threads.iter().filter(|t| t.cpu_s >= 0.005) {
+            println!("  {:<18} {:>8.2}", t.name, t.cpu_s);
+        }
     }
     println!(
         "traffic, counted after the timed run over {:.2} sim s ({:.2} wall s):",

@@ -108,14 +108,19 @@ pub(super) fn start(
     if args.world_alone {
         return Ok((children, 0));
     }
-    for role in ["drive", "odom"] {
-        children.0.push(spawn(role, &format!("flotilla-{role}"), &node)?);
+    for i in 0..args.drive_shards {
+        let (name, mut drive_args) = (sharded_name("drive", i, args.drive_shards), node.clone());
+        if args.drive_shards > 1 {
+            drive_args.extend(["--shard".to_string(), format!("{i}/{}", args.drive_shards)]);
+        }
+        children.0.push(spawn(&name, "flotilla-drive", &drive_args)?);
     }
-    let mut lockstep_participants = 2;
+    children.0.push(spawn("odom", "flotilla-odom", &node)?);
+    let mut lockstep_participants = args.drive_shards as usize + 1;
     if generated.beams_per_scan > 0 {
         let shards = args.laser_shards;
         for i in 0..shards {
-            let (name, mut laser_args) = (laser_process_name(i, shards), node.clone());
+            let (name, mut laser_args) = (sharded_name("laser", i, shards), node.clone());
             if shards > 1 {
                 // The cores shared out: more scanning threads than cores
                 // only add switches (measured 7 % slower in lockstep).
@@ -165,10 +170,11 @@ pub(super) fn start(
     Ok((children, lockstep_participants))
 }
 
-fn laser_process_name(shard: u64, shards: u64) -> String {
+/// `role` alone, `role.0` … `role.{n-1}` when sharded.
+fn sharded_name(role: &str, shard: u64, shards: u64) -> String {
     if shards == 1 {
-        "laser".to_string()
+        role.to_string()
     } else {
-        format!("laser.{shard}")
+        format!("{role}.{shard}")
     }
 }

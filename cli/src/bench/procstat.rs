@@ -1,4 +1,7 @@
-//! CPU time and memory of a process, from Linux's /proc.
+//! CPU time and memory of a process, and the CPU time of its threads,
+//! from Linux's /proc.
+
+use std::collections::BTreeMap;
 
 use anyhow::Context;
 
@@ -18,6 +21,36 @@ pub fn sample(pid: u32) -> anyhow::Result<ProcSample> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).with_context(|| format!("process {pid}"))?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("process {pid}"))?;
     parse(&stat, &status, clock_ticks_per_s())
+}
+
+/// The CPU seconds so far of each kind of thread in process `pid`, by the
+/// thread's name without a trailing `-<number>` (Zenoh's `net-0` and
+/// `net-1` are one pool, `net`). A thread that has ended is not counted:
+/// compare two of these per kind, and the process's own total for all.
+pub fn threads_cpu_s(pid: u32) -> anyhow::Result<BTreeMap<String, f64>> {
+    let ticks_per_s = clock_ticks_per_s();
+    let mut kinds = BTreeMap::new();
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).with_context(|| format!("threads of process {pid}"))?;
+    for task in tasks {
+        let path = task?.path();
+        // A thread may end between the listing and the reading.
+        let (Ok(comm), Ok(stat)) =
+            (std::fs::read_to_string(path.join("comm")), std::fs::read_to_string(path.join("stat")))
+        else {
+            continue;
+        };
+        let cpu_s = parse(&stat, "", ticks_per_s)?.cpu_s;
+        *kinds.entry(thread_kind(comm.trim()).to_string()).or_insert(0.0) += cpu_s;
+    }
+    Ok(kinds)
+}
+
+/// A thread's name without a trailing `-<number>`.
+fn thread_kind(name: &str) -> &str {
+    match name.rsplit_once('-') {
+        Some((kind, n)) if !kind.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => kind,
+        _ => name,
+    }
 }
 
 fn clock_ticks_per_s() -> f64 {
@@ -63,6 +96,35 @@ mod tests {
         assert_eq!(s.cpu_s, 3.0, "(250 + 50) ticks at 100 Hz");
         assert_eq!(s.rss_bytes, 1024 * 1024);
         assert_eq!(s.peak_rss_bytes, 2048 * 1024);
+    }
+
+    #[test]
+    fn threads_of_one_pool_are_one_kind() {
+        assert_eq!(thread_kind("net-0"), "net");
+        assert_eq!(thread_kind("net-12"), "net");
+        assert_eq!(thread_kind("tokio-rt-worker"), "tokio-rt-worker");
+        assert_eq!(thread_kind("flotilla-drive"), "flotilla-drive");
+        assert_eq!(thread_kind("-3"), "-3");
+    }
+
+    #[test]
+    fn this_process_s_threads_are_sampled_by_kind() {
+        // A thread named like one of a pool spins until its kind shows CPU
+        // time (a clock tick, 10 ms, at the least), or gives up after 10 s.
+        let spinner = std::thread::Builder::new()
+            .name("procstat-test-7".into())
+            .spawn(|| {
+                let start = std::time::Instant::now();
+                while start.elapsed() < std::time::Duration::from_secs(10) {
+                    let kinds = threads_cpu_s(std::process::id()).unwrap();
+                    if kinds.get("procstat-test").is_some_and(|&cpu_s| cpu_s > 0.0) {
+                        return true;
+                    }
+                }
+                false
+            })
+            .unwrap();
+        assert!(spinner.join().unwrap(), "the spinning thread's CPU time never showed under its kind");
     }
 
     #[test]

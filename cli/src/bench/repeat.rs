@@ -138,6 +138,7 @@ mod tests {
             cpu_s,
             cores: cpu_s / 10.0,
             peak_rss_bytes: 1_000_000,
+            threads: vec![],
         };
         let mut processes = vec![process("world", world_cpu_s), process("laser", 8.0)];
         if with_sonar {
