@@ -284,6 +284,12 @@ impl Barrier {
         self.members.get(node).is_some_and(|m| self.owes_unexcused(node, m, step) && !self.excused_from(node, step))
     }
 
+    /// Whether any participant owes a report for `step`: whether the world
+    /// will wait for anyone before it publishes the state after.
+    pub fn awaits_anyone(&self, step: u64) -> bool {
+        self.members.iter().any(|(n, m)| self.owes_unexcused(n, m, step) && !self.excused_from(n, step))
+    }
+
     /// Drops stalled participants from the barrier.
     pub fn drop_members(&mut self, nodes: &[String]) {
         for n in nodes {
@@ -321,8 +327,10 @@ mod tests {
         let mut b = Barrier::default();
         b.join("laser", 5);
         assert!(!b.owes("laser", 4) && b.owes("laser", 5) && !b.owes("drive", 5));
+        assert!(!b.awaits_anyone(4) && b.awaits_anyone(5));
         b.done("laser", 19);
         assert!(!b.owes("laser", 19) && b.owes("laser", 20));
+        assert!(!b.awaits_anyone(19) && b.awaits_anyone(20));
         assert_eq!(b.pending(20), ["laser"]);
     }
 
@@ -395,6 +403,7 @@ mod tests {
     fn publish(b: &mut Barrier, step: u64) -> Vec<String> {
         b.published(step, 0);
         let waits = b.pending(step);
+        assert_eq!(b.awaits_anyone(step), !waits.is_empty(), "at state {step}");
         if step.is_multiple_of(4) {
             b.done("odom", step + 3);
         }

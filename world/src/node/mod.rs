@@ -261,7 +261,7 @@ impl Outputs {
 
     /// Publishes the simulation's current state (into `state`) and clock.
     async fn publish(&self, shared: &Mutex<Sim>, state: &mut WorldState) -> anyhow::Result<()> {
-        let (contacts, bytes, clock, mode, thinned) = {
+        let (contacts, bytes, clock, mode, thinned, at_once) = {
             let mut s = lock(shared);
             s.physics.state_into(state);
             s.published(state.step, state.revision);
@@ -274,12 +274,23 @@ impl Outputs {
                 s.physics.contacts_into(&mut message);
                 encode(&*message)
             });
+            // In lockstep, a state nobody has to answer (the drives'
+            // promises cover it, no sensor is due) joins Zenoh's batch like
+            // every state in fast mode: the world steps on at once, and the
+            // next state someone answers, sent at once, takes it along
+            // (Zenoh keeps the order), one write and one wake-up for
+            // several states. Where someone answers it, it goes at once.
+            let at_once = match s.run.clock {
+                ClockMode::Lockstep => s.barrier.awaits_anyone(state.step),
+                mode => urgent(Some(mode)),
+            };
             (
                 contacts,
                 encode(state),
                 flotilla_messages::encode(&Clock { clock: state.time.to_ros() }),
                 s.run.clock,
                 thinned,
+                at_once,
             )
         };
         // Before the state, on the same session and with the same urgency,
@@ -287,7 +298,7 @@ impl Outputs {
         // the step's state (Zenoh keeps the order of one priority's
         // messages).
         if let Some(contacts) = contacts {
-            self.contacts.put(contacts, urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            self.contacts.put(contacts, at_once).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         }
         let bytes = zenoh::bytes::ZBytes::from(bytes);
         // A standby's copy first, at the state's priority and urgency: it
@@ -295,11 +306,11 @@ impl Outputs {
         // lockstep take-over re-runs to the last state it has, and must
         // not find the nodes a state further on). Sent only where a
         // standby subscribes.
-        self.for_standby.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        self.for_standby.put(bytes.clone(), at_once).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         // Every node's step starts from this message (or its thinned copy).
-        self.state.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        self.state.put(bytes.clone(), at_once).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         for every in thinned {
-            every.put(bytes.clone(), urgent(Some(mode))).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            every.put(bytes.clone(), at_once).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         }
         // In external mode the clock is someone else's.
         if mode != ClockMode::External {
