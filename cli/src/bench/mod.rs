@@ -654,20 +654,40 @@ struct Running {
 
 impl Running {
     /// Starts the scenario's processes, this process's session (a client of
-    /// the world) and waits until they are ready.
+    /// the world) and waits until they are ready. A world's port is picked
+    /// free and bound a moment later by the world; if another process took
+    /// it meanwhile (an outgoing connection's port, while the last run's
+    /// processes still stop), everything starts again on new ports.
     async fn start(
         args: &BenchArgs,
         clock: ClockMode,
         dir: &std::path::Path,
         generated: &scenarios::Generated,
     ) -> anyhow::Result<Running> {
+        const ATTEMPTS: usize = 3;
+        for attempt in 1..=ATTEMPTS {
+            if let Some(running) = Running::start_once(args, clock, dir, generated).await? {
+                return Ok(running);
+            }
+            eprintln!("a world's port was taken before it could bind it (attempt {attempt} of {ATTEMPTS}): new ports");
+        }
+        bail!("no world could bind its port in {ATTEMPTS} attempts; logs in {}", dir.display())
+    }
+
+    /// [`Running::start`] once: `None` if a world could not bind its port.
+    async fn start_once(
+        args: &BenchArgs,
+        clock: ClockMode,
+        dir: &std::path::Path,
+        generated: &scenarios::Generated,
+    ) -> anyhow::Result<Option<Running>> {
         let free_endpoint = || -> anyhow::Result<String> {
             Ok(format!("tcp/127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()))
         };
         let endpoint = free_endpoint()?;
         let standby = (args.standby_world || args.kill_world_every.is_some()).then(free_endpoint).transpose()?;
         let sim = format!("bench{}", std::process::id());
-        let (children, lockstep_participants) =
+        let (mut children, lockstep_participants) =
             processes::start(args, clock, dir, generated, &sim, &endpoint, standby.as_deref())?;
         // With a standby world, a peer of both, as the nodes are.
         let zenoh = match standby {
@@ -678,9 +698,9 @@ impl Running {
         };
         let session = zenoh::open(zenoh.zenoh_config(Role::Node)?).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         let keys = Keys::new(&sim);
-        let description = wait_for_description(&session, &keys, Duration::from_secs(60))
-            .await
-            .map_err(|e| anyhow::anyhow!("the world did not come up (logs in {}): {e}", dir.display()))?;
+        let Some(description) = await_world(&session, &keys, &mut children, dir).await? else {
+            return Ok(None);
+        };
         let watch = Watch::start(&session, &keys, generated.beams_per_scan > 0 && !args.world_alone).await?;
         let mut run = Running {
             children,
@@ -705,7 +725,7 @@ impl Running {
                 .as_ref()
                 .is_some_and(|s| claimed(s) && s.lockstep_participants as usize >= lockstep_participants);
             if ready {
-                return Ok(run);
+                return Ok(Some(run));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -750,6 +770,39 @@ impl Running {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         Ok(())
+    }
+}
+
+/// How long a world may take to answer with its description.
+const WORLD_UP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Waits for the world's description, watching the processes meanwhile:
+/// `None` if a world exited because its port was taken, an error if a
+/// process exited otherwise or the world did not answer in time.
+async fn await_world(
+    session: &zenoh::Session,
+    keys: &Keys,
+    children: &mut Children,
+    dir: &std::path::Path,
+) -> anyhow::Result<Option<flotilla_wire::description::WorldDescription>> {
+    let deadline = Instant::now() + WORLD_UP_TIMEOUT;
+    loop {
+        match wait_for_description(session, keys, Duration::from_millis(500)).await {
+            Ok(description) => return Ok(Some(description)),
+            Err(e) if Instant::now() >= deadline => {
+                bail!("the world did not come up (logs in {}): {e}", dir.display())
+            }
+            Err(_) => {}
+        }
+        for (name, child, _) in &mut children.0 {
+            let Some(status) = child.try_wait()? else { continue };
+            let log = dir.join(format!("{name}.log"));
+            let said = std::fs::read_to_string(&log).unwrap_or_default();
+            if said.contains("Address already in use") {
+                return Ok(None);
+            }
+            bail!("{name} exited ({status}) while the world was starting; see {}", log.display());
+        }
     }
 }
 
