@@ -17,6 +17,16 @@ use super::{scenarios, BenchArgs};
 pub(super) struct Children(pub(super) Vec<(String, Child, Vec<String>)>);
 
 impl Children {
+    /// The first process that has exited, with its status.
+    pub(super) fn exited(&mut self) -> anyhow::Result<Option<(String, std::process::ExitStatus)>> {
+        for (name, child, _) in &mut self.0 {
+            if let Some(status) = child.try_wait()? {
+                return Ok(Some((name.clone(), status)));
+            }
+        }
+        Ok(None)
+    }
+
     /// Kills `name` (SIGKILL), waits for it and starts it again with the
     /// same command line, logging after what it logged; its new pid.
     pub(super) fn kill_and_restart(&mut self, name: &str, dir: &std::path::Path) -> anyhow::Result<u32> {
