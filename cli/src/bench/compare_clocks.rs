@@ -66,6 +66,12 @@ pub struct ClockComparison {
     pub rtf_fast: Spread,
     /// Real-time factor in lockstep.
     pub rtf_lockstep: Spread,
+    /// Wall µs per step, fast and lockstep (medians): a step rate of 10⁶
+    /// over it.
+    pub wall_us_per_step: (f64, f64),
+    /// Latency added to each direction between the world's machine and
+    /// the nodes' (`--link-latency`), ms; `None` on one machine.
+    pub link_latency_ms: Option<f64>,
     /// Every process present in every run, in the first run's order.
     pub processes: Vec<ProcessPerStep>,
     /// The sum over the processes of the median CPU µs per step, fast and
@@ -131,12 +137,20 @@ pub fn summarise(rounds: Vec<(Report, Report)>) -> ClockComparison {
         })
         .collect();
     let all = |pick: fn(&ProcessPerStep) -> &Spread| processes.iter().map(|p| pick(p).median).sum::<f64>();
+    let step_ms = rounds[0].0.step_ms;
+    let wall_us_per_step = |rtf: &Spread| step_ms * 1e3 / rtf.median;
+    let (rtf_fast, rtf_lockstep) = (
+        spread(summary.iter().map(|r| r.rtf_fast).collect()),
+        spread(summary.iter().map(|r| r.rtf_lockstep).collect()),
+    );
     ClockComparison {
         scenario: rounds[0].0.scenario.clone(),
         sim_seconds: rounds[0].0.sim_seconds,
         ratio: spread(summary.iter().map(|r| r.ratio).collect()),
-        rtf_fast: spread(summary.iter().map(|r| r.rtf_fast).collect()),
-        rtf_lockstep: spread(summary.iter().map(|r| r.rtf_lockstep).collect()),
+        wall_us_per_step: (wall_us_per_step(&rtf_fast), wall_us_per_step(&rtf_lockstep)),
+        link_latency_ms: rounds[0].0.link_latency_ms,
+        rtf_fast,
+        rtf_lockstep,
         all_us_per_step: (all(|p| &p.cpu_us_per_step_fast), all(|p| &p.cpu_us_per_step_lockstep)),
         processes,
         rounds: summary,
@@ -153,7 +167,16 @@ pub fn print(comparison: &ClockComparison) {
         comparison.sim_seconds
     );
     println!("lockstep is {} times slower", comparison.ratio);
+    if let Some(latency) = comparison.link_latency_ms {
+        println!("the world on one machine, the nodes on another, {latency} ms added each way between them");
+    }
     println!("real-time factor: {}× fast, {}× lockstep", comparison.rtf_fast, comparison.rtf_lockstep);
+    let (fast, lockstep) = comparison.wall_us_per_step;
+    println!(
+        "wall time per step: {fast:.0} µs fast ({:.0} steps/s), {lockstep:.0} µs lockstep ({:.0} steps/s)",
+        1e6 / fast,
+        1e6 / lockstep
+    );
     println!("{:<10} {:>26} {:>26}", "process", "CPU µs/step fast", "CPU µs/step lockstep");
     for p in &comparison.processes {
         println!(

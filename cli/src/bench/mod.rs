@@ -6,6 +6,7 @@
 
 mod compare_clocks;
 mod latency;
+mod link;
 mod processes;
 mod procstat;
 mod record_cost;
@@ -129,6 +130,14 @@ pub struct BenchArgs {
     /// and its state stream cost per robot.
     #[arg(long, conflicts_with_all = ["soak", "record", "view"])]
     world_alone: bool,
+    /// Emulate the world on one machine and the nodes on another, this
+    /// many ms apart each way: every connection of a node to the world
+    /// goes through a relay that holds each direction's bytes that long
+    /// (a kernel without `tc netem` cannot delay a link). What lockstep
+    /// costs across a real link.
+    #[arg(long = "link-latency", value_name = "MS",
+          conflicts_with_all = ["standby_world", "kill_world_every", "world_alone"])]
+    link_latency_ms: Option<f64>,
     /// Print one JSON object instead of the report.
     #[arg(long)]
     json: bool,
@@ -228,6 +237,9 @@ pub struct Report {
     pub step_ms: f64,
     /// Logical CPUs of this machine.
     pub cpus: usize,
+    /// Latency added to each direction between the world's machine and
+    /// the nodes' (`--link-latency`), ms; `None` on one machine.
+    pub link_latency_ms: Option<f64>,
 }
 
 #[cfg(test)]
@@ -254,6 +266,7 @@ impl Report {
             latency: None,
             step_ms: 5.0,
             cpus: 2,
+            link_latency_ms: None,
         }
     }
 
@@ -550,6 +563,7 @@ async fn measure(
         latency,
         step_ms,
         cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        link_latency_ms: args.link_latency_ms,
     })
 }
 
@@ -651,6 +665,9 @@ fn print_report(r: &Report, dir: &std::path::Path) {
             r.laser_shards,
             if r.laser_shards == 1 { "" } else { "es" }
         );
+    }
+    if let Some(latency) = r.link_latency_ms {
+        println!("the world on one machine, the nodes on another, {latency} ms added each way between them");
     }
     println!("world memory per robot: {:.3} MB (peak RSS / robots)", r.world_memory_per_robot_bytes as f64 / 1e6);
     println!("{:<8} {:>10} {:>8} {:>12}", "process", "CPU s", "cores", "peak RSS MB");

@@ -14,7 +14,26 @@ use super::{scenarios, BenchArgs};
 
 /// Child processes with their command lines, stopped (SIGTERM, then
 /// SIGKILL) when dropped.
-pub(super) struct Children(pub(super) Vec<(String, Child, Vec<String>)>);
+pub(super) struct Children(pub(super) Vec<(String, Child, CommandLine)>);
+
+/// How a process was started: a Flotilla binary with its arguments.
+pub(super) struct CommandLine {
+    binary: String,
+    args: Vec<String>,
+}
+
+impl CommandLine {
+    /// Starts it, its output into `log`.
+    fn spawn(&self, log: std::fs::File) -> anyhow::Result<Child> {
+        Command::new(crate::launch::sibling(&self.binary)?)
+            .args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {}", self.binary))
+    }
+}
 
 impl Children {
     /// The first process that has exited, with its status.
@@ -35,21 +54,9 @@ impl Children {
         child.kill().with_context(|| format!("killing {name}"))?;
         child.wait()?;
         let log = std::fs::OpenOptions::new().append(true).open(dir.join(format!("{name}.log")))?;
-        let (binary, args) = command.split_first().context("a command line")?;
-        *child = spawn_logged(binary, args, log)?;
+        *child = command.spawn(log)?;
         Ok(child.id())
     }
-}
-
-/// Starts the Flotilla binary `binary` with `args`, its output into `log`.
-fn spawn_logged(binary: &str, args: &[String], log: std::fs::File) -> anyhow::Result<Child> {
-    Command::new(crate::launch::sibling(binary)?)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("starting {binary}"))
 }
 
 impl Drop for Children {
@@ -69,25 +76,35 @@ impl Drop for Children {
     }
 }
 
-/// Starts the world (and a standby world on `standby`, if given) and every
-/// node of `generated` for simulation `sim` on `endpoint`; returns them with
-/// how many lockstep participants they make.
+/// Where a run's world listens and how the nodes reach it.
+pub(super) struct Network<'a> {
+    /// Where the world listens.
+    pub(super) world: String,
+    /// Where the nodes connect to reach the world: the world's endpoint,
+    /// or a relay to it that adds latency (`--link-latency`).
+    pub(super) world_for_nodes: String,
+    /// Where a standby world listens, if there is one.
+    pub(super) standby: Option<&'a str>,
+}
+
+/// Starts the world (and a standby world, if given) and every node of
+/// `generated` for simulation `sim` on `network`; returns them with how many
+/// lockstep participants they make.
 pub(super) fn start(
     args: &BenchArgs,
     clock: ClockMode,
     dir: &std::path::Path,
     generated: &scenarios::Generated,
     sim: &str,
-    endpoint: &str,
-    standby: Option<&str>,
+    network: &Network,
 ) -> anyhow::Result<(Children, usize)> {
     let log = |name: &str| -> anyhow::Result<std::fs::File> {
         std::fs::File::create(dir.join(format!("{name}.log"))).with_context(|| format!("log of {name}"))
     };
-    let spawn = |name: &str, binary: &str, extra: &[String]| -> anyhow::Result<(String, Child, Vec<String>)> {
-        let child = spawn_logged(binary, extra, log(name)?)?;
-        let command = std::iter::once(binary.to_string()).chain(extra.iter().cloned()).collect();
-        Ok((name.to_string(), child, command))
+    let spawn = |name: &str, binary: &str, extra: &[String]| {
+        let command = CommandLine { binary: binary.to_string(), args: extra.to_vec() };
+        let child = command.spawn(log(name)?)?;
+        anyhow::Ok((name.to_string(), child, command))
     };
     // Paused until every node is up, in both modes: otherwise a fast world
     // runs thousands of steps ahead while the nodes are still starting.
@@ -97,22 +114,23 @@ pub(super) fn start(
             .map(String::from)
             .to_vec()
     };
+    let endpoint = &network.world;
     let mut node = vec!["--sim".to_string(), sim.to_string()];
     let mut children = Children(Vec::new());
-    match standby {
+    match network.standby {
         Some(standby) => {
             // Each world connected to the other, every node to both.
             let mut world = world_args(endpoint);
             world.extend(["--connect".into(), standby.to_string()]);
             let mut standing_by = world_args(standby);
-            standing_by.extend(["--standby".into(), "--connect".into(), endpoint.to_string()]);
+            standing_by.extend(["--standby".into(), "--connect".into(), endpoint.clone()]);
             children.0.push(spawn("world", "flotilla-world", &world)?);
             children.0.push(spawn("standby", "flotilla-world", &standing_by)?);
-            node.extend(loopback_peer_args(&format!("{endpoint},{standby}")));
+            node.extend(loopback_peer_args(&format!("{},{standby}", network.world_for_nodes)));
         }
         None => {
             children.0.push(spawn("world", "flotilla-world", &world_args(endpoint))?);
-            node.extend(loopback_peer_args(endpoint));
+            node.extend(loopback_peer_args(&network.world_for_nodes));
         }
     }
     if args.world_alone {

@@ -12,6 +12,7 @@ use flotilla_wire::control::{ClockMode, ControlRequest};
 use flotilla_wire::world_to_nodes::WorldStatus;
 use flotilla_wire::Keys;
 
+use super::link::Link;
 use super::processes::{self, Children};
 use super::{scenarios, BenchArgs, Watch};
 
@@ -19,6 +20,9 @@ use super::{scenarios, BenchArgs, Watch};
 /// node in the barrier (the world still paused), and what watches them.
 pub(super) struct Running {
     pub(super) children: Children,
+    /// The relay between the nodes and the world (`--link-latency`),
+    /// kept while the processes run.
+    _link: Option<Link>,
     pub(super) session: zenoh::Session,
     pub(super) keys: Keys,
     pub(super) description: flotilla_wire::description::WorldDescription,
@@ -58,14 +62,23 @@ impl Running {
         dir: &std::path::Path,
         generated: &scenarios::Generated,
     ) -> anyhow::Result<Option<Running>> {
-        let free_endpoint = || -> anyhow::Result<String> {
-            Ok(format!("tcp/127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()))
-        };
-        let endpoint = free_endpoint()?;
+        let free_port =
+            || -> anyhow::Result<u16> { Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()) };
+        let free_endpoint = || -> anyhow::Result<String> { Ok(format!("tcp/127.0.0.1:{}", free_port()?)) };
+        let port = free_port()?;
+        let endpoint = format!("tcp/127.0.0.1:{port}");
+        let link = args
+            .link_latency_ms
+            .map(|latency_ms| Link::start(std::net::SocketAddr::from(([127, 0, 0, 1], port)), latency_ms))
+            .transpose()?;
         let standby = (args.standby_world || args.kill_world_every.is_some()).then(free_endpoint).transpose()?;
         let sim = format!("bench{}", std::process::id());
-        let (mut children, lockstep_participants) =
-            processes::start(args, clock, dir, generated, &sim, &endpoint, standby.as_deref())?;
+        let network = processes::Network {
+            world: endpoint.clone(),
+            world_for_nodes: link.as_ref().map_or_else(|| endpoint.clone(), |link| link.endpoint.clone()),
+            standby: standby.as_deref(),
+        };
+        let (mut children, lockstep_participants) = processes::start(args, clock, dir, generated, &sim, &network)?;
         // With a standby world, a peer of both, as the nodes are.
         let zenoh = match standby {
             Some(standby) => {
@@ -81,6 +94,7 @@ impl Running {
         let watch = Watch::start(&session, &keys, generated.beams_per_scan > 0 && !args.world_alone).await?;
         let mut run = Running {
             children,
+            _link: link,
             session,
             keys,
             description,
