@@ -45,6 +45,9 @@ enum Command {
     /// measure it: real-time factor, beams/s, CPU and memory per process,
     /// traffic, latency.
     Bench(bench::BenchArgs),
+    /// One answering process of `flotilla bench --barrier-floor`.
+    #[command(hide = true)]
+    BenchAnswer(bench::AnswerArgs),
     /// Draw the running world (walls, bodies, the latest laser hits) into a PNG.
     Snapshot(snapshot::SnapshotArgs),
     /// Serve a live view of a running simulation in the browser
@@ -172,6 +175,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Run(args) => launch::run(*args),
         Command::Bench(args) => bench::run(args),
+        Command::BenchAnswer(args) => bench::answer(args),
         Command::Snapshot(args) => snapshot::run(args),
         Command::Check { world } => check::check(&world),
         Command::Checkpoint(command) => checkpoint::run(command),

@@ -4,6 +4,7 @@
 //! bytes per second on the main keys, and (scenario `latency`) the
 //! cmd_vel → odometry latency in realtime mode.
 
+mod barrier_floor;
 mod compare_clocks;
 mod latency;
 mod link;
@@ -39,6 +40,8 @@ pub use scenarios::Scenario;
 /// and over at least [`MIN_TRAFFIC_WINDOW_S`] sim seconds.
 const TRAFFIC_WINDOW_SHARE: f64 = 0.25;
 const MIN_TRAFFIC_WINDOW_S: f64 = 0.5;
+
+pub use barrier_floor::{answer, AnswerArgs};
 
 /// Arguments of `flotilla bench`.
 #[derive(clap::Args, Clone)]
@@ -97,6 +100,14 @@ pub struct BenchArgs {
     #[arg(long, value_name = "ROUNDS", conflicts_with_all = ["record", "record_cost", "repeat", "soak", "world_alone"],
           value_parser = clap::value_parser!(u64).range(1..=100))]
     compare_clocks: Option<u64>,
+    /// Measure the floor instead: the least a lockstep barrier over as
+    /// many processes as the scenario has lockstep participants costs on
+    /// this machine (one small message to each and back per step, nothing
+    /// else), over `--duration`'s steps: wall time and every process's CPU
+    /// per step.
+    #[arg(long, conflicts_with_all = ["record", "record_cost", "compare_clocks", "repeat", "soak", "world_alone",
+          "link_latency_ms", "standby_world"])]
+    barrier_floor: bool,
     /// How `--record` (or `--record-cost`) compresses the file's chunks:
     /// none, lz4 or zstd (`flotilla record --compression`; none when not
     /// given).
@@ -306,6 +317,15 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     if let Some(rounds) = args.record_cost {
         return run_record_cost(&args, clock, &dir, &generated, &runtime, rounds);
+    }
+    if args.barrier_floor {
+        let participants = processes::lockstep_participants(&args, &generated);
+        let floor = barrier_floor::measure(participants, (args.duration_s / scenarios::STEP_S) as u64, &dir)?;
+        match args.json {
+            true => println!("{}", serde_json::to_string(&floor)?),
+            false => barrier_floor::print(&floor),
+        }
+        return Ok(());
     }
     if let Some(rounds) = args.compare_clocks {
         return run_compare_clocks(&args, &dir, &generated, &runtime, rounds);

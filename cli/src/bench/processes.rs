@@ -76,6 +76,20 @@ impl Drop for Children {
     }
 }
 
+/// Starts the Flotilla binary `binary` with `args` as process `name`,
+/// logging to `name.log` in `dir`.
+pub(super) fn spawn(
+    dir: &std::path::Path,
+    name: &str,
+    binary: &str,
+    args: &[String],
+) -> anyhow::Result<(String, Child, CommandLine)> {
+    let log = std::fs::File::create(dir.join(format!("{name}.log"))).with_context(|| format!("log of {name}"))?;
+    let command = CommandLine { binary: binary.to_string(), args: args.to_vec() };
+    let child = command.spawn(log)?;
+    Ok((name.to_string(), child, command))
+}
+
 /// Where a run's world listens and how the nodes reach it.
 pub(super) struct Network<'a> {
     /// Where the world listens.
@@ -98,14 +112,7 @@ pub(super) fn start(
     sim: &str,
     network: &Network,
 ) -> anyhow::Result<(Children, usize)> {
-    let log = |name: &str| -> anyhow::Result<std::fs::File> {
-        std::fs::File::create(dir.join(format!("{name}.log"))).with_context(|| format!("log of {name}"))
-    };
-    let spawn = |name: &str, binary: &str, extra: &[String]| {
-        let command = CommandLine { binary: binary.to_string(), args: extra.to_vec() };
-        let child = command.spawn(log(name)?)?;
-        anyhow::Ok((name.to_string(), child, command))
-    };
+    let spawn = |name: &str, binary: &str, extra: &[String]| spawn(dir, name, binary, extra);
     // Paused until every node is up, in both modes: otherwise a fast world
     // runs thousands of steps ahead while the nodes are still starting.
     let world_args = |listen: &str| -> Vec<String> {
@@ -144,7 +151,6 @@ pub(super) fn start(
         children.0.push(spawn(&name, "flotilla-drive", &drive_args)?);
     }
     children.0.push(spawn("odom", "flotilla-odom", &node)?);
-    let mut lockstep_participants = args.drive_shards as usize + 1;
     if generated.beams_per_scan > 0 {
         let shards = args.laser_shards;
         for i in 0..shards {
@@ -167,20 +173,16 @@ pub(super) fn start(
             // A soak drives the robots itself.
             children.0.push(spawn("wander", "flotilla-wander", &node)?);
         }
-        lockstep_participants += shards as usize;
     }
     if generated.pioneer {
         children.0.push(spawn("sonar", "flotilla-sonar", &node)?);
         children.0.push(spawn("bumper", "flotilla-bumper", &node)?);
-        lockstep_participants += 2;
     }
     if generated.people > 0 {
         children.0.push(spawn("crowd", "flotilla-crowd", &node)?);
-        lockstep_participants += 1;
     }
     if generated.doors > 0 {
         children.0.push(spawn("building", "flotilla-building", &node)?);
-        lockstep_participants += 1;
     }
     // Loopback peers, as `flotilla run --record` and `--view` start them.
     let client = node.clone();
@@ -195,7 +197,25 @@ pub(super) fn start(
         view.extend(client.iter().cloned());
         children.0.push(spawn("view", "flotilla", &view)?);
     }
-    Ok((children, lockstep_participants))
+    Ok((children, lockstep_participants(args, generated)))
+}
+
+/// How many processes of `generated` take part in the lockstep barrier:
+/// the drives, odometry, the lasers, a Pioneer's sonar and bumper, the
+/// crowd and the building (the wander node, a recorder and the view do
+/// not).
+pub(super) fn lockstep_participants(args: &BenchArgs, generated: &scenarios::Generated) -> usize {
+    if args.world_alone {
+        return 0;
+    }
+    let lasers = if generated.beams_per_scan > 0 { args.laser_shards as usize } else { 0 };
+    let pioneer = if generated.pioneer { 2 } else { 0 };
+    args.drive_shards as usize
+        + 1
+        + lasers
+        + pioneer
+        + usize::from(generated.people > 0)
+        + usize::from(generated.doors > 0)
 }
 
 /// `role` alone, `role.0` … `role.{n-1}` when sharded.
