@@ -10,7 +10,9 @@
 //! change no bit:
 //! with a controller that works only every 20th step (so that the world
 //! has steps at which it need not wait for the drive), a run with them and
-//! one with `--wait-on-drives` give the same streams. A world killed at a
+//! one with `--wait-on-drives` give the same streams, and so does one
+//! whose sensors may not run behind the world between the controller's
+//! states (`--lockstep-sensor-lag 0`). A world killed at a
 //! random step is taken over by its standby at the killed world's last
 //! state, bit for bit, and the run goes on to its end, every stream the
 //! same as without the kill, with drives keeping promises or not; a
@@ -206,10 +208,14 @@ async fn drives_promises_spare_waits_and_not_a_single_bit() {
     let (promised, log) = run(ONE_EACH, Controller::Every20th, &[]).await;
     assert!(log.contains("is not waited for"), "the drive's promises were used:\n{log}");
     assert!(log.contains("with the changes it planned"), "and its planned ramps:\n{log}");
+    assert!(log.contains("may run up to 100 states behind"), "sensors ran behind between its states:\n{log}");
     let (waited, log) = run(ONE_EACH, Controller::Every20th, &["--wait-on-drives"]).await;
     assert!(!log.contains("is not waited for"), "--wait-on-drives:\n{log}");
     assert_eq!(promised["robot1/odometry/filtered"].len(), 501);
     assert_same(&promised, &waited, "a run with the drives' promises and one without");
+    let (in_step, log) = run(ONE_EACH, Controller::Every20th, &["--lockstep-sensor-lag", "0"]).await;
+    assert!(!log.contains("states behind"), "--lockstep-sensor-lag 0:\n{log}");
+    assert_same(&promised, &in_step, "a run with sensors behind and one with every report of every state");
     // The commands queued ahead took effect: the robots moved.
     for robot in ROBOTS {
         let odom = &promised[&format!("{robot}/odometry/filtered")];

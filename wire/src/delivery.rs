@@ -10,8 +10,8 @@
 //! mode nobody waits on a single message, and batching them saves a system
 //! call and a wake-up each (office-50 ran 10–20 % faster batched, and 20 %
 //! slower in lockstep). The world refines this for its states in lockstep:
-//! one that no participant has to answer is batched too, since the world
-//! steps on at once and its next express state takes the batch along.
+//! one it waits on no answer to is batched too, since the world steps on at
+//! once and its next express state takes the batch along.
 
 use crate::control::ClockMode;
 

@@ -21,8 +21,12 @@
 //! `struct.pack("<HQ", SCHEMA_VERSION, step)`). Flotilla's sensor nodes add an 11th byte,
 //! 1, when nothing they publish is any plugin's input: their work then
 //! commands no robot, and a drive's promise may spare the world its answer
-//! at the state after (see [`crate::drive_to_world::Promise`]). A report
-//! without it counts as one whose work may command a robot.
+//! at the state after (see [`crate::drive_to_world::Promise`]), and such a
+//! node may run some states behind the world while no participant that may
+//! command works on the next state (`flotilla-world
+//! --lockstep-sensor-lag`). A report without it counts as one whose work
+//! may command a robot: before a state such a participant works on, every
+//! node has reported every state before it.
 
 use serde::{Deserialize, Serialize};
 

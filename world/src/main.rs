@@ -54,6 +54,15 @@ struct Args {
     /// either way, this only costs speed.
     #[arg(long)]
     wait_on_drives: bool,
+    /// In lockstep, how many states a sensor node whose outputs are no
+    /// plugin's input may run behind the world while no participant that
+    /// may command a robot (a controller, the Python environments) is in
+    /// the barrier: its work then overlaps the world's next steps. The
+    /// outputs are the same bits either way; observers outside the barrier
+    /// may see `/clock` up to this many steps ahead of such a node's
+    /// messages. 0: every node reports each state before the next.
+    #[arg(long, value_name = "STEPS", default_value_t = flotilla_world::node::DEFAULT_LOCKSTEP_SENSOR_LAG_STEPS)]
+    lockstep_sensor_lag: u64,
     /// Start paused; `flotilla resume` (or the launcher) starts stepping.
     #[arg(long)]
     start_paused: bool,
@@ -181,6 +190,7 @@ fn main_inner(args: Args) -> anyhow::Result<Ending> {
         stall_policy: spec.settings.on_stall,
         lockstep_spin: std::time::Duration::from_micros(args.lockstep_spin),
         wait_on_drives: args.wait_on_drives,
+        lockstep_sensor_lag: args.lockstep_sensor_lag,
         external_clock: spec.settings.external_clock.clone(),
         endpoint: args.node.zenoh.advertised_endpoint(),
         model_dirs,

@@ -16,6 +16,20 @@
 //! and does not apply the drive's own answer to that state when it comes,
 //! which is the same unless a command from outside the barrier came in
 //! between; so a run with promises gives the same bits as one without.
+//!
+//! A node whose work commands nothing (a sensor none of whose outputs is
+//! any plugin's input) may also run behind the world, by up to
+//! [`Barrier::lag_sensors`] states, as long as no member of the barrier
+//! that may command a robot (a controller, the Python environments: any
+//! but the promising drives and such nodes) works on the next state:
+//! nobody then decides from its outputs before they are out, and the state
+//! stream, every command and so every output are the same bits as when
+//! the world waits for it at every state. Its work on a scan step then
+//! overlaps the world's next steps, as in fast mode. Before a state that
+//! such a participant works on, the world waits until every node has
+//! reported every state before it, as the lockstep contract says (a
+//! controller that works every 20th state lets the sensors run behind in
+//! between).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -78,6 +92,13 @@ pub struct Barrier {
     /// Whether promises are honoured (`flotilla-world --wait-on-drives`
     /// turns them off).
     honour_promises: bool,
+    /// How many states a node whose work commands nothing may run behind
+    /// the world while nobody in the barrier may command (0: none).
+    sensor_lag: u64,
+    /// The standby worlds following this one, by token.
+    standbys: BTreeSet<String>,
+    /// Nodes that were told once in the log that they may run behind.
+    told_lag: BTreeSet<String>,
 }
 
 impl Default for Barrier {
@@ -92,6 +113,9 @@ impl Default for Barrier {
             excused: BTreeSet::new(),
             told: BTreeSet::new(),
             honour_promises: true,
+            sensor_lag: 0,
+            standbys: BTreeSet::new(),
+            told_lag: BTreeSet::new(),
         }
     }
 }
@@ -100,6 +124,64 @@ impl Barrier {
     /// Whether drives' promises spare the world their answers.
     pub fn honour_promises(&mut self, on: bool) {
         self.honour_promises = on;
+    }
+
+    /// Lets a node whose work commands nothing run up to `steps` states
+    /// behind the world while no member of the barrier may command a
+    /// robot (`flotilla-world --lockstep-sensor-lag`).
+    pub fn lag_sensors(&mut self, steps: u64) {
+        self.sensor_lag = steps;
+    }
+
+    /// A standby world's token (`key`) came or went. While one follows,
+    /// no node runs behind: a lockstep take-over re-runs the steps since
+    /// its checkpoint with the drives' answers it kept, and with sensors
+    /// behind, and commands from outside the barrier, that re-run did not
+    /// give the killed world's last state (both take-overs of
+    /// `tests/tests/standby.rs`, in two runs; with none behind, every
+    /// one did).
+    pub fn standby_follows(&mut self, key: &str, alive: bool) {
+        if alive {
+            self.standbys.insert(key.to_string());
+        } else {
+            self.standbys.remove(key);
+        }
+    }
+
+    /// How many states behind the world `node` may be at `step`, the
+    /// state last published: none unless its work commands nothing, no
+    /// standby follows, and no member that may command a robot works on
+    /// the next state (one that does decides from the outputs of every
+    /// state before it, so they must all be out before the world sends
+    /// it). A member that has not reported yet may command, as far as the
+    /// barrier knows.
+    fn lag_of(&self, node: &str, step: u64) -> u64 {
+        if self.sensor_lag == 0 || !self.standbys.is_empty() || !self.commanding_nothing.contains(node) {
+            return 0;
+        }
+        let next = step + 1;
+        let decides_next = self.members.iter().any(|(n, m)| {
+            !m.dropped
+                && !self.promises.contains_key(n)
+                && !self.commanding_nothing.contains(n)
+                && m.required_from <= next
+                && self.reported.get(n).is_none_or(|&r| r < next)
+        });
+        if decides_next {
+            0
+        } else {
+            self.sensor_lag
+        }
+    }
+
+    /// Whether the world must have `node`'s report before it publishes the
+    /// state after `step`: it owes `step`, or with a lag the state that
+    /// many before.
+    fn holds_up(&self, node: &str, m: &Member, step: u64) -> bool {
+        match step.checked_sub(self.lag_of(node, step)) {
+            Some(behind) => self.owes_unexcused(node, m, behind) && !self.excused_from(node, behind),
+            None => false,
+        }
     }
 
     /// A participant's token appeared; it must report every state from
@@ -247,6 +329,21 @@ impl Barrier {
             }
         }
         self.last = Some(Published { step, revision, busy });
+        if self.sensor_lag > 0 {
+            let lagging: Vec<String> = (self.commanding_nothing.iter())
+                .filter(|node| self.members.contains_key(*node) && !self.told_lag.contains(*node))
+                .filter(|node| self.lag_of(node, step) > 0)
+                .cloned()
+                .collect();
+            for node in lagging {
+                tracing::info!(
+                    "lockstep: {node} commands nothing: it may run up to {} states behind while no participant \
+                     decides from its outputs",
+                    self.sensor_lag
+                );
+                self.told_lag.insert(node);
+            }
+        }
     }
 
     /// Whether `node` has not reported `step`, which it must.
@@ -269,25 +366,23 @@ impl Barrier {
             .map(String::as_str)
     }
 
-    /// Participants that still owe a report for `step`.
+    /// Participants whose reports the world must have before it publishes
+    /// the state after `step` (a lagging node's of an earlier state).
     pub fn pending(&self, step: u64) -> Vec<String> {
-        self.members
-            .iter()
-            .filter(|(n, m)| self.owes_unexcused(n, m, step) && !self.excused_from(n, step))
-            .map(|(n, _)| n.clone())
-            .collect()
+        self.members.iter().filter(|(n, m)| self.holds_up(n, m, step)).map(|(n, _)| n.clone()).collect()
     }
 
-    /// Whether `node` still owes a report for `step` (one of
-    /// [`Barrier::pending`], without building the list).
+    /// Whether `node` owes a report for `step`: it works on that state
+    /// (whether or not the world waits for it, see [`Barrier::pending`]).
     pub fn owes(&self, node: &str, step: u64) -> bool {
         self.members.get(node).is_some_and(|m| self.owes_unexcused(node, m, step) && !self.excused_from(node, step))
     }
 
-    /// Whether any participant owes a report for `step`: whether the world
-    /// will wait for anyone before it publishes the state after.
+    /// Whether the world will wait for anyone's report before it
+    /// publishes the state after `step` (whether [`Barrier::pending`] is
+    /// not empty, without building the list).
     pub fn awaits_anyone(&self, step: u64) -> bool {
-        self.members.iter().any(|(n, m)| self.owes_unexcused(n, m, step) && !self.excused_from(n, step))
+        self.members.iter().any(|(n, m)| self.holds_up(n, m, step))
     }
 
     /// Drops stalled participants from the barrier.
@@ -628,5 +723,91 @@ mod tests {
         let mut b = steady_at_3(false);
         b.published(3, 0);
         assert!(b.owes("drive", 3), "--wait-on-drives");
+    }
+
+    /// A promising drive and a laser whose scans no plugin reads, the
+    /// laser due every 20th state, with a lag of 10 states.
+    fn lagging_laser() -> Barrier {
+        let mut b = Barrier::default();
+        b.lag_sensors(10);
+        b.join("drive", 0);
+        b.join("laser", 0);
+        b.reported("laser", 19, true); // done with 0, nothing due before 20
+        answered_steadily(&mut b, "drive", 0..20);
+        b
+    }
+
+    #[test]
+    fn a_sensor_that_commands_nothing_may_run_behind_while_nobody_may_command() {
+        let mut b = lagging_laser();
+        b.published(20, 0);
+        assert!(b.owes("laser", 20), "it works on the state");
+        assert!(b.pending(20).is_empty(), "the world steps on while it scans: {:?}", b.pending(20));
+        assert!(!b.awaits_anyone(20), "so the state joins Zenoh's batch");
+        for step in 21..30 {
+            b.published(step, 0);
+            assert!(b.pending(step).is_empty(), "{step} is within the lag of 20");
+        }
+        b.published(30, 0);
+        assert_eq!(b.pending(30), ["laser"], "ten states on, the world waits for the scan of 20");
+        assert!(b.awaits_anyone(30));
+        b.reported("laser", 39, true);
+        assert!(b.pending(30).is_empty());
+    }
+
+    #[test]
+    fn a_participant_that_may_command_makes_every_sensor_report_each_state() {
+        let mut b = lagging_laser();
+        b.published(20, 0);
+        assert!(b.pending(20).is_empty());
+        // A controller joins: from the next state on it decides from the
+        // scans, so the world waits for the scan of 20 before it sends 21.
+        b.join("controller", 21);
+        assert_eq!(b.pending(20), ["laser"]);
+        b.reported("laser", 39, true);
+        assert!(b.pending(20).is_empty());
+        // It leaves: the laser may lag again.
+        b.leave("controller");
+        answered_steadily(&mut b, "drive", 20..40);
+        b.published(40, 0);
+        assert!(b.owes("laser", 40) && b.pending(40).is_empty());
+        // A laser whose scans a plugin reads says so, and is waited for.
+        b.reported("laser", 39, false);
+        assert_eq!(b.pending(40), ["laser"]);
+    }
+
+    #[test]
+    fn between_the_states_a_controller_works_on_sensors_may_run_behind() {
+        let mut b = lagging_laser();
+        b.lag_sensors(100);
+        let laser_waited_for = |b: &Barrier, step| b.pending(step).contains(&"laser".to_string());
+        b.join("controller", 0);
+        b.reported("controller", 19, false); // works on 0, then next on 20
+        b.published(20, 0);
+        assert!(laser_waited_for(&b, 20), "the controller works on 21: the scan of 20 first");
+        b.reported("controller", 39, false); // done with 20, next on 40
+        assert!(!laser_waited_for(&b, 20), "nobody decides on 21 to 39: the laser scans meanwhile");
+        b.published(38, 0);
+        assert!(!laser_waited_for(&b, 38));
+        b.published(39, 0);
+        assert!(laser_waited_for(&b, 39), "before 40, every scan up to 39 is out");
+    }
+
+    #[test]
+    fn while_a_standby_world_follows_no_sensor_runs_behind() {
+        let mut b = lagging_laser();
+        b.standby_follows("flotilla/sim/standby/world-b", true);
+        b.published(20, 0);
+        assert_eq!(b.pending(20), ["laser"]);
+        b.standby_follows("flotilla/sim/standby/world-b", false);
+        assert!(b.pending(20).is_empty());
+    }
+
+    #[test]
+    fn without_a_lag_every_report_holds_the_world_up() {
+        let mut b = lagging_laser();
+        b.lag_sensors(0);
+        b.published(20, 0);
+        assert_eq!(b.pending(20), ["laser"]);
     }
 }

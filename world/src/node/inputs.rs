@@ -63,6 +63,7 @@ pub async fn declare(wiring: &Wiring, external_clock: &str, published: watch::Re
         actuations(wiring).await?,
         node_tokens(wiring).await?,
         lockstep_tokens(wiring).await?,
+        standby_tokens(wiring).await?,
         lockstep_reports(wiring).await?,
         external_clock_of(wiring, external_clock).await?,
         claims(wiring).await?,
@@ -138,6 +139,16 @@ async fn node_tokens(wiring: &Wiring) -> Result<Subscriber<()>> {
                 tracing::warn!("node {node} left; {stopped} bodies it drove are stopped");
             }
         }
+    })
+    .await
+}
+
+/// Standby worlds coming and going: while one follows, the barrier lets
+/// no sensor run behind (see `Barrier::standby_follows`).
+async fn standby_tokens(wiring: &Wiring) -> Result<Subscriber<()>> {
+    let shared = wiring.shared.clone();
+    watch_tokens(&wiring.session, wiring.keys.standby_tokens(), move |key, alive| {
+        lock(&shared).barrier.standby_follows(key, alive);
     })
     .await
 }

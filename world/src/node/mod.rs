@@ -53,6 +53,12 @@ pub use stepper::Handover;
 /// per cent faster lockstep for about 0.15 of a core).
 pub const DEFAULT_LOCKSTEP_SPIN_US: u64 = 60;
 
+/// The default of [`WorldNodeConfig::lockstep_sensor_lag`], in states:
+/// as far as fast mode lets any node fall behind
+/// ([`flotilla_wire::lockstep::FAST_MAX_LEAD_STEPS`]), room for a scan of
+/// every robot to overlap the world's next steps.
+pub const DEFAULT_LOCKSTEP_SENSOR_LAG_STEPS: u64 = flotilla_wire::lockstep::FAST_MAX_LEAD_STEPS;
+
 use crate::physics::Physics;
 use clock_batches::{ClockBatches, FLUSH_BEFORE_WAITING};
 use inputs::{lock, Wiring};
@@ -81,6 +87,10 @@ pub struct WorldNodeConfig {
     /// In lockstep, wait for every drive's answer to every state, even one
     /// that promised its commands steady (see `barrier`).
     pub wait_on_drives: bool,
+    /// In lockstep, how many states a node whose work commands nothing may
+    /// run behind the world while no participant may command (see
+    /// `barrier`); 0 waits for every report of every state.
+    pub lockstep_sensor_lag: u64,
     /// The ROS name of the clock followed in external mode.
     pub external_clock: String,
     /// The endpoint other programs connect to (for the status message).
@@ -116,6 +126,7 @@ pub async fn run(
         (sim.barrier, sim.inbox, catch_up) = (handover.barrier, handover.inbox, Some(handover.catch_up));
     }
     sim.barrier.honour_promises(!config.wait_on_drives);
+    sim.barrier.lag_sensors(config.lockstep_sensor_lag);
     let wiring = Wiring {
         session: session.clone(),
         keys: keys.clone(),
@@ -274,12 +285,13 @@ impl Outputs {
                 s.physics.contacts_into(&mut message);
                 encode(&*message)
             });
-            // In lockstep, a state nobody has to answer (the drives'
-            // promises cover it, no sensor is due) joins Zenoh's batch like
+            // In lockstep, a state the world will not wait on (the drives'
+            // promises cover it, no sensor is due or the ones due may run
+            // behind, see `barrier`) joins Zenoh's batch like
             // every state in fast mode: the world steps on at once, and the
-            // next state someone answers, sent at once, takes it along
-            // (Zenoh keeps the order), one write and one wake-up for
-            // several states. Where someone answers it, it goes at once.
+            // next state it waits on, sent at once, takes it along (Zenoh
+            // keeps the order), one write and one wake-up for several
+            // states. A state the world waits on goes at once.
             let at_once = match s.run.clock {
                 ClockMode::Lockstep => s.barrier.awaits_anyone(state.step),
                 mode => urgent(Some(mode)),
