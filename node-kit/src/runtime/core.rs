@@ -16,7 +16,7 @@ use flotilla_wire::delivery::urgent;
 use flotilla_wire::world_to_nodes::WorldState;
 use flotilla_wire::world_tracker::{StateVerdict, WorldPresence, WorldTracker};
 
-use super::plugin::{NodePlugin, Outbox};
+use super::plugin::{Following, NodePlugin, Outbox};
 use crate::health::BadMessages;
 
 /// At most this many steps are reported done ahead: a node that serves
@@ -170,7 +170,10 @@ impl<P: NodePlugin> Core<P> {
             }
             Arrival::Clock(clock) => {
                 self.clock = Some(clock);
-                self.outbox.follow_interest(clock != ClockMode::Lockstep);
+                self.outbox.follow(match clock {
+                    ClockMode::Lockstep => Following::SubscribersEverSeen,
+                    _ => Following::Subscribers,
+                });
                 self.plugin.on_clock(clock);
                 Reply::default()
             }

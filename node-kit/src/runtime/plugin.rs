@@ -200,12 +200,12 @@ pub struct Outbox {
     /// Whether a recorder listens to this node (see [`crate::recording`]):
     /// every output is then wanted.
     recorder_listens: Arc<AtomicBool>,
-    /// Whether outputs go only where someone subscribes: in every clock
-    /// mode but lockstep (and not before the clock mode is known). In
-    /// lockstep every output goes out: what a subscriber there from the
-    /// start receives must not depend on Zenoh's matching, which can say
-    /// "no subscriber" for a moment while one has been there all along.
-    follow_interest: bool,
+    /// Which outputs go out, by the clock mode (see [`Following`]).
+    following: Following,
+    /// Whether a key's subscribed flag, once Zenoh has said a subscriber
+    /// matches it, stays up (lockstep): shared with the matching
+    /// listeners that set the flags (see `publishers`).
+    flags_only_rise: Arc<AtomicBool>,
     /// Bumped whenever a flag of `subscribed` or `folders` is added,
     /// replaced or dropped: an [`Interest`] taken earlier is then looked
     /// up again.
@@ -221,6 +221,25 @@ pub struct Outbox {
     promise: Promise,
     /// Whether `promise` goes with the actuation.
     promised: bool,
+}
+
+/// Which outputs a node sends, by the world's clock mode.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Following {
+    /// The clock mode is not known yet: every output goes out.
+    #[default]
+    Everything,
+    /// Fast, realtime and external mode: a key goes out while a subscriber
+    /// matches it, as its own publisher or the watch on its folder says.
+    Subscribers,
+    /// Lockstep: a key goes out unless its own publisher has looked for
+    /// subscribers for [`MATCHING_SETTLES_IN`](super::publishers::MATCHING_SETTLES_IN)
+    /// and Zenoh has never said one matches. Once one has, the key goes
+    /// out for good: Zenoh's matching can say "no subscriber" for a moment
+    /// while one has been there all along, and what a subscriber there
+    /// from the start receives must not depend on that. Folders are not
+    /// watched: each key gets its publisher, and so the same rule.
+    SubscribersEverSeen,
 }
 
 /// Where [`Outbox::wants_cached`] and [`Outbox::nobody_under_cached`]
@@ -251,8 +270,9 @@ impl Outbox {
     /// publisher learns, or — for a key the plugin announced
     /// ([`Rebuild::output`]) whose folder showed no subscriber at its first
     /// message, which then went out without a publisher — as the watch on
-    /// its folder says. While a recorder listens, and in lockstep, every
-    /// key is wanted.
+    /// its folder says; in lockstep, with the flags kept by the rule of
+    /// [`Following::SubscribersEverSeen`]. While a recorder listens, or
+    /// before the clock mode is known, every key is wanted.
     /// A plugin skips encoding and queuing what
     /// nobody listens to, as Gazebo's sensors do; it still updates its
     /// model (state, noise), so that a subscriber that comes later sees
@@ -283,16 +303,22 @@ impl Outbox {
         self.recorder_listens = flag;
     }
 
-    /// Whether outputs go only where someone subscribes (`true` in every
-    /// clock mode but lockstep); until told, every output goes out.
-    pub(crate) fn follow_interest(&mut self, follow: bool) {
-        self.follow_interest = follow;
+    /// Which outputs go out from now on (the clock mode changed).
+    pub(crate) fn follow(&mut self, following: Following) {
+        self.following = following;
+        self.flags_only_rise.store(following == Following::SubscribersEverSeen, Ordering::Relaxed);
+    }
+
+    /// Whether subscribed flags only rise (see
+    /// [`Following::SubscribersEverSeen`]), as the matching listeners read it.
+    pub(crate) fn flags_only_rise(&self) -> Arc<AtomicBool> {
+        self.flags_only_rise.clone()
     }
 
     /// [`Outbox::wants`] without the recorder: whether a message on `key`
     /// goes out on the key itself.
     pub(crate) fn subscribed(&self, key: &str) -> bool {
-        if !self.follow_interest {
+        if self.following == Following::Everything {
             return true;
         }
         if let Some(matching) = self.subscribed.get(key) {
@@ -314,7 +340,7 @@ impl Outbox {
     /// [`Outbox::subscribed`] with the flag kept in `interest` (see
     /// [`Outbox::wants_cached`]).
     fn subscribed_cached(&self, key: &str, interest: &mut Interest) -> bool {
-        if !self.follow_interest {
+        if self.following == Following::Everything {
             return true;
         }
         if interest.generation != Some(self.generation) {
@@ -336,7 +362,9 @@ impl Outbox {
             interest.flag = self.folders.get(folder).cloned();
             interest.generation = Some(self.generation);
         }
-        self.follow_interest && !self.recorder_listens() && interest.flag.as_ref().is_some_and(|flag| !flag.get())
+        self.following == Following::Subscribers
+            && !self.recorder_listens()
+            && interest.flag.as_ref().is_some_and(|flag| !flag.get())
     }
 
     /// Whether a key's folder is watched and shows no subscriber: its
@@ -345,6 +373,9 @@ impl Outbox {
     /// [`Outbox::wants`]), until the folder shows a subscriber and the key
     /// gets a publisher of its own.
     pub(crate) fn unwatched(&mut self, key: &str) -> bool {
+        if self.following != Following::Subscribers {
+            return false;
+        }
         let Some(folder) = folder_of(key).and_then(|f| self.folders.get(f)) else { return false };
         if folder.get() {
             return false;
@@ -457,7 +488,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn in_lockstep_every_output_goes_out_whoever_subscribes() {
+    fn until_the_clock_mode_is_known_every_output_goes_out() {
         let mut out = Outbox::default();
         let (nobody, folder) = (out.subscribed_flag("robot1/odom"), out.folder_flag("robot1/sonar"));
         let (mut odom, mut sonar) = (Interest::default(), Interest::default());
@@ -465,16 +496,31 @@ mod tests {
         assert!(out.wants("robot1/odom") && out.subscribed("robot1/odom"), "the clock mode unknown yet");
         assert!(out.wants_cached("robot1/odom", &mut odom));
         assert!(!out.nobody_under_cached("robot1/sonar", &mut sonar));
-        out.follow_interest(true);
-        assert!(!out.wants("robot1/odom"), "in the other modes, only where someone subscribes");
-        out.follow_interest(false);
-        assert!(out.wants("robot1/odom"), "lockstep again");
+        out.follow(Following::Subscribers);
+        assert!(!out.wants("robot1/odom"), "only where someone subscribes");
+    }
+
+    #[test]
+    fn in_lockstep_keys_follow_their_own_publishers_whose_flags_only_rise() {
+        let mut out = Outbox::default();
+        out.follow(Following::SubscribersEverSeen);
+        assert!(out.flags_only_rise().load(Ordering::Relaxed), "the matching listeners are told");
+        let nobody = out.subscribed_flag("robot1/odom");
+        assert!(!out.wants("robot1/odom"), "nobody was ever seen");
+        let folder = out.folder_flag("robot1/sonar");
+        let mut sonar = Interest::default();
+        assert!(!out.nobody_under_cached("robot1/sonar", &mut sonar), "folders are not followed");
+        assert!(!out.unwatched("robot1/sonar/3"), "each key gets a publisher of its own");
+        assert!(!folder.get() && !nobody.get());
+        out.follow(Following::Subscribers);
+        assert!(!out.flags_only_rise().load(Ordering::Relaxed), "flags fall again outside lockstep");
+        assert!(out.nobody_under_cached("robot1/sonar", &mut sonar));
     }
 
     #[test]
     fn outputs_are_wanted_until_their_publisher_knows_of_no_subscriber() {
         let mut out = Outbox::default();
-        out.follow_interest(true);
+        out.follow(Following::Subscribers);
         assert!(out.wants("robot1/odom"), "no publisher yet: the first message goes out");
         let matching = out.subscribed_flag("robot1/odom");
         assert!(!out.wants("robot1/odom"), "a publisher that no subscriber matches");
@@ -486,7 +532,7 @@ mod tests {
     #[test]
     fn announced_outputs_are_wanted_when_a_key_of_their_folder_has_a_subscriber() {
         let mut out = Outbox::default();
-        out.follow_interest(true);
+        out.follow(Following::Subscribers);
         let folder = out.folder_flag("robot1/sonar");
         assert!(out.wants("robot1/sonar/3"), "nobody known yet: the first message goes out");
         assert!(out.unwatched("robot1/sonar/3"), "without a publisher of its own");
@@ -508,7 +554,7 @@ mod tests {
     #[test]
     fn while_a_recorder_listens_every_output_is_wanted_but_only_subscribed_keys_go_out_on_their_own() {
         let mut out = Outbox::default();
-        out.follow_interest(true);
+        out.follow(Following::Subscribers);
         let (nobody, folder) = (out.subscribed_flag("robot1/odom"), out.folder_flag("robot1/sonar"));
         let (mut odom, mut sonar) = (Interest::default(), Interest::default());
         assert!(!out.wants("robot1/odom") && out.nobody_under_cached("robot1/sonar", &mut sonar));
@@ -528,7 +574,7 @@ mod tests {
     #[test]
     fn cached_interests_follow_every_change_of_the_flags() {
         let mut out = Outbox::default();
-        out.follow_interest(true);
+        out.follow(Following::Subscribers);
         let (mut key, mut folder) = (Interest::default(), Interest::default());
         assert!(out.wants_cached("robot1/sonar_pointcloud2", &mut key), "no publisher yet");
         assert!(!out.nobody_under_cached("robot1/sonar", &mut folder), "not watched");
