@@ -4,25 +4,7 @@
 
 mod common;
 
-use std::process::Command;
-
-/// Runs `flotilla bench` with `args` and `--json`; its report.
-fn bench_json(args: &[&str], sim: &str) -> serde_json::Value {
-    let dir = common::log_dir(sim);
-    let out = Command::new(common::bin("flotilla"))
-        .arg("bench")
-        .args(args)
-        .arg("--json")
-        .arg("--dir")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}\nlogs in {}", dir.display());
-    let json = stdout.lines().find(|line| line.starts_with('{')).expect("a JSON report");
-    serde_json::from_str(json).unwrap()
-}
+use common::bench::bench_json;
 
 /// The floor's barrier has one answering process per lockstep participant
 /// of the scenario (two drive shards, odometry, one laser) and takes

@@ -5,21 +5,13 @@ mod common;
 
 use std::process::Command;
 
+use common::bench::bench_json;
+
 #[test]
 fn each_round_runs_without_then_with_a_recorder_and_the_report_holds_both() {
     let sim = common::unique_sim("record-cost");
-    let dir = common::log_dir(&sim);
-    let out = Command::new(common::bin("flotilla"))
-        .args(["bench", "office-5", "--clock", "fast", "--duration", "2", "--warmup", "1"])
-        .args(["--record-cost", "2", "--record-compression", "none", "--json", "--dir"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}\nlogs in {}", dir.display());
-    let json = stdout.lines().find(|line| line.starts_with('{')).expect("a JSON report");
-    let report: serde_json::Value = serde_json::from_str(json).unwrap();
+    let args = ["office-5", "--clock", "fast", "--duration", "2", "--warmup", "1"];
+    let report = bench_json(&[&args[..], &["--record-cost", "2", "--record-compression", "none"]].concat(), &sim);
     assert_eq!((report["scenario"].as_str(), report["compression"].as_str()), (Some("office-5"), Some("none")));
 
     let process_names = |run: &serde_json::Value| -> Vec<String> {
@@ -43,7 +35,7 @@ fn each_round_runs_without_then_with_a_recorder_and_the_report_holds_both() {
     assert!(recorder["added_cpu_s"].as_f64().unwrap() > 0.0, "{recorder}");
 
     // The last round's recording is kept, a whole MCAP file.
-    let recording = std::fs::read(dir.join("bench.mcap")).unwrap();
+    let recording = std::fs::read(common::log_dir(&sim).join("bench.mcap")).unwrap();
     assert!(recording.starts_with(b"\x89MCAP0\r\n") && recording.ends_with(b"\x89MCAP0\r\n"));
 }
 

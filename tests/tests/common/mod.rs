@@ -4,6 +4,7 @@
 
 #![allow(dead_code, reason = "each test binary uses a different part of the harness")]
 
+pub mod bench;
 pub mod lockstep;
 pub mod netns;
 
