@@ -270,9 +270,10 @@ impl Outbox {
     /// publisher learns, or — for a key the plugin announced
     /// ([`Rebuild::output`]) whose folder showed no subscriber at its first
     /// message, which then went out without a publisher — as the watch on
-    /// its folder says; in lockstep, with the flags kept by the rule of
-    /// [`Following::SubscribersEverSeen`]. While a recorder listens, or
-    /// before the clock mode is known, every key is wanted.
+    /// its folder says; in lockstep, a key once seen subscribed stays
+    /// wanted for the rest of the run (Zenoh's "no subscriber" can be a
+    /// moment's mistake). While a recorder listens, or before the clock
+    /// mode is known, every key is wanted.
     /// A plugin skips encoding and queuing what
     /// nobody listens to, as Gazebo's sensors do; it still updates its
     /// model (state, noise), so that a subscriber that comes later sees
