@@ -16,7 +16,8 @@ use flotilla_wire::delivery::urgent;
 use flotilla_wire::world_to_nodes::WorldState;
 use flotilla_wire::world_tracker::{StateVerdict, WorldPresence, WorldTracker};
 
-use super::plugin::{Following, NodePlugin, Outbox};
+use super::outbox::Following;
+use super::plugin::{NodePlugin, Outbox};
 use crate::health::BadMessages;
 
 /// At most this many steps are reported done ahead: a node that serves

@@ -27,6 +27,7 @@ pub mod core;
 mod flags;
 mod handover;
 mod latched;
+mod outbox;
 pub mod plugin;
 mod publishers;
 mod rebuild;

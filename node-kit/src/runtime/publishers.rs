@@ -27,7 +27,7 @@ pub(crate) struct Publishers {
     /// whose subscribed flag is still the provisional "yes".
     unconfirmed: Vec<Unconfirmed>,
     /// Whether the subscribed flags only rose when last published (see
-    /// [`Following::SubscribersEverSeen`](super::plugin::Following)): when that ends, each flag is
+    /// [`Following::SubscribersEverSeen`](super::outbox::Following)): when that ends, each flag is
     /// set to what Zenoh says now.
     flags_rose_only: bool,
     actuation: Option<StepPublisher>,

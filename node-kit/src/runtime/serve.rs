@@ -23,7 +23,8 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use super::core::{Arrival, Core, Reply, Rework};
 use super::handover::{may_send_here, Handover};
 use super::latched::Latched;
-use super::plugin::{folder_of, Answering, Input, NodePlugin, Rebuild};
+use super::outbox::folder_of;
+use super::plugin::{Answering, Input, NodePlugin, Rebuild};
 use super::publishers::Publishers;
 pub use super::publishers::MATCHING_SETTLES_IN;
 use super::state_gate::StateGate;
@@ -569,7 +570,7 @@ impl<P: NodePlugin> MainLoop<'_, P> {
     }
 
     /// Watches the folders of the announced outputs for subscribers (see
-    /// [`Outbox::wants`]), dropping the watches of folders no longer used.
+    /// [`Outbox::wants`](super::outbox::Outbox::wants)), dropping the watches of folders no longer used.
     async fn watch_folders(&mut self, outputs: &[String]) {
         let wanted: std::collections::BTreeSet<&str> = outputs.iter().filter_map(|key| folder_of(key)).collect();
         self.folders.retain(|folder, _| wanted.contains(folder.as_str()));
