@@ -152,6 +152,12 @@ impl Outbox {
         self.flags_only_rise.clone()
     }
 
+    /// Whether subscribed flags only rise now (lockstep), read where each
+    /// moment is published.
+    pub(crate) fn flags_rise_only_now(&self) -> bool {
+        self.following == Following::SubscribersEverSeen
+    }
+
     /// [`Outbox::wants`] without the recorder: whether a message on `key`
     /// goes out on the key itself.
     pub(crate) fn subscribed(&self, key: &str) -> bool {

@@ -27,8 +27,8 @@ pub(crate) struct Publishers {
     /// whose subscribed flag is still the provisional "yes".
     unconfirmed: Vec<Unconfirmed>,
     /// Whether the subscribed flags only rose when last published (see
-    /// [`Following::SubscribersEverSeen`](super::outbox::Following)): when that ends, each flag is
-    /// set to what Zenoh says now.
+    /// [`Following::SubscribersEverSeen`](super::outbox::Following)): when
+    /// the rule changes, each flag is set again from what Zenoh said.
     flags_rose_only: bool,
     actuation: Option<StepPublisher>,
     /// While the recorders' tap takes a moment, per message, whether it
@@ -178,11 +178,12 @@ impl Publishers {
         });
     }
 
-    /// When the flags stop only rising (lockstep ended), sets each to what
-    /// Zenoh says now.
+    /// When the rule changes (lockstep began or ended), sets each flag
+    /// again from what Zenoh said: out of lockstep a subscriber gone
+    /// stops the output, into it one seen earlier keeps it going.
     fn follow_rule(&mut self, outbox: &Outbox) {
-        let only_rise = outbox.flags_only_rise().load(Ordering::Relaxed);
-        if self.flags_rose_only && !only_rise {
+        let only_rise = outbox.flags_rise_only_now();
+        if only_rise != self.flags_rose_only {
             self.outputs.values().for_each(|output| output.matching.apply());
         }
         self.flags_rose_only = only_rise;

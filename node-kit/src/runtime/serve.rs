@@ -570,7 +570,8 @@ impl<P: NodePlugin> MainLoop<'_, P> {
     }
 
     /// Watches the folders of the announced outputs for subscribers (see
-    /// [`Outbox::wants`](super::outbox::Outbox::wants)), dropping the watches of folders no longer used.
+    /// [`Outbox::wants`](super::outbox::Outbox::wants)), dropping the
+    /// watches of folders no longer used.
     async fn watch_folders(&mut self, outputs: &[String]) {
         let wanted: std::collections::BTreeSet<&str> = outputs.iter().filter_map(|key| folder_of(key)).collect();
         self.folders.retain(|folder, _| wanted.contains(folder.as_str()));
