@@ -24,6 +24,8 @@
 //!   another router holds the same wildcard subscription.
 //! - `one-wildcard`: the same, but only the first router holds the
 //!   wildcard subscription: flat.
+//! - `distinct-wildcards`: the same, but the second router writes its
+//!   wildcard `churn/**/cmd`, which matches the same keys: flat.
 //! - `puts`: both routers hold it, but the peer sends with the session's
 //!   `put`, no publisher: flat. Flotilla's nodes keep their publishers:
 //!   sent by `put`, their messages to the worlds fared worse beside a
@@ -74,6 +76,7 @@ const WILDCARD: &str = "churn/*/cmd";
 enum Case {
     Publishers,
     OneWildcard,
+    DistinctWildcards,
     Puts,
 }
 
@@ -82,6 +85,7 @@ impl Case {
         match name {
             "publishers" => Ok(Case::Publishers),
             "one-wildcard" => Ok(Case::OneWildcard),
+            "distinct-wildcards" => Ok(Case::DistinctWildcards),
             "puts" => Ok(Case::Puts),
             _ => bail!("--case must be publishers, one-wildcard or puts (got {name:?})"),
         }
@@ -91,6 +95,7 @@ impl Case {
         match self {
             Case::Publishers => "publishers",
             Case::OneWildcard => "one-wildcard",
+            Case::DistinctWildcards => "distinct-wildcards",
             Case::Puts => "puts",
         }
     }
@@ -149,7 +154,8 @@ async fn router(index: usize, robots: usize, case: Case) -> Result<()> {
     let session = zenoh::open(config("router", &[endpoint(index)], &[endpoint(1 - index)])?).await.map_err(zerr)?;
     let mut subscribers = Vec::new();
     if case.router_holds_wildcard(index) {
-        subscribers.push(session.declare_subscriber(WILDCARD).callback(|_| {}).await.map_err(zerr)?);
+        let wildcard = if case == Case::DistinctWildcards && index == 1 { "churn/**/cmd" } else { WILDCARD };
+        subscribers.push(session.declare_subscriber(wildcard).callback(|_| {}).await.map_err(zerr)?);
     }
     let mut publishers = Vec::new();
     for robot in 0..robots {
