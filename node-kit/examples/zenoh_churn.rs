@@ -68,9 +68,6 @@ static ALLOCATOR: Counting = Counting;
 /// The two routers' loopback ports.
 const PORTS: [u16; 2] = [17_611, 17_612];
 
-/// The wildcard subscription of the `publishers` and `puts` cases.
-const WILDCARD: &str = "churn/*/cmd";
-
 /// What the peer and the routers do; see the module's comment.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Case {
@@ -80,28 +77,37 @@ enum Case {
     Puts,
 }
 
+/// Each case with its name on the command line.
+const CASES: [(&str, Case); 4] = [
+    ("publishers", Case::Publishers),
+    ("one-wildcard", Case::OneWildcard),
+    ("distinct-wildcards", Case::DistinctWildcards),
+    ("puts", Case::Puts),
+];
+
 impl Case {
     fn parse(name: &str) -> Result<Case> {
-        match name {
-            "publishers" => Ok(Case::Publishers),
-            "one-wildcard" => Ok(Case::OneWildcard),
-            "distinct-wildcards" => Ok(Case::DistinctWildcards),
-            "puts" => Ok(Case::Puts),
-            _ => bail!("--case must be publishers, one-wildcard or puts (got {name:?})"),
+        match CASES.iter().find(|(n, _)| *n == name) {
+            Some((_, case)) => Ok(*case),
+            None => {
+                let names: Vec<&str> = CASES.iter().map(|(n, _)| *n).collect();
+                bail!("--case must be one of {} (got {name:?})", names.join(", "))
+            }
         }
     }
 
     fn name(self) -> &'static str {
-        match self {
-            Case::Publishers => "publishers",
-            Case::OneWildcard => "one-wildcard",
-            Case::DistinctWildcards => "distinct-wildcards",
-            Case::Puts => "puts",
-        }
+        CASES.iter().find(|(_, case)| *case == self).map_or("?", |(n, _)| n)
     }
 
-    fn router_holds_wildcard(self, index: usize) -> bool {
-        self != Case::OneWildcard || index == 0
+    /// The wildcard subscription router `index` holds beside its
+    /// per-robot ones, if any.
+    fn router_wildcard(self, index: usize) -> Option<&'static str> {
+        match (self, index) {
+            (Case::OneWildcard, 1) => None,
+            (Case::DistinctWildcards, 1) => Some("churn/**/cmd"),
+            _ => Some("churn/*/cmd"),
+        }
     }
 }
 
@@ -153,8 +159,7 @@ fn config(mode: &str, listen: &[String], connect: &[String]) -> Result<zenoh::Co
 async fn router(index: usize, robots: usize, case: Case) -> Result<()> {
     let session = zenoh::open(config("router", &[endpoint(index)], &[endpoint(1 - index)])?).await.map_err(zerr)?;
     let mut subscribers = Vec::new();
-    if case.router_holds_wildcard(index) {
-        let wildcard = if case == Case::DistinctWildcards && index == 1 { "churn/**/cmd" } else { WILDCARD };
+    if let Some(wildcard) = case.router_wildcard(index) {
         subscribers.push(session.declare_subscriber(wildcard).callback(|_| {}).await.map_err(zerr)?);
     }
     let mut publishers = Vec::new();
