@@ -26,6 +26,11 @@
 //!   wildcard subscription: flat.
 //! - `distinct-wildcards`: the same, but the second router writes its
 //!   wildcard `churn/**/cmd`, which matches the same keys: flat.
+//! - `roles`: as Flotilla's worlds could: the router that is the world
+//!   writes `churn/*/cmd`, the standby `churn/**/cmd`; the standby takes
+//!   over when the world's liveliness token goes (and writes the world's
+//!   form then), the killed router comes back as the standby. The world
+//!   is killed every time.
 //! - `puts`: both routers hold it, but the peer sends with the session's
 //!   `put`, no publisher: flat. Flotilla's nodes keep their publishers:
 //!   sent by `put`, their messages to the worlds fared worse beside a
@@ -65,6 +70,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+/// Every robot's command, as the world subscribes to them.
+const WORLD_WILDCARD: &str = "churn/*/cmd";
+
+/// The same keys, written as a standby could.
+const STANDBY_WILDCARD: &str = "churn/**/cmd";
+
+/// The liveliness token of the router that is the world (`roles`).
+const WORLD_TOKEN: &str = "churn/world";
+
 /// The two routers' loopback ports.
 const PORTS: [u16; 2] = [17_611, 17_612];
 
@@ -74,14 +88,16 @@ enum Case {
     Publishers,
     OneWildcard,
     DistinctWildcards,
+    Roles,
     Puts,
 }
 
 /// Each case with its name on the command line.
-const CASES: [(&str, Case); 4] = [
+const CASES: [(&str, Case); 5] = [
     ("publishers", Case::Publishers),
     ("one-wildcard", Case::OneWildcard),
     ("distinct-wildcards", Case::DistinctWildcards),
+    ("roles", Case::Roles),
     ("puts", Case::Puts),
 ];
 
@@ -101,12 +117,14 @@ impl Case {
     }
 
     /// The wildcard subscription router `index` holds beside its
-    /// per-robot ones, if any.
-    fn router_wildcard(self, index: usize) -> Option<&'static str> {
+    /// per-robot ones, if any, when it is the world (`standby` false) or
+    /// the standby.
+    fn router_wildcard(self, index: usize, standby: bool) -> Option<&'static str> {
         match (self, index) {
             (Case::OneWildcard, 1) => None,
-            (Case::DistinctWildcards, 1) => Some("churn/**/cmd"),
-            _ => Some("churn/*/cmd"),
+            (Case::DistinctWildcards, 1) => Some(STANDBY_WILDCARD),
+            (Case::Roles, _) if standby => Some(STANDBY_WILDCARD),
+            _ => Some(WORLD_WILDCARD),
         }
     }
 }
@@ -154,25 +172,61 @@ fn config(mode: &str, listen: &[String], connect: &[String]) -> Result<zenoh::Co
 
 /// A stand-in for a world, connected to the other: subscribes to every
 /// robot's command (and, as the case says, to all of them at once),
-/// publishes every robot's state at 20 Hz.
+/// publishes every robot's state at 20 Hz. In the `roles` case it is the
+/// standby while another router holds the world's token, and takes over
+/// when that goes.
 #[tokio::main]
 async fn router(index: usize, robots: usize, case: Case) -> Result<()> {
     let session = zenoh::open(config("router", &[endpoint(index)], &[endpoint(1 - index)])?).await.map_err(zerr)?;
-    let mut subscribers = Vec::new();
-    if let Some(wildcard) = case.router_wildcard(index) {
-        subscribers.push(session.declare_subscriber(wildcard).callback(|_| {}).await.map_err(zerr)?);
+    // Long enough for the routers to connect and exchange their tokens.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let world_there =
+        case == Case::Roles && session.liveliness().get(WORLD_TOKEN).await.map_err(zerr)?.recv_async().await.is_ok();
+    if case == Case::Roles {
+        eprintln!("router {index} starts as the {}", if world_there { "standby" } else { "world" });
     }
+    let mut wildcard = None;
+    if let Some(key) = case.router_wildcard(index, world_there) {
+        wildcard = Some(session.declare_subscriber(key).callback(|_| {}).await.map_err(zerr)?);
+    }
+    let mut subscribers = Vec::new();
     let mut publishers = Vec::new();
     for robot in 0..robots {
         let commands = session.declare_subscriber(format!("churn/{robot}/cmd")).callback(|_| {});
         subscribers.push(commands.await.map_err(zerr)?);
         publishers.push(session.declare_publisher(format!("churn/{robot}/state")).await.map_err(zerr)?);
     }
+    let (gone_tx, mut gone) = tokio::sync::mpsc::unbounded_channel();
+    let mut token = None;
+    let _watch = if world_there {
+        let watch = session.liveliness().declare_subscriber(WORLD_TOKEN).callback(move |sample| {
+            if sample.kind() == zenoh::sample::SampleKind::Delete {
+                let _ = gone_tx.send(());
+            }
+        });
+        Some(watch.await.map_err(zerr)?)
+    } else {
+        token = Some(session.liveliness().declare_token(WORLD_TOKEN).await.map_err(zerr)?);
+        None
+    };
+    let mut tick = tokio::time::interval(Duration::from_millis(50));
     loop {
-        for publisher in &publishers {
-            publisher.put(vec![0u8; 64]).await.map_err(zerr)?;
+        tokio::select! {
+            _ = tick.tick() => {
+                for publisher in &publishers {
+                    publisher.put(vec![0u8; 64]).await.map_err(zerr)?;
+                }
+            }
+            Some(()) = gone.recv(), if token.is_none() => {
+                // The world's form first, then the standby's dropped: a
+                // command is never left without a router taking it.
+                let key = case.router_wildcard(index, false).ok_or_else(|| anyhow!("a world holds a wildcard"))?;
+                let world_form = session.declare_subscriber(key).callback(|_| {}).await.map_err(zerr)?;
+                drop(wildcard.replace(world_form));
+                token = Some(session.liveliness().declare_token(WORLD_TOKEN).await.map_err(zerr)?);
+                eprintln!("router {index} took over");
+            }
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -228,7 +282,16 @@ fn run(robots: usize, case: Case, kills: usize, every_s: u64) -> Result<()> {
         command.args(["router", "--index", &index.to_string()]).args(&common);
         Ok(command.stdout(Stdio::null()).spawn()?)
     };
-    let mut routers = [start_router(0)?, start_router(1)?];
+    // In the `roles` case the world is the router started first, and the
+    // one killed each time: router 1, then 0, and so on.
+    let mut routers = match case {
+        Case::Roles => {
+            let world = start_router(1)?;
+            std::thread::sleep(Duration::from_secs(1));
+            [start_router(0)?, world]
+        }
+        _ => [start_router(0)?, start_router(1)?],
+    };
     let mut peer = Command::new(&me).arg("peer").args(&common).stdout(Stdio::piped()).spawn()?;
     let (live_tx, live_rx) = std::sync::mpsc::channel::<i64>();
     let stdout = peer.stdout.take().ok_or_else(|| anyhow!("the peer's output is not piped"))?;

@@ -262,10 +262,12 @@ pub struct Witnesses {
 }
 
 impl Witnesses {
-    /// Starts listening to what the nodes of `keys`' simulation tell.
-    pub async fn listen(session: &zenoh::Session, keys: &Keys) -> Result<Witnesses> {
+    /// Starts listening to what the nodes of `keys`' simulation tell, on
+    /// `key`: [`Keys::witnesses`], or another wildcard matching the same
+    /// keys (a standby world's, see `flotilla_world::standby`).
+    pub async fn listen(session: &zenoh::Session, keys: &Keys, key: &str) -> Result<Witnesses> {
         let heard: Arc<Mutex<BTreeMap<String, (Instant, Answer)>>> = Arc::default();
-        let (into, own, key) = (heard.clone(), keys.clone(), keys.witnesses());
+        let (into, own, key) = (heard.clone(), keys.clone(), key.to_string());
         let subscriber = session
             .declare_subscriber(&key)
             .callback(move |sample| {

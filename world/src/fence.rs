@@ -95,7 +95,7 @@ pub async fn guard(session: zenoh::Session, keys: Keys, world: String, term: u64
             .map_err(|e| anyhow::anyhow!("watching the world's own status: {e}"))?
     };
 
-    let witnesses = Witnesses::listen(&session, &keys).await?;
+    let witnesses = Witnesses::listen(&session, &keys, &keys.witnesses()).await?;
     // Sent once a standby has been seen: only then do the nodes tell.
     let mut beacon = None;
     let mut known = Known::default();
