@@ -6,10 +6,11 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use flotilla_node_kit::args::{open_session, NodeArgs, Role, ZenohArgs};
+use flotilla_node_kit::witness::Witnesses;
 use flotilla_wire::Keys;
 use flotilla_world::node::{run, CheckpointEvery, ModelDirs, WorldNodeConfig};
 use flotilla_world::physics::Physics;
-use flotilla_world::standby::{Standby, TakeOver};
+use flotilla_world::standby::{standby_form, Standby, TakeOver};
 use flotilla_world_file::{load_world, ClockMode};
 
 /// The authoritative world process of a Flotilla simulation.
@@ -336,6 +337,11 @@ enum Found {
     Running(String),
     /// No world runs, but this standby follows one: it is taking over.
     TakingOver(String),
+    /// No world or standby reached, but this node sees this world running.
+    SeenByNode {
+        world: String,
+        node: String,
+    },
     Nothing,
 }
 
@@ -351,6 +357,10 @@ impl Found {
                 "no world of simulation \"{sim}\" runs, but standby {standby} follows one: it is taking over (this \
                  world restarted after a crash?); this one stands by for it"
             ),
+            Found::SeenByNode { world, node } => tracing::info!(
+                "no world of simulation \"{sim}\" is reached from here, but node {node} sees {world} running (this \
+                 world's link to it is not up yet?): this one stands by for it"
+            ),
             Found::Nothing => return false,
         }
         true
@@ -358,8 +368,20 @@ impl Found {
 }
 
 /// The world running in this simulation, or else a standby following one
-/// (then taking it over), looking again until `look_for` is over.
+/// (then taking it over), or else a world a node sees, looking again until
+/// `look_for` is over.
+///
+/// The nodes are asked too because a restarted world's link to the world
+/// that took over can take longer to come up than the look (a busy
+/// router closed its first handshakes), while the nodes, peers retrying
+/// its endpoint, are linked to it at once: started as the running world,
+/// it published states from its world file's start to every node until it
+/// learnt of the other and stepped down. The nodes tell only once a world
+/// has had a standby ([`flotilla_node_kit::witness`]): after a take-over,
+/// which is when a world restarts beside another.
 async fn look_for_worlds(session: &zenoh::Session, keys: &Keys, look_for: Duration) -> anyhow::Result<Found> {
+    // In a standby's form: the running world holds the other (see there).
+    let witnesses = Witnesses::listen(session, keys, &standby_form(&keys.witnesses())).await?;
     let deadline = std::time::Instant::now() + look_for;
     loop {
         if let Some(world) = running_world(session, keys).await? {
@@ -367,6 +389,10 @@ async fn look_for_worlds(session: &zenoh::Session, keys: &Keys, look_for: Durati
         }
         if let Some(standby) = following_standby(session, keys).await? {
             return Ok(Found::TakingOver(standby));
+        }
+        let answers = witnesses.answers();
+        if let Some((node, world)) = answers.iter().find_map(|a| a.worlds.first().map(|w| (&a.node, w))) {
+            return Ok(Found::SeenByNode { world: world.clone(), node: node.clone() });
         }
         if std::time::Instant::now() >= deadline {
             return Ok(Found::Nothing);
