@@ -31,6 +31,10 @@
 //!   over when the world's liveliness token goes (and writes the world's
 //!   form then), the killed router comes back as the standby. The world
 //!   is killed every time.
+//! - `relayed`: no router holds a wildcard, but a third peer, connected
+//!   to both, subscribes to `churn/*/cmd`, as a client watching every
+//!   robot does: the peer grows as in `publishers` (about 40 kB a kill
+//!   with 200 robots).
 //! - `puts`: both routers hold it, but the peer sends with the session's
 //!   `put`, no publisher: flat. Flotilla's nodes keep their publishers:
 //!   sent by `put`, their messages to the worlds fared worse beside a
@@ -89,15 +93,17 @@ enum Case {
     OneWildcard,
     DistinctWildcards,
     Roles,
+    Relayed,
     Puts,
 }
 
 /// Each case with its name on the command line.
-const CASES: [(&str, Case); 5] = [
+const CASES: [(&str, Case); 6] = [
     ("publishers", Case::Publishers),
     ("one-wildcard", Case::OneWildcard),
     ("distinct-wildcards", Case::DistinctWildcards),
     ("roles", Case::Roles),
+    ("relayed", Case::Relayed),
     ("puts", Case::Puts),
 ];
 
@@ -121,7 +127,7 @@ impl Case {
     /// the standby.
     fn router_wildcard(self, index: usize, standby: bool) -> Option<&'static str> {
         match (self, index) {
-            (Case::OneWildcard, 1) => None,
+            (Case::OneWildcard, 1) | (Case::Relayed, _) => None,
             (Case::DistinctWildcards, 1) => Some(STANDBY_WILDCARD),
             (Case::Roles, _) if standby => Some(STANDBY_WILDCARD),
             _ => Some(WORLD_WILDCARD),
@@ -136,6 +142,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("router") => router(flag(&args, "--index")?.unwrap_or(0), robots, case),
         Some("peer") => peer(robots, case),
+        Some("listener") => listener(),
         _ => run(robots, case, flag(&args, "--kills")?.unwrap_or(12), flag(&args, "--every-s")?.unwrap_or(4)),
     }
 }
@@ -230,6 +237,19 @@ async fn router(index: usize, robots: usize, case: Case) -> Result<()> {
     }
 }
 
+/// A stand-in for a client watching every robot (`relayed`): a peer of
+/// both routers, as `flotilla bench --soak` is, subscribing to
+/// [`WORLD_WILDCARD`].
+#[tokio::main]
+async fn listener() -> Result<()> {
+    let listen = ["tcp/127.0.0.1:0".to_string()];
+    let session = zenoh::open(config("peer", &listen, &[endpoint(0), endpoint(1)])?).await.map_err(zerr)?;
+    let _commands = session.declare_subscriber(WORLD_WILDCARD).callback(|_| {}).await.map_err(zerr)?;
+    loop {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
+}
+
 /// How the peer sends a robot's commands.
 enum Sender {
     Publisher(zenoh::pubsub::Publisher<'static>),
@@ -293,6 +313,7 @@ fn run(robots: usize, case: Case, kills: usize, every_s: u64) -> Result<()> {
         _ => [start_router(0)?, start_router(1)?],
     };
     let mut peer = Command::new(&me).arg("peer").args(&common).stdout(Stdio::piped()).spawn()?;
+    let mut listener = Command::new(&me).arg("listener").spawn()?;
     let (live_tx, live_rx) = std::sync::mpsc::channel::<i64>();
     let stdout = peer.stdout.take().ok_or_else(|| anyhow!("the peer's output is not piped"))?;
     std::thread::spawn(move || {
@@ -320,7 +341,7 @@ fn run(robots: usize, case: Case, kills: usize, every_s: u64) -> Result<()> {
             println!("{kill:>4}  {bytes:>10}  {:>+10}", bytes - first);
         }
     }
-    for child in routers.iter_mut().chain([&mut peer]) {
+    for child in routers.iter_mut().chain([&mut peer, &mut listener]) {
         let _ = child.kill();
         let _ = child.wait();
     }
