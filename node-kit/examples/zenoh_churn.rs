@@ -313,7 +313,12 @@ fn run(robots: usize, case: Case, kills: usize, every_s: u64) -> Result<()> {
         _ => [start_router(0)?, start_router(1)?],
     };
     let mut peer = Command::new(&me).arg("peer").args(&common).stdout(Stdio::piped()).spawn()?;
-    let mut listener = Command::new(&me).arg("listener").spawn()?;
+    // Only `relayed` has a client: in the other cases it would hold the
+    // wildcard the case is about.
+    let mut listener = match case {
+        Case::Relayed => Some(Command::new(&me).arg("listener").spawn()?),
+        _ => None,
+    };
     let (live_tx, live_rx) = std::sync::mpsc::channel::<i64>();
     let stdout = peer.stdout.take().ok_or_else(|| anyhow!("the peer's output is not piped"))?;
     std::thread::spawn(move || {
@@ -341,7 +346,7 @@ fn run(robots: usize, case: Case, kills: usize, every_s: u64) -> Result<()> {
             println!("{kill:>4}  {bytes:>10}  {:>+10}", bytes - first);
         }
     }
-    for child in routers.iter_mut().chain([&mut peer, &mut listener]) {
+    for child in routers.iter_mut().chain([&mut peer]).chain(listener.as_mut()) {
         let _ = child.kill();
         let _ = child.wait();
     }
